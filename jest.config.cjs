@@ -1,0 +1,19 @@
+// Jest runs the TypeScript sources through SWC as CommonJS. middy 5+ ships only ESM,
+// so its packages are transformed too instead of being ignored like the rest of node_modules.
+const swc = ['@swc/jest', {
+  jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+  module: { type: 'commonjs' },
+}];
+const shared = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  testEnvironment: 'node',
+};
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/infra/**/*.test.ts'] },
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'], testTimeout: 120000 },
+  ],
+};

@@ -1,0 +1,80 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Tenancy: organizations with a plan and quotas, their workspaces, and API keys. */
+
+export const RATE_WINDOWS = ['minute', 'hour', 'day', 'month'] as const;
+export type RateWindow = (typeof RATE_WINDOWS)[number];
+
+/** Traces allowed per window; `null` means unlimited. */
+export type Quotas = Record<RateWindow, number | null>;
+
+export type PlanStatus = 'active' | 'inactive';
+export type BillingStatus = 'ok' | 'past_due';
+
+export interface Organization {
+  orgId: string;
+  plan: string;
+  planStatus: PlanStatus;
+  billingStatus: BillingStatus;
+  quotas: Quotas;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Workspace {
+  orgId: string;
+  slug: string;
+  createdAt: string;
+}
+
+export type ApiKeyStatus = 'active' | 'revoked';
+
+export interface ApiKey {
+  keyId: string;
+  orgId: string;
+  /** Set for a workspace-scoped key; `null` for an organization key. */
+  workspaceSlug: string | null;
+  status: ApiKeyStatus;
+  name: string;
+  /** The first characters of the secret, safe to display. */
+  displayPrefix: string;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+/** Secrets are `tik_` followed by 43 base64url characters (256 random bits). */
+export const API_KEY_PATTERN = /^tik_[A-Za-z0-9_-]{43}$/;
+const DISPLAY_PREFIX_LENGTH = 12;
+
+export function isWellFormedApiKey(value: string): boolean {
+  return API_KEY_PATTERN.test(value);
+}
+
+/** SHA-256 of the secret, hex: the only form in which a key is stored. */
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export interface NewApiKeySecret {
+  secret: string;
+  secretHash: string;
+  keyId: string;
+  displayPrefix: string;
+}
+
+export function generateApiKeySecret(): NewApiKeySecret {
+  const secret = `tik_${randomBytes(32).toString('base64url')}`;
+  return {
+    secret,
+    secretHash: hashApiKey(secret),
+    keyId: `key_${randomBytes(10).toString('hex')}`,
+    displayPrefix: secret.slice(0, DISPLAY_PREFIX_LENGTH),
+  };
+}
+
+/** Workspace slugs: lower-case letters, digits and dashes, 1–64 characters. */
+export const WORKSPACE_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+/** Organization ids: letters, digits, `_` and `-`, 1–64 characters. */
+export const ORG_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export const DEFAULT_QUOTAS: Quotas = { minute: 1_000, hour: 20_000, day: 200_000, month: 2_000_000 };

@@ -1,0 +1,62 @@
+/**
+ * The DynamoDB tables of the service, defined once. The CDK stack and the local stack both build
+ * their tables from these definitions, and the adapters build their keys with the helpers below,
+ * so the schema has a single source.
+ */
+
+export interface AttributeDefinition {
+  name: string;
+  type: 'S' | 'N';
+}
+
+export interface GlobalIndexDefinition {
+  indexName: string;
+  partitionKey: AttributeDefinition;
+  sortKey?: AttributeDefinition;
+}
+
+export interface TableDefinition {
+  /** Logical id in CDK and the suffix of the local table name. */
+  logicalName: string;
+  partitionKey: AttributeDefinition;
+  sortKey: AttributeDefinition;
+  /** Attribute holding an epoch-seconds expiry, when the table uses TTL. */
+  timeToLiveAttribute?: string;
+  globalIndexes: GlobalIndexDefinition[];
+}
+
+/** Organizations, workspaces and API keys. */
+export const TENANCY_TABLE: TableDefinition = {
+  logicalName: 'Tenancy',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  globalIndexes: [
+    // Lists an organization's keys (`key list`).
+    { indexName: 'keys-by-org', partitionKey: { name: 'key_org', type: 'S' }, sortKey: { name: 'key_id', type: 'S' } },
+    // Finds a key by its public id (`key revoke`).
+    { indexName: 'keys-by-id', partitionKey: { name: 'key_id', type: 'S' } },
+  ],
+};
+
+/** Rate-window counters and idempotency records; TTL only cleans up, it never resets a window. */
+export const RATE_TABLE: TableDefinition = {
+  logicalName: 'RateWindows',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  timeToLiveAttribute: 'expires_at',
+  globalIndexes: [],
+};
+
+export const TABLES = [TENANCY_TABLE, RATE_TABLE] as const;
+
+/** Item keys, one builder per item kind. */
+export const tenancyKeys = {
+  organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
+  workspace: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${slug}` }),
+  apiKey: (secretHash: string) => ({ pk: `KEY#${secretHash}`, sk: 'KEY' }),
+};
+
+export const rateKeys = {
+  window: (orgId: string, window: string, windowStart: string) => ({ pk: `RATE#${orgId}`, sk: `${window}#${windowStart}` }),
+  idempotency: (orgId: string, idempotencyKey: string) => ({ pk: `IDEM#${orgId}`, sk: idempotencyKey }),
+};
