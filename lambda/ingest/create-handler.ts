@@ -1,0 +1,71 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { IngestError } from './errors.js';
+import { errorResponse, type GatewayEvent, requestIdOf, successResponse, toIngestRequest } from './http.js';
+import { ingestBatch, type IngestDeps } from './ingest-batch.js';
+
+export interface IngestHandlerOptions {
+  deps: Omit<IngestDeps, 'log'>;
+  logger: Logger;
+  metrics: Metrics;
+  /** Microseconds since the epoch; injectable so tests can pin the clock. */
+  nowMicros?: () => number;
+}
+
+const defaultNowMicros = () => Date.now() * 1000;
+
+/** Last line of defence: whatever escapes the chain becomes a JSON 503, never a 500. */
+function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatewayProxyResult> {
+  return {
+    onError: (request) => {
+      logger.error('Unhandled error in ingest', { error: request.error as Error });
+      request.response = errorResponse(request.error, requestIdOf(request.event));
+    },
+  };
+}
+
+/** Builds the ingest Lambda handler: the middleware chain around {@link ingestBatch}. */
+export function createIngestHandler(options: IngestHandlerOptions) {
+  const { logger, metrics } = options;
+  const nowMicros = options.nowMicros ?? defaultNowMicros;
+  const deps: IngestDeps = {
+    ...options.deps,
+    log: { warn: (message, extra) => logger.warn(message, extra ?? {}), error: (message, extra) => logger.error(message, extra ?? {}) },
+  };
+
+  const ingest = async (event: GatewayEvent): Promise<APIGatewayProxyResult> => {
+    const started = performance.now();
+    const requestId = requestIdOf(event);
+    logger.appendKeys({ request_id: requestId });
+    let response: APIGatewayProxyResult;
+    try {
+      const result = await ingestBatch(deps, toIngestRequest(event, requestId, nowMicros()));
+      metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
+      metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
+      logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
+      response = successResponse(result, requestId);
+    } catch (error) {
+      response = errorResponse(error, requestId);
+      if (error instanceof IngestError) {
+        logger.info('Request refused', { status: response.statusCode, code: error.code });
+      } else {
+        logger.error('Unexpected error; answered 503', { error: error as Error });
+      }
+      if (response.statusCode === 429) metrics.addMetric('ThrottledRequests', MetricUnit.Count, 1);
+      else if (response.statusCode >= 500) metrics.addMetric('UnavailableResponses', MetricUnit.Count, 1);
+      else metrics.addMetric('RefusedRequests', MetricUnit.Count, 1);
+    }
+    metrics.addMetric('IngestLatency', MetricUnit.Milliseconds, performance.now() - started);
+    return response;
+  };
+
+  return middy<GatewayEvent, APIGatewayProxyResult, Error, Context>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
+    .use(httpErrorBoundary(logger))
+    .handler(ingest);
+}

@@ -1,0 +1,216 @@
+import type { RateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
+import type { StreamRecord, TraceSink } from '../shared/adapters/kinesis-trace-sink.js';
+import type { OverflowStore } from '../shared/adapters/s3-overflow-store.js';
+import { DependencyUnavailableError } from '../shared/domain/errors.js';
+import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type WindowCounter } from '../shared/domain/rate-windows.js';
+import { type ApiKey, hashApiKey, isWellFormedApiKey, type Organization } from '../shared/domain/tenancy.js';
+import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
+import {
+  compressRecordJson,
+  MAX_INLINE_RECORD_BYTES,
+  overflowObjectKey,
+  TRACE_RECORD_VERSION,
+  type TraceReferenceRecord,
+} from '../shared/domain/trace-record.js';
+import {
+  InvalidApiKeyError,
+  NoActivePlanError,
+  PaymentRequiredError,
+  RateLimitedError,
+  UnavailableError,
+  WorkspaceOutOfScopeError,
+  WorkspaceRequiredError,
+} from './errors.js';
+import { decodeBody, type RawBody } from './request/decode-body.js';
+import { parseBatch } from './request/parse-batch.js';
+import type { TenancyReader } from './tenancy-cache.js';
+import type { ValidationIssue } from './validation/issue-codes.js';
+import { formatMicros } from './validation/timestamps.js';
+import { validateTrace } from './validation/validate-trace.js';
+
+export interface IngestDeps {
+  tenancy: TenancyReader;
+  rateLimiter: RateLimiter;
+  sink: TraceSink;
+  overflow: OverflowStore;
+  newId: () => string;
+  log: { warn(message: string, extra?: Record<string, unknown>): void; error(message: string, extra?: Record<string, unknown>): void };
+}
+
+export interface IngestRequest {
+  requestId: string;
+  /** Every value of every `X-API-Key` header sent; exactly one distinct value is valid. */
+  apiKeyValues: readonly string[];
+  body: RawBody;
+  receivedAtMicros: number;
+}
+
+export interface TraceError {
+  index: number;
+  trace_id: string | null;
+  issues: ValidationIssue[];
+}
+
+export interface IngestResult {
+  accepted: number;
+  rejected: number;
+  errors: TraceError[];
+  /** What the request was authorized as, for logs and metrics. */
+  orgId: string;
+  apiKeyId: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+
+async function authenticate(tenancy: TenancyReader, values: readonly string[]): Promise<ApiKey> {
+  const distinct = new Set(values.map((v) => v.trim()));
+  if (distinct.size === 0) throw new InvalidApiKeyError('Invalid or missing API key: send your key in the X-API-Key header');
+  if (distinct.size > 1) throw new InvalidApiKeyError('Invalid or missing API key: send exactly one X-API-Key header');
+  const [secret] = distinct as unknown as [string];
+  if (!isWellFormedApiKey(secret)) throw new InvalidApiKeyError('Invalid or missing API key: the X-API-Key value is not a valid key');
+  const key = await tenancy.getApiKeyByHash(hashApiKey(secret));
+  if (!key || key.status !== 'active') throw new InvalidApiKeyError('Invalid or missing API key: the key is unknown or revoked');
+  return key;
+}
+
+async function authorizeOrganization(tenancy: TenancyReader, key: ApiKey): Promise<Organization> {
+  const org = await tenancy.getOrganization(key.orgId);
+  if (!org || org.planStatus !== 'active') {
+    throw new NoActivePlanError('Organization has no active plan: activate a plan to ingest traces');
+  }
+  if (org.billingStatus !== 'ok') {
+    throw new PaymentRequiredError('Payment required: the organization has a billing issue; settle it to resume ingest');
+  }
+  return org;
+}
+
+/** Decisions §1 rows 6 and 7: every trace object must target a workspace the key may reach. */
+async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, traces: readonly unknown[]): Promise<void> {
+  if (key.workspaceSlug !== null) {
+    traces.forEach((trace, index) => {
+      if (!isObject(trace)) return;
+      const slug = trace.workspace_slug;
+      if (typeof slug !== 'string' || slug === '') {
+        throw new WorkspaceRequiredError(
+          `workspace_slug is required on every trace for a workspace-scoped API key: trace ${index} has none`,
+        );
+      }
+    });
+    traces.forEach((trace) => {
+      if (isObject(trace) && trace.workspace_slug !== key.workspaceSlug) {
+        throw new WorkspaceOutOfScopeError(`workspace_slug '${String(trace.workspace_slug)}' is not in the API key scope`);
+      }
+    });
+    return;
+  }
+  const slugs = new Set<string>();
+  for (const trace of traces) {
+    if (isObject(trace) && typeof trace.workspace_slug === 'string' && trace.workspace_slug !== '') slugs.add(trace.workspace_slug);
+  }
+  const ordered = [...slugs];
+  const exists = await Promise.all(ordered.map((slug) => tenancy.workspaceExists(key.orgId, slug)));
+  const outside = ordered.find((_, i) => !exists[i]);
+  if (outside !== undefined) {
+    throw new WorkspaceOutOfScopeError(`workspace_slug '${outside}' is not in the API key scope: no such workspace in this organization`);
+  }
+}
+
+function rateLimited(counters: readonly WindowCounter[], count: number, batchTooLarge: boolean): RateLimitedError {
+  const decisive = decisiveWindow(counters) as WindowCounter;
+  const label = WINDOW_LABEL[decisive.window];
+  const message = batchTooLarge
+    ? `Rate limit exceeded: this batch of ${count} traces is larger than the whole ${label} quota of ${decisive.quota}; split the batch`
+    : `Rate limit exceeded: the ${label} quota of ${decisive.quota} traces is used up; retry after the Retry-After interval`;
+  return new RateLimitedError(message, decisive.window, decisive.quota, RETRY_AFTER_SECONDS[decisive.window]);
+}
+
+type RequestContext = Omit<TraceContext, 'workspace_slug'>;
+
+async function toStreamRecords(deps: IngestDeps, requestContext: RequestContext, traces: readonly AcceptedTrace[]): Promise<StreamRecord[]> {
+  return Promise.all(
+    traces.map(async (trace) => {
+      const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug };
+      const data = compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace }));
+      if (data.byteLength + trace.trace_id.length <= MAX_INLINE_RECORD_BYTES) return { partitionKey: trace.trace_id, data };
+      // Too large for one record: the body goes to S3 and the stream carries a pointer (decisions §4).
+      const stored = await deps.overflow.put(overflowObjectKey(context, trace.trace_id), data);
+      const pointer: TraceReferenceRecord = {
+        v: TRACE_RECORD_VERSION,
+        context,
+        ref: { ...stored, bytes: data.byteLength, trace_id: trace.trace_id },
+      };
+      return { partitionKey: trace.trace_id, data: compressRecordJson(JSON.stringify(pointer)) };
+    }),
+  );
+}
+
+function unavailable(error: unknown): UnavailableError {
+  const dependency = error instanceof DependencyUnavailableError ? error.dependency : 'a dependency';
+  return new UnavailableError(
+    `Service temporarily unavailable: ${dependency} did not answer in time; nothing was accepted, retry the whole batch`,
+    RETRY_AFTER_UNAVAILABLE_SECONDS,
+    { cause: error },
+  );
+}
+
+/**
+ * The ingest use case, in the order of decisions §1: authenticate, plan, billing, body, scope,
+ * per-trace validation, rate windows, publish. Throws an {@link IngestError} for every refusal.
+ */
+export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Promise<IngestResult> {
+  const key = await authenticate(deps.tenancy, request.apiKeyValues);
+  const org = await authorizeOrganization(deps.tenancy, key);
+  const traces = parseBatch(decodeBody(request.body));
+  await checkWorkspaceScope(deps.tenancy, key, traces);
+
+  const accepted: AcceptedTrace[] = [];
+  const errors: TraceError[] = [];
+  traces.forEach((input, index) => {
+    const result = validateTrace(input, request.receivedAtMicros, deps.newId);
+    if (result.ok) {
+      accepted.push(result.trace);
+    } else {
+      const sentId = isObject(input) && typeof input.trace_id === 'string' ? input.trace_id : null;
+      errors.push({ index, trace_id: sentId, issues: result.issues });
+    }
+  });
+  const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
+  if (accepted.length === 0) return result;
+
+  const receivedAt = new Date(Math.floor(request.receivedAtMicros / 1000));
+  const counters = countersFor(org.quotas, receivedAt);
+  const tooSmall = counters.filter((counter) => counter.quota < accepted.length);
+  if (tooSmall.length > 0) throw rateLimited(tooSmall, accepted.length, true);
+  let decision;
+  try {
+    decision = await deps.rateLimiter.reserve(org.orgId, counters, accepted.length, request.requestId);
+  } catch (error) {
+    throw unavailable(error);
+  }
+  if (!decision.allowed) throw rateLimited(decision.overflowing, accepted.length, false);
+
+  const requestContext: RequestContext = {
+    org_id: org.orgId,
+    api_key_id: key.keyId,
+    request_id: request.requestId,
+    received_at: formatMicros(request.receivedAtMicros),
+  };
+  try {
+    await deps.sink.publish(await toStreamRecords(deps, requestContext, accepted));
+  } catch (error) {
+    await giveBack(deps, org.orgId, counters, accepted.length, request.requestId);
+    throw unavailable(error);
+  }
+  return result;
+}
+
+async function giveBack(deps: IngestDeps, orgId: string, counters: WindowCounter[], count: number, requestId: string) {
+  try {
+    await deps.rateLimiter.release(orgId, counters, count, requestId);
+  } catch (error) {
+    // The counters stay too high until their windows pass: the safe direction for a quota.
+    deps.log.error('Could not give back rate-window increments', { orgId, count, error: (error as Error).name });
+  }
+}

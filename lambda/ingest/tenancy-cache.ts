@@ -1,0 +1,90 @@
+import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
+
+/** Port: the tenancy lookups the ingest path makes. */
+export interface TenancyReader {
+  getApiKeyByHash(secretHash: string): Promise<ApiKey | undefined>;
+  getOrganization(orgId: string): Promise<Organization | undefined>;
+  workspaceExists(orgId: string, slug: string): Promise<boolean>;
+}
+
+export interface TenancyCacheOptions {
+  /** How long a found key, organization or workspace is trusted: the revocation delay. */
+  ttlMs: number;
+  /** How long an unknown key or workspace is remembered, so guessing costs no reads. */
+  negativeTtlMs: number;
+  /** Entries per kind; the oldest go first when full, so memory stays bounded. */
+  maxEntries: number;
+}
+
+export const DEFAULT_TENANCY_CACHE: TenancyCacheOptions = { ttlMs: 30_000, negativeTtlMs: 5_000, maxEntries: 10_000 };
+
+interface Entry<T> {
+  value: Promise<T>;
+  expiresAt: number;
+}
+
+class TtlCache<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+
+  constructor(
+    private readonly options: TenancyCacheOptions,
+    private readonly isNegative: (value: T) => boolean,
+    private readonly now: () => number,
+  ) {}
+
+  get(key: string, load: () => Promise<T>): Promise<T> {
+    const now = this.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expiresAt > now) return hit.value;
+    if (hit) this.entries.delete(key);
+    if (this.entries.size >= this.options.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    // The promise itself is cached so concurrent requests for one key share one read.
+    const entry: Entry<T> = { value: load(), expiresAt: now + this.options.ttlMs };
+    this.entries.set(key, entry);
+    entry.value.then(
+      (value) => {
+        if (this.isNegative(value)) entry.expiresAt = now + this.options.negativeTtlMs;
+      },
+      () => {
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+      },
+    );
+    return entry.value;
+  }
+}
+
+/**
+ * Caches tenancy lookups in a warm container. A revoked key, a changed plan or billing status
+ * takes effect within `ttlMs` (30 s by default); an unknown key is remembered for `negativeTtlMs`.
+ * Failed reads are never cached.
+ */
+export class CachedTenancyReader implements TenancyReader {
+  private readonly keys: TtlCache<ApiKey | undefined>;
+  private readonly orgs: TtlCache<Organization | undefined>;
+  private readonly workspaces: TtlCache<boolean>;
+
+  constructor(
+    private readonly inner: TenancyReader,
+    options: TenancyCacheOptions = DEFAULT_TENANCY_CACHE,
+    now: () => number = Date.now,
+  ) {
+    this.keys = new TtlCache(options, (v) => v === undefined, now);
+    this.orgs = new TtlCache(options, (v) => v === undefined, now);
+    this.workspaces = new TtlCache(options, (v) => !v, now);
+  }
+
+  getApiKeyByHash(secretHash: string): Promise<ApiKey | undefined> {
+    return this.keys.get(secretHash, () => this.inner.getApiKeyByHash(secretHash));
+  }
+
+  getOrganization(orgId: string): Promise<Organization | undefined> {
+    return this.orgs.get(orgId, () => this.inner.getOrganization(orgId));
+  }
+
+  workspaceExists(orgId: string, slug: string): Promise<boolean> {
+    return this.workspaces.get(`${orgId}\u0000${slug}`, () => this.inner.workspaceExists(orgId, slug));
+  }
+}

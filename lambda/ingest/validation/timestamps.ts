@@ -1,0 +1,47 @@
+/**
+ * ISO 8601 timestamps as the contract accepts them (decisions §3): date, `T`, time, an optional
+ * fraction of up to 9 digits kept to the microsecond, and `Z`, `±HH:MM` or no offset (UTC).
+ */
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
+function daysIn(year: number, month: number): number {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+}
+
+/** Microseconds since the epoch, or `undefined` when the text is not a valid timestamp. */
+export function parseTimestampMicros(text: string): number | undefined {
+  const m = TIMESTAMP.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, fraction = '', offset = 'Z'] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offsetMinutes = 0;
+  if (offset !== 'Z') {
+    const offsetHours = Number(offset.slice(1, 3));
+    const offsetMins = Number(offset.slice(4, 6));
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (offsetHours * 60 + offsetMins) * (offset.startsWith('-') ? -1 : 1);
+  }
+  const epochMs = Date.UTC(year, month - 1, day, hour, minute - offsetMinutes, second);
+  // Date.UTC maps years 0–99 to 1900–1999; such dates are far outside the accepted window anyway.
+  const micros = Number(fraction.padEnd(6, '0').slice(0, 6));
+  return epochMs * 1000 + micros;
+}
+
+/** `2026-11-22T10:00:00.123456Z`: UTC with exactly six fractional digits. */
+export function formatMicros(epochMicros: number): string {
+  const ms = Math.floor(epochMicros / 1000);
+  const extra = epochMicros - ms * 1000;
+  return `${new Date(ms).toISOString().slice(0, 23)}${String(extra).padStart(3, '0')}Z`;
+}
+
+export const DAY_MICROS = 24 * 60 * 60 * 1_000_000;

@@ -1,0 +1,94 @@
+import type { ValidationIssue } from './issue-codes.js';
+import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
+
+/**
+ * The rules JSON Schema cannot say (decisions §3): timestamps that are real dates within ±24 hours
+ * of the server clock, JSON held inside strings, unique span ids, a parent that is not the span
+ * itself. Each rule checks only values of the right type: wrong types are the schema's to report.
+ */
+
+type Json = Record<string, unknown>;
+
+export interface RuleResult {
+  issues: ValidationIssue[];
+  /** Parsed timestamps, reused by normalization: the trace's, then each span's in order. */
+  traceMicros: number | undefined;
+  spanMicros: (number | undefined)[];
+}
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const micros = parseTimestampMicros(value);
+  if (micros === undefined) {
+    issues.push({ path, code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' });
+    return undefined;
+  }
+  if (Math.abs(micros - nowMicros) > DAY_MICROS) {
+    issues.push({ path, code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' });
+  }
+  return micros;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function checkJsonText(value: unknown, path: string, issues: ValidationIssue[]): void {
+  if (typeof value !== 'string' || value === '') return;
+  if (!parseJson(value).ok) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
+}
+
+function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]): void {
+  if (typeof value !== 'string' || value === '') return;
+  const parsed = parseJson(value);
+  if (!parsed.ok) {
+    issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });
+  } else if (!isObject(parsed.value)) {
+    issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
+  } else if ('tags' in parsed.value) {
+    const tags = parsed.value.tags;
+    if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) {
+      issues.push({ path, code: 'invalid_tags', message: 'tags inside attributes must be an array of strings' });
+    }
+  }
+}
+
+export function checkTraceRules(trace: Json, nowMicros: number): RuleResult {
+  const issues: ValidationIssue[] = [];
+  const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues);
+  checkAttributes(trace.attributes, '/attributes', issues);
+  const spanMicros: (number | undefined)[] = [];
+  const spans = Array.isArray(trace.spans) ? trace.spans : [];
+  const seenSpanIds = new Map<string, number>();
+  for (let i = 0; i < spans.length; i++) {
+    const span: unknown = spans[i];
+    const base = `/spans/${i}`;
+    if (!isObject(span)) {
+      spanMicros.push(undefined);
+      continue;
+    }
+    spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues));
+    checkJsonText(span.input, `${base}/input`, issues);
+    checkJsonText(span.output, `${base}/output`, issues);
+    checkAttributes(span.attributes, `${base}/attributes`, issues);
+    if (typeof span.span_id === 'string') {
+      const id = span.span_id.toLowerCase();
+      const first = seenSpanIds.get(id);
+      if (first !== undefined) {
+        issues.push({ path: `${base}/span_id`, code: 'duplicate_span_id', message: `repeats the span_id of /spans/${first}` });
+      } else {
+        seenSpanIds.set(id, i);
+      }
+      if (typeof span.parent_span_id === 'string' && span.parent_span_id.toLowerCase() === id) {
+        issues.push({ path: `${base}/parent_span_id`, code: 'invalid_parent', message: 'must not equal the span\'s own span_id' });
+      }
+    }
+  }
+  return { issues, traceMicros, spanMicros };
+}

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import {
+  type DynamoDBClient,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
+import { DependencyUnavailableError } from '../domain/errors.js';
+import type { WindowCounter } from '../domain/rate-windows.js';
+import { backoffDelay, type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import { rateKeys } from '../tables.js';
+
+export type RateDecision = { allowed: true } | { allowed: false; overflowing: WindowCounter[] };
+
+/** Port: reserves a batch's traces in every window at once, or none. */
+export interface RateLimiter {
+  reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision>;
+  /** Gives a reservation back, when the request fails after its counters moved. */
+  release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
+}
+
+export const DEFAULT_RATE_BACKOFF: BackoffPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 400 };
+
+const RETRYABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+
+/** Tokens make a retried transaction idempotent for 10 minutes: a lost response cannot count twice. */
+function requestToken(requestId: string, purpose: string, generation: number): string {
+  return createHash('sha256').update(`${requestId}:${purpose}:${generation}`).digest('base64url').slice(0, 36);
+}
+
+/**
+ * Four fixed windows as four items with the window start in the key, incremented in one
+ * `TransactWriteItems`: each update is conditional on the count staying within its quota, so a
+ * batch is counted in all windows or in none.
+ */
+export class DynamoDbRateLimiter implements RateLimiter {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+    private readonly policy: BackoffPolicy = DEFAULT_RATE_BACKOFF,
+    private readonly sleep: Sleep = realSleep,
+  ) {}
+
+  async reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
+    if (counters.length === 0 || count === 0) return { allowed: true };
+    const items = counters.map((counter): TransactWriteItem => ({
+      Update: {
+        TableName: this.tableName,
+        Key: this.key(orgId, counter),
+        UpdateExpression: 'ADD #count :n SET #expires = if_not_exists(#expires, :expires)',
+        ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
+        ExpressionAttributeNames: { '#count': 'count', '#expires': 'expires_at' },
+        ExpressionAttributeValues: {
+          ':n': { N: String(count) },
+          ':room': { N: String(counter.quota - count) },
+          ':expires': { N: String(counter.expiresAt) },
+        },
+      },
+    }));
+    const outcome = await this.transact(items, requestId, 'reserve', (reasons) => {
+      const overflowing = counters.filter((_, i) => reasons[i] === 'ConditionalCheckFailed');
+      return overflowing.length > 0 ? overflowing : undefined;
+    });
+    return outcome === undefined ? { allowed: true } : { allowed: false, overflowing: outcome };
+  }
+
+  async release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
+    if (counters.length === 0 || count === 0) return;
+    const items = counters.map((counter): TransactWriteItem => ({
+      Update: {
+        TableName: this.tableName,
+        Key: this.key(orgId, counter),
+        UpdateExpression: 'ADD #count :minus',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':minus': { N: String(-count) } },
+      },
+    }));
+    await this.transact(items, requestId, 'release', () => undefined);
+  }
+
+  private key(orgId: string, counter: WindowCounter) {
+    const { pk, sk } = rateKeys.window(orgId, counter.window, counter.windowStart);
+    return { pk: { S: pk }, sk: { S: sk } };
+  }
+
+  /**
+   * Runs the transaction with bounded retries. `final` inspects the cancellation reasons per item
+   * and returns a result that ends the attempt (a quota verdict) or `undefined` to treat the
+   * cancellation as transient. The token changes only after a definite cancellation; an unknown
+   * outcome (timeout, 5xx) is retried with the same token so it cannot apply twice.
+   */
+  private async transact<T>(
+    items: TransactWriteItem[],
+    requestId: string,
+    purpose: string,
+    final: (reasons: (string | undefined)[]) => T | undefined,
+  ): Promise<T | undefined> {
+    let generation = 0;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= this.policy.maxAttempts; attempt++) {
+      if (attempt > 1) await this.sleep(backoffDelay(this.policy, attempt - 1));
+      try {
+        await this.client.send(
+          new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: requestToken(requestId, purpose, generation) }),
+        );
+        return undefined;
+      } catch (error) {
+        lastError = error;
+        if (error instanceof TransactionCanceledException) {
+          const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+          const verdict = final(reasons);
+          if (verdict !== undefined) return verdict;
+          if (!reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) && reasons.some((c) => c && c !== 'None')) {
+            break;
+          }
+          generation++;
+        }
+      }
+    }
+    throw new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
+  }
+}
