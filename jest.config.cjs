@@ -10,6 +10,7 @@ const shared = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   testEnvironment: 'node',
+  setupFiles: ['<rootDir>/test/support/jest-env.cjs'],
 };
 module.exports = {
   projects: [

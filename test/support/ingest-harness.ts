@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
+import { CachedTenancyReader } from '../../lambda/ingest/tenancy-cache.js';
+import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
+import { S3OverflowStore } from '../../lambda/shared/adapters/s3-overflow-store.js';
+import { generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
+import { lambdaContext, NOW_MICROS } from './trace-builders.js';
+
+export const ddbMock = mockClient(DynamoDBClient);
+export const kinesisMock = mockClient(KinesisClient);
+export const s3Mock = mockClient(S3Client);
+
+const noSleep = async () => undefined;
+export const TEST_POLICY = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2 };
+
+export interface HarnessOptions {
+  quotas?: Partial<Quotas>;
+  planStatus?: Organization['planStatus'];
+  billingStatus?: Organization['billingStatus'];
+  workspaces?: string[];
+}
+
+export interface Harness {
+  invoke(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult>;
+  orgId: string;
+  orgKey: string;
+  workspaceKey: string;
+  revokedKey: string;
+  /** Items in the fake tenancy table, by `pk|sk`. */
+  items: Map<string, Record<string, AttributeValue>>;
+}
+
+/**
+ * The real handler chain and adapters over mocked AWS clients. The tenancy table is a map served
+ * by GetItem/PutItem fakes and seeded through the real tenancy adapter, so item shapes stay true.
+ */
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  ddbMock.reset();
+  kinesisMock.reset();
+  s3Mock.reset();
+  const items = new Map<string, Record<string, AttributeValue>>();
+  const keyOf = (key: Record<string, AttributeValue> | undefined) => `${key?.pk?.S}|${key?.sk?.S}`;
+  ddbMock.on(GetItemCommand).callsFake((input) => ({ Item: items.get(keyOf(input.Key)) }));
+  ddbMock.on(PutItemCommand).callsFake((input) => {
+    items.set(keyOf(input.Item), input.Item);
+    return {};
+  });
+  ddbMock.on(TransactWriteItemsCommand).resolves({});
+  kinesisMock.on(PutRecordsCommand).callsFake((input) => ({
+    FailedRecordCount: 0,
+    Records: (input.Records ?? []).map((_: unknown, i: number) => ({ SequenceNumber: String(i), ShardId: 'shardId-000000000000' })),
+  }));
+  s3Mock.on(PutObjectCommand).resolves({});
+
+  const dynamodb = new DynamoDBClient({ region: 'us-east-1' });
+  const store = new DynamoDbTenancyStore(dynamodb, 'tenancy');
+  const orgId = 'acme';
+  const now = new Date(NOW_MICROS / 1000).toISOString();
+  await store.putOrganization(
+    {
+      orgId,
+      plan: 'team',
+      planStatus: options.planStatus ?? 'active',
+      billingStatus: options.billingStatus ?? 'ok',
+      quotas: { minute: 1000, hour: 10_000, day: 100_000, month: 1_000_000, ...options.quotas },
+      createdAt: now,
+      updatedAt: now,
+    },
+    { createOnly: true },
+  );
+  for (const slug of options.workspaces ?? ['research', 'support']) await store.putWorkspace({ orgId, slug, createdAt: now });
+  const orgKey = generateApiKeySecret();
+  const workspaceKey = generateApiKeySecret();
+  const revokedKey = generateApiKeySecret();
+  const base = { orgId, name: 'test', createdAt: now };
+  await store.putApiKey({ ...base, keyId: orgKey.keyId, workspaceSlug: null, status: 'active', displayPrefix: orgKey.displayPrefix }, orgKey.secretHash);
+  await store.putApiKey(
+    { ...base, keyId: workspaceKey.keyId, workspaceSlug: 'research', status: 'active', displayPrefix: workspaceKey.displayPrefix },
+    workspaceKey.secretHash,
+  );
+  await store.putApiKey(
+    { ...base, keyId: revokedKey.keyId, workspaceSlug: null, status: 'revoked', displayPrefix: revokedKey.displayPrefix },
+    revokedKey.secretHash,
+  );
+  ddbMock.resetHistory();
+
+  const handler = createIngestHandler({
+    deps: {
+      tenancy: new CachedTenancyReader(store),
+      rateLimiter: new DynamoDbRateLimiter(dynamodb, 'rate', TEST_POLICY, noSleep),
+      sink: new KinesisTraceSink(new KinesisClient({ region: 'us-east-1' }), 'traces', TEST_POLICY, noSleep),
+      overflow: new S3OverflowStore(new S3Client({ region: 'us-east-1' }), 'data-bucket'),
+      newId: randomUUID,
+    },
+    logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),
+    nowMicros: () => NOW_MICROS,
+  });
+  return {
+    invoke: (event) => handler(event, lambdaContext) as Promise<APIGatewayProxyResult>,
+    orgId,
+    orgKey: orgKey.secret,
+    workspaceKey: workspaceKey.secret,
+    revokedKey: revokedKey.secret,
+    items,
+  };
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+
+/** A fixed server clock for tests: 2026-11-22T12:00:00Z. */
+export const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
+export const NOW_MICROS = NOW_MS * 1000;
+export const iso = (offsetMs = 0) => new Date(NOW_MS + offsetMs).toISOString();
+
+type Json = Record<string, unknown>;
+
+export function buildSpan(overrides: Json = {}, index = 0): Json {
+  return {
+    span_id: randomUUID(),
+    parent_span_id: null,
+    timestamp: iso(index * 10),
+    duration_ms: 120.5,
+    name: `step-${index}`,
+    kind: 'llm',
+    status: 'ok',
+    model: 'gpt-4o',
+    input_tokens: 120,
+    output_tokens: 48,
+    total_tokens: 168,
+    input: JSON.stringify({ messages: [{ role: 'user', content: `What is step ${index}? ${'context '.repeat(20)}` }] }),
+    output: JSON.stringify({ role: 'assistant', content: `Step ${index} is ${'an answer '.repeat(30)}` }),
+    attributes: JSON.stringify({ tags: ['prod', `step-${index}`], temperature: 0.2 }),
+    error_message: null,
+    session_id: 'session-1',
+    agent_id: 'agent-7',
+    agent_name: 'planner',
+    user_id: 'user-42',
+    ...overrides,
+  };
+}
+
+export function buildTrace(overrides: Json = {}, spanCount = 2): Json {
+  const spans = Array.from({ length: spanCount }, (_, i) => buildSpan({}, i));
+  return {
+    trace_id: randomUUID(),
+    timestamp: iso(),
+    environment: 'production',
+    workspace_slug: '',
+    duration_ms: 1234.5,
+    root_span_name: 'planner',
+    status: 'ok',
+    model: 'gpt-4o',
+    input_tokens: 240,
+    output_tokens: 96,
+    total_tokens: 336,
+    attributes: JSON.stringify({ tags: ['prod'] }),
+    session_id: 'session-1',
+    agent_id: 'agent-7',
+    agent_name: 'planner',
+    user_id: 'user-42',
+    spans,
+    ...overrides,
+  };
+}
+
+export function buildBatch(count: number, overrides: Json = {}, spanCount = 2): { traces: Json[] } {
+  return { traces: Array.from({ length: count }, () => buildTrace(overrides, spanCount)) };
+}
+
+export interface EventOptions {
+  apiKey?: string | string[];
+  body?: string | Buffer | null;
+  gzip?: boolean;
+  headers?: Record<string, string>;
+  requestId?: string;
+}
+
+/** The REST API (v1) proxy event API Gateway sends for POST /v1/traces/ingest. */
+export function gatewayEvent(options: EventOptions = {}): APIGatewayProxyEvent {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...options.headers };
+  const multiValueHeaders: Record<string, string[]> = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]]));
+  const keys = options.apiKey === undefined ? [] : Array.isArray(options.apiKey) ? options.apiKey : [options.apiKey];
+  if (keys.length > 0) {
+    headers['X-API-Key'] = keys[keys.length - 1] as string;
+    multiValueHeaders['X-API-Key'] = keys;
+  }
+  let body: string | null = null;
+  let isBase64Encoded = false;
+  const raw = options.body;
+  if (raw !== undefined && raw !== null) {
+    if (options.gzip) {
+      headers['Content-Encoding'] = 'gzip';
+      multiValueHeaders['Content-Encoding'] = ['gzip'];
+      body = gzipSync(raw).toString('base64');
+      isBase64Encoded = true;
+    } else if (Buffer.isBuffer(raw)) {
+      body = raw.toString('base64');
+      isBase64Encoded = true;
+    } else {
+      body = raw;
+    }
+  }
+  return {
+    resource: '/v1/traces/ingest',
+    path: '/v1/traces/ingest',
+    httpMethod: 'POST',
+    headers,
+    multiValueHeaders,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body,
+    isBase64Encoded,
+    requestContext: { requestId: options.requestId ?? randomUUID() } as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+export const lambdaContext = {
+  functionName: 'ingest',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:ingest',
+  memoryLimitInMB: '1024',
+  awsRequestId: 'lambda-request',
+  logGroupName: '/aws/lambda/ingest',
+  logStreamName: 'stream',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 30_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};

@@ -1,0 +1,433 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GetItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import 'aws-sdk-client-mock-jest';
+import { decodeTraceRecord, type InlineTraceRecord, type TraceReferenceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import { createHarness, ddbMock, type Harness, kinesisMock, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
+import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../support/trace-builders.js';
+
+const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
+const post = (h: Harness, payload: unknown, options: Parameters<typeof gatewayEvent>[0] = {}) =>
+  h.invoke(gatewayEvent({ apiKey: h.orgKey, body: typeof payload === 'string' ? payload : JSON.stringify(payload), ...options }));
+
+function expectNoCounterTouched() {
+  expect(ddbMock).not.toHaveReceivedCommand(TransactWriteItemsCommand);
+}
+function expectNothingPublished() {
+  expect(kinesisMock).not.toHaveReceivedCommand(PutRecordsCommand);
+}
+function cancelled(codes: string[]) {
+  return new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
+}
+function publishedRecords(): InlineTraceRecord[] {
+  return kinesisMock
+    .commandCalls(PutRecordsCommand)
+    .flatMap((call) => call.args[0].input.Records ?? [])
+    .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
+}
+
+describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await createHarness();
+  });
+
+  describe('1. API key (401)', () => {
+    it.each([
+      ['missing', undefined],
+      ['malformed', 'not-a-key'],
+      ['unknown', `tik_${'A'.repeat(43)}`],
+    ])('answers 401 when the key is %s and touches no counter', async (_, apiKey) => {
+      const response = await h.invoke(gatewayEvent({ apiKey, body: JSON.stringify(buildBatch(1)) }));
+      expect(response.statusCode).toBe(401);
+      expect(body(response)).toMatchObject({ code: 'invalid_api_key', detail: expect.stringMatching(/^Invalid or missing API key/) });
+      expectNoCounterTouched();
+      expectNothingPublished();
+    });
+
+    it('answers 401 for a revoked key', async () => {
+      const response = await h.invoke(gatewayEvent({ apiKey: h.revokedKey, body: JSON.stringify(buildBatch(1)) }));
+      expect(response.statusCode).toBe(401);
+      expect(body(response).detail).toMatch(/unknown or revoked/);
+    });
+
+    it('does not read DynamoDB for a malformed key', async () => {
+      await h.invoke(gatewayEvent({ apiKey: 'x', body: '{}' }));
+      expect(ddbMock).not.toHaveReceivedCommand(GetItemCommand);
+    });
+
+    it('answers 401 when two different X-API-Key headers are sent', async () => {
+      const response = await h.invoke(gatewayEvent({ apiKey: [h.orgKey, h.workspaceKey], body: JSON.stringify(buildBatch(1)) }));
+      expect(response.statusCode).toBe(401);
+      expect(body(response).detail).toMatch(/exactly one X-API-Key/);
+    });
+
+    it('accepts the same key repeated', async () => {
+      const response = await h.invoke(gatewayEvent({ apiKey: [h.orgKey, h.orgKey], body: JSON.stringify(buildBatch(1)) }));
+      expect(response.statusCode).toBe(200);
+    });
+
+    it('answers 401 before looking at a broken body', async () => {
+      const response = await h.invoke(gatewayEvent({ body: '{' }));
+      expect(response.statusCode).toBe(401);
+    });
+  });
+
+  it('2. answers 403 "Organization has no active plan" when the plan is inactive, even with a billing issue', async () => {
+    h = await createHarness({ planStatus: 'inactive', billingStatus: 'past_due' });
+    const response = await post(h, buildBatch(1));
+    expect(response.statusCode).toBe(403);
+    expect(body(response)).toMatchObject({ code: 'no_active_plan', detail: expect.stringMatching(/^Organization has no active plan/) });
+    expectNoCounterTouched();
+  });
+
+  it('3. answers 402 "Payment required" on a billing issue', async () => {
+    h = await createHarness({ billingStatus: 'past_due' });
+    const response = await post(h, buildBatch(1));
+    expect(response.statusCode).toBe(402);
+    expect(body(response)).toMatchObject({ code: 'payment_required', detail: expect.stringMatching(/^Payment required/) });
+    expectNoCounterTouched();
+  });
+
+  describe('4. size (413)', () => {
+    it('answers 413 when the gunzipped body is over 20 MiB, without inflating it all', async () => {
+      const bomb = Buffer.alloc(21 * 1024 * 1024, 0x20);
+      const response = await post(h, '', { body: bomb, gzip: true });
+      expect(response.statusCode).toBe(413);
+      expect(body(response)).toMatchObject({ code: 'payload_too_large', detail: expect.stringMatching(/^Request body too large/) });
+      expectNoCounterTouched();
+    });
+
+    it('answers 413 before 400: an oversized body that is not JSON', async () => {
+      const response = await post(h, '', { body: Buffer.alloc(21 * 1024 * 1024, 0x7b), gzip: true });
+      expect(response.statusCode).toBe(413);
+    });
+  });
+
+  describe('5. malformed body (400)', () => {
+    it.each([
+      ['not JSON', '{"traces": [', /not valid JSON/],
+      ['not an object', '[1,2]', /must be a JSON object/],
+      ['traces missing', '{}', /"traces" is missing/],
+      ['traces null', '{"traces": null}', /"traces" is missing/],
+      ['traces not an array', '{"traces": {}}', /must be an array/],
+      ['traces empty', '{"traces": []}', /is empty/],
+      ['no body', '', /no body/],
+    ])('answers 400 when the body is %s', async (_, text, detail) => {
+      const response = await post(h, text);
+      expect(response.statusCode).toBe(400);
+      expect(body(response)).toMatchObject({ code: 'malformed_body', detail: expect.stringMatching(detail) });
+      expectNoCounterTouched();
+    });
+
+    it('answers 400 for 501 traces and accepts 500', async () => {
+      const trace = buildTrace({}, 0);
+      const over = await post(h, { traces: Array.from({ length: 501 }, () => ({ ...trace, trace_id: null })) });
+      expect(over.statusCode).toBe(400);
+      expect(body(over).detail).toMatch(/501 items, more than the limit of 500/);
+      const full = await post(h, { traces: Array.from({ length: 500 }, () => ({ ...trace, trace_id: null })) });
+      expect(full.statusCode).toBe(200);
+      expect(body(full).accepted).toBe(500);
+    });
+
+    it('answers 400 for broken gzip', async () => {
+      const broken = gzipSync(JSON.stringify(buildBatch(2))).subarray(0, 40);
+      const response = await h.invoke(
+        gatewayEvent({ apiKey: h.orgKey, body: broken, headers: { 'Content-Encoding': 'gzip' } }),
+      );
+      expect(response.statusCode).toBe(400);
+      expect(body(response).detail).toMatch(/not valid gzip/);
+    });
+
+    it('answers 400 for an unsupported Content-Encoding', async () => {
+      const response = await post(h, buildBatch(1), { headers: { 'Content-Encoding': 'br' } });
+      expect(response.statusCode).toBe(400);
+      expect(body(response).detail).toMatch(/Content-Encoding 'br' is not supported/);
+    });
+
+    it('answers 400 for bytes that are not UTF-8', async () => {
+      const response = await post(h, '', { body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]) });
+      expect(response.statusCode).toBe(400);
+      expect(body(response).detail).toMatch(/UTF-8/);
+    });
+  });
+
+  describe('6–7. workspace scope', () => {
+    it('6. answers 400 naming workspace_slug and the index when a workspace key sends a trace without one', async () => {
+      const traces = [buildTrace({ workspace_slug: 'research' }), buildTrace({ workspace_slug: null })];
+      const response = await post(h, { traces }, { apiKey: h.workspaceKey });
+      expect(response.statusCode).toBe(400);
+      expect(body(response)).toMatchObject({ code: 'workspace_required', detail: expect.stringMatching(/workspace_slug.*trace 1/) });
+      expectNoCounterTouched();
+    });
+
+    it.each([[''], [5], [undefined]])('6. treats workspace_slug %p as missing for a workspace key', async (slug) => {
+      const response = await post(h, { traces: [buildTrace({ workspace_slug: slug })] }, { apiKey: h.workspaceKey });
+      expect(response.statusCode).toBe(400);
+    });
+
+    it('6 comes before 7: a missing slug after an out-of-scope one is still 400', async () => {
+      const traces = [buildTrace({ workspace_slug: 'support' }), buildTrace({ workspace_slug: '' })];
+      const response = await post(h, { traces }, { apiKey: h.workspaceKey });
+      expect(response.statusCode).toBe(400);
+    });
+
+    it('7. answers 403 when a workspace key targets another workspace', async () => {
+      const response = await post(h, { traces: [buildTrace({ workspace_slug: 'support' })] }, { apiKey: h.workspaceKey });
+      expect(response.statusCode).toBe(403);
+      expect(body(response)).toMatchObject({
+        code: 'workspace_out_of_scope',
+        detail: expect.stringMatching(/workspace_slug 'support' is not in the API key scope/),
+      });
+      expectNoCounterTouched();
+    });
+
+    it('7. answers 403 when an org key names a workspace the organization does not have', async () => {
+      const response = await post(h, { traces: [buildTrace({ workspace_slug: 'research' }), buildTrace({ workspace_slug: 'nope' })] });
+      expect(response.statusCode).toBe(403);
+      expect(body(response).detail).toMatch(/'nope' is not in the API key scope/);
+    });
+
+    it('accepts an org key with an existing workspace or none, and a workspace key in its own workspace', async () => {
+      expect((await post(h, { traces: [buildTrace({ workspace_slug: 'support' }), buildTrace()] })).statusCode).toBe(200);
+      const own = await post(h, { traces: [buildTrace({ workspace_slug: 'research' })] }, { apiKey: h.workspaceKey });
+      expect(own.statusCode).toBe(200);
+      expect(publishedRecords().at(-1)?.context.workspace_slug).toBe('research');
+    });
+  });
+
+  describe('8. per-trace validation', () => {
+    it('answers 200 with the invalid traces in errors, in index order, and publishes the valid ones', async () => {
+      const traces = [
+        buildTrace(),
+        buildTrace({ trace_id: 'abc', timestamp: iso(25 * 3600 * 1000) }),
+        buildTrace({ spans: [buildSpan({ kind: 'robot' })] }),
+      ];
+      const response = await post(h, { traces });
+      expect(response.statusCode).toBe(200);
+      expect(body(response)).toEqual({
+        accepted: 1,
+        rejected: 2,
+        errors: [
+          {
+            index: 1,
+            trace_id: 'abc',
+            issues: [
+              { path: '/trace_id', code: 'invalid_uuid', message: expect.any(String) },
+              { path: '/timestamp', code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' },
+            ],
+          },
+          {
+            index: 2,
+            trace_id: traces[2]?.trace_id,
+            issues: [{ path: '/spans/0/kind', code: 'invalid_enum', message: 'must be one of llm, tool, chain, retriever, agent, custom' }],
+          },
+        ],
+      });
+      expect(publishedRecords()).toHaveLength(1);
+      const [transaction] = ddbMock.commandCalls(TransactWriteItemsCommand);
+      expect(transaction?.args[0].input.TransactItems?.[0]?.Update?.ExpressionAttributeValues?.[':n']).toEqual({ N: '1' });
+    });
+
+    it('touches no counter and publishes nothing when no trace is valid', async () => {
+      const response = await post(h, { traces: [{}, 5, buildTrace({ status: 'OK' })] });
+      expect(response.statusCode).toBe(200);
+      expect(body(response)).toMatchObject({ accepted: 0, rejected: 3 });
+      expectNoCounterTouched();
+      expectNothingPublished();
+    });
+  });
+
+  describe('9. rate windows (429)', () => {
+    it('increments the four windows by the accepted count in one transaction with conditions', async () => {
+      await post(h, buildBatch(3));
+      const calls = ddbMock.commandCalls(TransactWriteItemsCommand);
+      expect(calls).toHaveLength(1);
+      const items = calls[0]?.args[0].input.TransactItems ?? [];
+      expect(items.map((item) => item.Update?.Key?.sk?.S)).toEqual([
+        'minute#2026-11-22T12:00Z',
+        'hour#2026-11-22T12Z',
+        'day#2026-11-22',
+        'month#2026-11',
+      ]);
+      for (const item of items) {
+        expect(item.Update?.ConditionExpression).toBe('attribute_not_exists(#count) OR #count <= :room');
+        expect(item.Update?.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
+      }
+      expect(items[0]?.Update?.ExpressionAttributeValues?.[':room']).toEqual({ N: '997' });
+    });
+
+    it.each([
+      [['None', 'None', 'None', 'ConditionalCheckFailed'], 'month', '86400'],
+      [['ConditionalCheckFailed', 'None', 'None', 'None'], 'minute', '60'],
+      [['None', 'ConditionalCheckFailed', 'None', 'None'], 'hour', '3600'],
+      [['ConditionalCheckFailed', 'None', 'ConditionalCheckFailed', 'None'], 'day', '86400'],
+    ])('maps cancellation reasons %p to a 429 for the %s window with Retry-After %s, and publishes nothing', async (codes, window, retryAfter) => {
+      ddbMock.on(TransactWriteItemsCommand).rejects(cancelled(codes));
+      const response = await post(h, buildBatch(2));
+      expect(response.statusCode).toBe(429);
+      expect(response.headers?.['Retry-After']).toBe(retryAfter);
+      expect(body(response)).toMatchObject({ code: 'rate_limited', window, detail: expect.stringMatching(/^Rate limit exceeded/) });
+      expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
+      expectNothingPublished();
+    });
+
+    it('answers 429 without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {
+      h = await createHarness({ quotas: { minute: 2 } });
+      const response = await post(h, buildBatch(3));
+      expect(response.statusCode).toBe(429);
+      expect(body(response)).toMatchObject({ window: 'minute', limit: 2, detail: expect.stringMatching(/larger than the whole per-minute quota of 2; split the batch/) });
+      expectNoCounterTouched();
+    });
+
+    it('skips windows without a quota and sends no transaction when all are unlimited', async () => {
+      h = await createHarness({ quotas: { minute: null, hour: null, day: null, month: null } });
+      expect((await post(h, buildBatch(2))).statusCode).toBe(200);
+      expectNoCounterTouched();
+    });
+  });
+
+  describe('10. dependencies failing (503)', () => {
+    it('retries transaction conflicts with bounded attempts, then answers 503 with Retry-After and publishes nothing', async () => {
+      ddbMock.on(TransactWriteItemsCommand).rejects(cancelled(['TransactionConflict', 'None', 'None', 'None']));
+      const response = await post(h, buildBatch(2));
+      expect(response.statusCode).toBe(503);
+      expect(response.headers?.['Retry-After']).toBeDefined();
+      expect(body(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable/) });
+      expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteItemsCommand, TEST_POLICY.maxAttempts);
+      expectNothingPublished();
+    });
+
+    it('succeeds when a conflict clears on retry, with a new token after the definite cancellation', async () => {
+      ddbMock.on(TransactWriteItemsCommand).rejectsOnce(cancelled(['None', 'TransactionConflict', 'None', 'None'])).resolves({});
+      expect((await post(h, buildBatch(2))).statusCode).toBe(200);
+      const tokens = ddbMock.commandCalls(TransactWriteItemsCommand).map((c) => c.args[0].input.ClientRequestToken);
+      expect(tokens).toHaveLength(2);
+      expect(tokens[0]).not.toBe(tokens[1]);
+    });
+
+    it('keeps the same token when the outcome of an attempt is unknown', async () => {
+      ddbMock.on(TransactWriteItemsCommand).rejectsOnce(Object.assign(new Error('socket hang up'), { name: 'TimeoutError' })).resolves({});
+      expect((await post(h, buildBatch(1))).statusCode).toBe(200);
+      const tokens = ddbMock.commandCalls(TransactWriteItemsCommand).map((c) => c.args[0].input.ClientRequestToken);
+      expect(tokens[0]).toBe(tokens[1]);
+    });
+
+    it('gives the increments back and answers 503 when Kinesis keeps failing', async () => {
+      kinesisMock.on(PutRecordsCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));
+      const response = await post(h, buildBatch(3));
+      expect(response.statusCode).toBe(503);
+      const calls = ddbMock.commandCalls(TransactWriteItemsCommand);
+      expect(calls).toHaveLength(2);
+      const release = calls[1]?.args[0].input.TransactItems ?? [];
+      expect(release).toHaveLength(4);
+      for (const item of release) {
+        expect(item.Update?.UpdateExpression).toBe('ADD #count :minus');
+        expect(item.Update?.ExpressionAttributeValues?.[':minus']).toEqual({ N: '-3' });
+        expect(item.Update?.ConditionExpression).toBeUndefined();
+      }
+    });
+
+    it('answers 503, not 500, when the tenancy table cannot be read', async () => {
+      ddbMock.on(GetItemCommand).rejects(new Error('connection reset'));
+      const response = await post(h, buildBatch(1));
+      expect(response.statusCode).toBe(503);
+      expect(response.body).not.toMatch(/connection reset/);
+    });
+  });
+
+  describe('publishing', () => {
+    it('resends only the entries that failed in a partially failed PutRecords', async () => {
+      kinesisMock
+        .on(PutRecordsCommand)
+        .resolvesOnce({
+          FailedRecordCount: 2,
+          Records: [
+            { SequenceNumber: '1', ShardId: 's' },
+            { ErrorCode: 'ProvisionedThroughputExceededException', ErrorMessage: 'slow down' },
+            { SequenceNumber: '3', ShardId: 's' },
+            { ErrorCode: 'InternalFailure', ErrorMessage: 'oops' },
+          ],
+        })
+        .resolves({ FailedRecordCount: 0, Records: [{ SequenceNumber: '5' }, { SequenceNumber: '6' }] });
+      const batch = buildBatch(4);
+      const response = await post(h, batch);
+      expect(response.statusCode).toBe(200);
+      const calls = kinesisMock.commandCalls(PutRecordsCommand);
+      expect(calls).toHaveLength(2);
+      const first = calls[0]?.args[0].input.Records ?? [];
+      const second = calls[1]?.args[0].input.Records ?? [];
+      expect(second).toEqual([first[1], first[3]]);
+    });
+
+    it('publishes records that decode to exactly the accepted traces with their server context', async () => {
+      const batch = buildBatch(2, { workspace_slug: 'support', trace_id: null });
+      batch.traces[1] = { ...batch.traces[1], trace_id: 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE', environment: null, attributes: '' };
+      const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(batch), requestId: 'req-1' }));
+      expect(response.headers?.['X-Request-Id']).toBe('req-1');
+      const records = publishedRecords();
+      expect(records).toHaveLength(2);
+      const [first, second] = records as [InlineTraceRecord, InlineTraceRecord];
+      expect(first.context).toEqual({
+        org_id: 'acme',
+        workspace_slug: 'support',
+        api_key_id: expect.stringMatching(/^key_/),
+        request_id: 'req-1',
+        received_at: '2026-11-22T12:00:00.000000Z',
+      });
+      expect(first.trace.trace_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(second.trace).toMatchObject({ trace_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', environment: 'default', attributes: '{}' });
+      expect(second.trace.spans[1]?.timestamp).toBe('2026-11-22T12:00:00.010000Z');
+      const partitionKeys = kinesisMock.commandCalls(PutRecordsCommand)[0]?.args[0].input.Records?.map((r) => r.PartitionKey);
+      expect(partitionKeys).toEqual([first.trace.trace_id, second.trace.trace_id]);
+    });
+
+    it('carries a trace too large for one record by reference through S3', async () => {
+      const huge = 'x'.repeat(3_000_000);
+      const random = Buffer.from(Array.from({ length: 2_000_000 }, () => 97 + Math.floor(Math.random() * 26))).toString();
+      const trace = buildTrace({ spans: [buildSpan({ input: JSON.stringify(huge), output: JSON.stringify(random) })] });
+      const response = await post(h, { traces: [trace] });
+      expect(response.statusCode).toBe(200);
+      expect(s3Mock).toHaveReceivedCommandTimes(PutObjectCommand, 1);
+      const put = s3Mock.commandCalls(PutObjectCommand)[0]?.args[0].input;
+      const [pointer] = kinesisMock.commandCalls(PutRecordsCommand)[0]?.args[0].input.Records ?? [];
+      const record = decodeTraceRecord(pointer?.Data as Uint8Array) as TraceReferenceRecord;
+      expect(record.ref).toMatchObject({ bucket: 'data-bucket', key: put?.Key, trace_id: String(trace.trace_id) });
+      expect(put?.Key).toMatch(/^overflow\/org_id=acme\/dt=2026-11-22\//);
+      const stored = JSON.parse(gunzipSync(put?.Body as Uint8Array).toString()) as InlineTraceRecord;
+      expect(stored.trace.spans[0]?.output).toBe(JSON.stringify(random));
+    });
+  });
+
+  describe('transport', () => {
+    it('accepts a gzip body delivered base64-encoded, as API Gateway sends binary bodies', async () => {
+      const response = await post(h, JSON.stringify(buildBatch(3)), { gzip: true });
+      expect(response.statusCode).toBe(200);
+      expect(body(response)).toMatchObject({ accepted: 3, rejected: 0, errors: [] });
+    });
+
+    it('accepts a gzip body whose Content-Encoding header was lost', async () => {
+      const response = await post(h, '', { body: gzipSync(JSON.stringify(buildBatch(1))) });
+      expect(response.statusCode).toBe(200);
+    });
+
+    it('ignores a leading byte-order mark', async () => {
+      const response = await post(h, `\ufeff${JSON.stringify(buildBatch(1))}`);
+      expect(response.statusCode).toBe(200);
+    });
+
+    it('answers every status with JSON, a detail, a code and X-Request-Id', async () => {
+      for (const response of [await post(h, '{'), await h.invoke(gatewayEvent({ body: '{}' }))]) {
+        expect(response.headers?.['Content-Type']).toBe('application/json');
+        expect(response.headers?.['X-Request-Id']).toBeTruthy();
+        expect(body(response)).toEqual(expect.objectContaining({ detail: expect.any(String), code: expect.any(String) }));
+      }
+    });
+  });
+});
