@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { createIngestHandler } from '../lambda/ingest/create-handler.js';
+import type { StreamRecord } from '../lambda/shared/adapters/kinesis-trace-sink.js';
+import { compressRecordJson } from '../lambda/shared/domain/trace-record.js';
+import { generateApiKeySecret, type ApiKey, type Organization } from '../lambda/shared/domain/tenancy.js';
+import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
+import type { BenchResult } from './types.js';
+import { bundleAndLoad } from './bundle.js';
+
+const TRACES = 500;
+const SPANS = 8;
+
+function words(n: number, seed: number): string {
+  const vocabulary = ['the', 'agent', 'calls', 'a', 'tool', 'to', 'fetch', 'weather', 'for', 'Paris', 'and', 'returns', 'results', 'with', 'sources', 'über', 'naïve', '東京'];
+  return Array.from({ length: n }, (_, i) => vocabulary[(i * 7 + seed) % vocabulary.length]).join(' ');
+}
+
+/** A realistic batch: 500 traces × 8 spans with chat-style input/output JSON strings (~7 MB). */
+export function realisticBatch(nowMs = Date.now()): string {
+  const traces = Array.from({ length: TRACES }, (_, t) => ({
+    trace_id: randomUUID(),
+    timestamp: new Date(nowMs - t * 1000).toISOString(),
+    environment: 'production',
+    duration_ms: 1834.25,
+    root_span_name: 'support-agent',
+    status: 'ok',
+    model: 'gpt-4o-2024-08-06',
+    input_tokens: 2400,
+    output_tokens: 610,
+    total_tokens: 3010,
+    attributes: JSON.stringify({ tags: ['prod', 'eu-west-1'], release: '2026.11.3', customer_tier: 'enterprise' }),
+    session_id: `session-${t % 40}`,
+    agent_id: 'agent-support',
+    agent_name: 'Support agent',
+    user_id: `user-${t % 97}`,
+    spans: Array.from({ length: SPANS }, (_, s) => ({
+      span_id: randomUUID(),
+      parent_span_id: null,
+      timestamp: new Date(nowMs - t * 1000 + s * 50).toISOString(),
+      duration_ms: 210.5 + s,
+      name: s % 2 ? 'search_docs' : 'chat.completions',
+      kind: s % 2 ? 'tool' : 'llm',
+      status: 'ok',
+      model: 'gpt-4o-2024-08-06',
+      input_tokens: 300,
+      output_tokens: 76,
+      total_tokens: 376,
+      input: JSON.stringify({
+        messages: [
+          { role: 'system', content: words(70, s) },
+          { role: 'user', content: words(60, t + s) },
+        ],
+        temperature: 0.2,
+      }),
+      output: JSON.stringify({ role: 'assistant', content: words(100, t * s), finish_reason: 'stop' }),
+      attributes: JSON.stringify({ tags: ['retrieval', `step-${s}`], top_k: 5 }),
+      error_message: null,
+      session_id: `session-${t % 40}`,
+      agent_id: 'agent-support',
+      agent_name: 'Support agent',
+      user_id: `user-${t % 97}`,
+    })),
+  }));
+  return JSON.stringify({ traces });
+}
+
+function cpuMicros(fn: () => void): number {
+  const start = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
+async function cpuMicrosAsync(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** Handler CPU per trace against the bare work on the same body, with in-memory fakes of AWS. */
+export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
+  const body = realisticBatch();
+  const secret = generateApiKeySecret();
+  const key: ApiKey = { keyId: secret.keyId, orgId: 'bench', workspaceSlug: null, status: 'active', name: 'bench', displayPrefix: '', createdAt: '' };
+  const org: Organization = {
+    orgId: 'bench', plan: 'bench', planStatus: 'active', billingStatus: 'ok',
+    quotas: { minute: null, hour: null, day: null, month: null }, createdAt: '', updatedAt: '',
+  };
+  let published = 0;
+  const handler = createIngestHandler({
+    deps: {
+      tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
+      rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
+      sink: { publish: async (records: readonly StreamRecord[]) => void (published += records.length) },
+      overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
+      newId: randomUUID,
+    },
+    logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
+  });
+  const event = gatewayEvent({ apiKey: secret.secret, body });
+
+  const bare = () => {
+    const parsed = JSON.parse(body) as { traces: unknown[] };
+    for (const trace of parsed.traces) compressRecordJson(JSON.stringify(trace));
+  };
+  const handlerSamples: number[] = [];
+  const bareSamples: number[] = [];
+  for (let round = 0; round < rounds + 2; round++) {
+    // Alternate the two so drift in machine load affects both alike; the first rounds warm up.
+    const h = await cpuMicrosAsync(async () => {
+      const response = (await handler(event, lambdaContext)) as APIGatewayProxyResult;
+      if (response.statusCode !== 200) throw new Error(`bench batch refused: ${response.body}`);
+    });
+    const b = cpuMicros(bare);
+    if (round >= 2) {
+      handlerSamples.push(h / TRACES);
+      bareSamples.push(b / TRACES);
+    }
+  }
+  if (published === 0) throw new Error('bench published nothing');
+  const handlerPerTrace = median(handlerSamples);
+  const barePerTrace = median(bareSamples);
+  const bundle = await bundleAndLoad('lambda/ingest/handler.ts', {
+    TENANCY_TABLE: 't', RATE_TABLE: 'r', TRACE_STREAM: 's', DATA_BUCKET: 'b', AWS_REGION: 'us-east-1',
+  });
+  return [
+    {
+      group: 'ingest',
+      metric: `handler CPU per trace (${TRACES} traces × ${SPANS} spans, ${(body.length / 1e6).toFixed(1)} MB)`,
+      value: round(handlerPerTrace),
+      unit: 'µs/trace',
+      baseline: round(barePerTrace),
+      ratio: round(handlerPerTrace / barePerTrace, 2),
+      target: '<= 1.5',
+      note: 'baseline: JSON.parse + JSON.stringify + gzip level 1 per trace, same body, same run',
+    },
+    { group: 'cold-start', metric: 'ingest bundle size (minified, AWS SDK included)', value: round(bundle.bytes / 1024, 1), unit: 'KiB' },
+    { group: 'cold-start', metric: 'ingest module load time in a fresh node process (median of 5)', value: round(bundle.loadMs, 1), unit: 'ms' },
+  ];
+}
+
+function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}

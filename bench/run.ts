@@ -1,0 +1,37 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runIngestBench } from './ingest.js';
+import type { BenchResult } from './types.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const only = process.argv.slice(2);
+const wanted = (group: string) => only.length === 0 || only.includes(group);
+
+type Suite = { group: string; file: string; exportName: string };
+const optionalSuites: Suite[] = [
+  { group: 'landing', file: 'landing.ts', exportName: 'runLandingBench' },
+  { group: 'rate-windows', file: 'rate-windows.ts', exportName: 'runRateWindowBench' },
+  { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
+];
+
+const results: BenchResult[] = [];
+if (wanted('ingest')) results.push(...(await runIngestBench()));
+for (const suite of optionalSuites) {
+  if (!wanted(suite.group) || !existsSync(join(here, suite.file))) continue;
+  const module = (await import(`./${suite.file.replace(/\.ts$/, '.js')}`)) as Record<string, () => Promise<BenchResult[]>>;
+  const run = module[suite.exportName];
+  if (run) results.push(...(await run()));
+}
+
+const rows = results.map((r) => ({
+  group: r.group,
+  metric: r.metric,
+  value: `${r.value} ${r.unit}`,
+  baseline: r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`,
+  ratio: r.ratio === undefined ? '' : String(r.ratio),
+  target: r.target ?? '',
+}));
+console.table(rows);
+writeFileSync(join(here, 'results.json'), `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, results }, null, 2)}\n`);
+console.log(`Written to bench/results.json`);
