@@ -1,0 +1,98 @@
+import { Duration } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+/** Settings of the consumer that lands stream records as Parquet. */
+export interface LandingSettings {
+  /** Records per invocation; the event source also caps a batch at Lambda's 6 MB payload. */
+  readonly batchSize: number;
+  /** How long the event source gathers records before invoking (at most 300 s). */
+  readonly maxBatchingWindow: Duration;
+  /** Retries of a failed batch before its pointer goes to the failure queue. */
+  readonly retryAttempts: number;
+  /** Records older than this are sent to the failure queue instead of being retried. */
+  readonly maxRecordAge: Duration;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+}
+
+/** Settings of the ingest function behind the API. */
+export interface IngestSettings {
+  readonly memorySize: number;
+  /** Stays below API Gateway's 29 s integration timeout so the function answers, not the gateway. */
+  readonly timeout: Duration;
+  /** Seconds a warm container trusts a cached API key lookup. */
+  readonly keyCacheSeconds: number;
+}
+
+/** Everything the stack can be told; `bin/app.ts` builds it from CDK context. */
+export interface TraceIngestConfig {
+  /** API Gateway stage name, part of the URL. */
+  readonly stageName: string;
+  /** Steady-state requests per second the stage lets through before answering 429. */
+  readonly throttlingRateLimit: number;
+  /** Burst of requests the stage lets through. */
+  readonly throttlingBurstLimit: number;
+  /** Retention of every log group of the stack. */
+  readonly logRetention: RetentionDays;
+  /** Hours the stream keeps records (24 is the included retention). */
+  readonly streamRetentionHours: number;
+  /** Days server access logs of the data bucket are kept. */
+  readonly accessLogRetentionDays: number;
+  /** Days before landed Parquet expires; undefined keeps it. */
+  readonly dataRetentionDays?: number;
+  /** E-mail subscribed to the alarm topic; undefined leaves the topic without subscribers. */
+  readonly alarmEmail?: string;
+  readonly ingest: IngestSettings;
+  readonly landing: LandingSettings;
+}
+
+export const DEFAULT_CONFIG: TraceIngestConfig = {
+  stageName: 'prod',
+  throttlingRateLimit: 100,
+  throttlingBurstLimit: 200,
+  logRetention: RetentionDays.ONE_MONTH,
+  streamRetentionHours: 24,
+  accessLogRetentionDays: 90,
+  ingest: {
+    memorySize: 1024,
+    timeout: Duration.seconds(25),
+    keyCacheSeconds: 30,
+  },
+  landing: {
+    batchSize: 1000,
+    maxBatchingWindow: Duration.seconds(5),
+    retryAttempts: 5,
+    maxRecordAge: Duration.hours(6),
+    memorySize: 1769,
+    timeout: Duration.minutes(2),
+  },
+};
+
+/** Rejects settings AWS would reject at deploy time, or that break the consumer's guarantees. */
+export function validateConfig(config: TraceIngestConfig): TraceIngestConfig {
+  const problems: string[] = [];
+  const { ingest, landing } = config;
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(config.stageName)) problems.push(`stageName '${config.stageName}' must match [A-Za-z0-9_-]{1,128}`);
+  if (!(config.throttlingRateLimit > 0)) problems.push('throttlingRateLimit must be > 0');
+  if (!(config.throttlingBurstLimit > 0)) problems.push('throttlingBurstLimit must be > 0');
+  if (!isIntIn(config.streamRetentionHours, 24, 8760)) problems.push('streamRetentionHours must be an integer in 24..8760');
+  if (!isIntIn(config.accessLogRetentionDays, 1, 3650)) problems.push('accessLogRetentionDays must be an integer in 1..3650');
+  if (config.dataRetentionDays !== undefined && !isIntIn(config.dataRetentionDays, 1, 36500)) problems.push('dataRetentionDays must be a positive integer');
+  if (ingest.timeout.toSeconds() >= 29) problems.push('ingest.timeout must be below the 29 s API Gateway integration timeout');
+  if (!isIntIn(ingest.memorySize, 128, 10240)) problems.push('ingest.memorySize must be an integer in 128..10240');
+  if (!isIntIn(ingest.keyCacheSeconds, 0, 3600)) problems.push('ingest.keyCacheSeconds must be an integer in 0..3600');
+  if (!isIntIn(landing.batchSize, 1, 10000)) problems.push('landing.batchSize must be an integer in 1..10000');
+  if (landing.maxBatchingWindow.toSeconds() > 300) problems.push('landing.maxBatchingWindow must be at most 300 s');
+  if (!isIntIn(landing.retryAttempts, 0, 10000)) problems.push('landing.retryAttempts must be a finite integer in 0..10000');
+  const ageSeconds = landing.maxRecordAge.toSeconds();
+  if (ageSeconds < 60 || ageSeconds > 604800) problems.push('landing.maxRecordAge must be between 60 s and 7 days');
+  if (ageSeconds >= config.streamRetentionHours * 3600) problems.push('landing.maxRecordAge must be shorter than the stream retention, or failed records expire before they can be replayed');
+  if (!isIntIn(landing.memorySize, 128, 10240)) problems.push('landing.memorySize must be an integer in 128..10240');
+  if (landing.timeout.toSeconds() > 900) problems.push('landing.timeout must be at most 900 s');
+  if (problems.length > 0) throw new Error(`Invalid Trace Ingest configuration:\n- ${problems.join('\n- ')}`);
+  return config;
+}
+
+function isIntIn(value: number, min: number, max: number): boolean {
+  return Number.isInteger(value) && value >= min && value <= max;
+}

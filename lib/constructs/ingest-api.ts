@@ -1,0 +1,235 @@
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  type Method,
+  MethodLoggingLevel,
+  RequestValidator,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IStream } from 'aws-cdk-lib/aws-kinesis';
+import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import type { IngestSettings } from '../config.js';
+import { acknowledgePrefixWildcards } from './acknowledge.js';
+import { HouseFunction } from './house-function.js';
+
+/**
+ * Every request body reaches the function byte for byte, base64-encoded: a gzip body stays
+ * compressed (2.7 MB instead of 7 MB) whatever Content-Type the client sends. The API sets no
+ * `minimumCompressionSize`, so API Gateway never decodes `Content-Encoding: gzip` itself.
+ */
+export const BINARY_MEDIA_TYPES = ['*/*'];
+
+/** One JSON line per request; never the API key or the body. `status` is a string, as the metric filter expects. */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  requestTime: '$context.requestTimeEpoch',
+  httpMethod: '$context.httpMethod',
+  path: '$context.path',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integration.status',
+  errorType: '$context.error.responseType',
+  errorMessage: '$context.error.message',
+};
+
+/** Path of the only route, below the stage. */
+export const INGEST_PATH = ['v1', 'traces', 'ingest'] as const;
+
+/** Name of the access-log metric counting 429 answers (gateway throttling and rate limits). */
+export const THROTTLED_METRIC_NAME = 'Responses429';
+
+export interface IngestApiProps {
+  readonly projectRoot: string;
+  /** Handler file relative to `projectRoot`. */
+  readonly entry: string;
+  readonly tenancyTable: ITable;
+  readonly rateTable: ITable;
+  readonly stream: IStream;
+  readonly bucket: Bucket;
+  /** Key prefix of oversized traces carried by reference. */
+  readonly overflowPrefix: string;
+  readonly settings: IngestSettings;
+  readonly stageName: string;
+  readonly throttlingRateLimit: number;
+  readonly throttlingBurstLimit: number;
+  readonly logRetention: RetentionDays;
+  readonly metricsNamespace: string;
+}
+
+/** The ingest link: the REST API, its single route, and the function behind it with its grants. */
+export class IngestApi extends Construct {
+  public readonly api: RestApi;
+  public readonly handler: HouseFunction;
+  public readonly method: Method;
+  public readonly accessLogGroup: LogGroup;
+  /** URL of `POST /v1/traces/ingest` on the deployed stage. */
+  public readonly ingestUrl: string;
+
+  constructor(scope: Construct, id: string, props: IngestApiProps) {
+    super(scope, id);
+
+    this.handler = new HouseFunction(this, 'Handler', {
+      projectRoot: props.projectRoot,
+      entry: props.entry,
+      description: 'POST /v1/traces/ingest: authenticates, validates, rate-limits and publishes trace batches',
+      serviceName: 'trace-ingest',
+      metricsNamespace: props.metricsNamespace,
+      logRetention: props.logRetention,
+      memorySize: props.settings.memorySize,
+      timeout: props.settings.timeout,
+      environment: {
+        [ENV.tenancyTable]: props.tenancyTable.tableName,
+        [ENV.rateTable]: props.rateTable.tableName,
+        [ENV.traceStream]: props.stream.streamName,
+        [ENV.dataBucket]: props.bucket.bucketName,
+        [ENV.keyCacheSeconds]: String(props.settings.keyCacheSeconds),
+      },
+    });
+    this.grantHandler(props);
+
+    this.accessLogGroup = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+    this.api = new RestApi(this, 'Api', {
+      restApiName: `${Stack.of(this).stackName}-ingest`,
+      description: 'Trace Ingest API',
+      endpointTypes: [EndpointType.REGIONAL],
+      binaryMediaTypes: BINARY_MEDIA_TYPES,
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stageName,
+        throttlingRateLimit: props.throttlingRateLimit,
+        throttlingBurstLimit: props.throttlingBurstLimit,
+        metricsEnabled: true,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogGroup),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+    });
+
+    const resource = INGEST_PATH.reduce((parent, part) => parent.addResource(part), this.api.root);
+    this.method = resource.addMethod('POST', new LambdaIntegration(this.handler, { proxy: true, allowTestInvoke: false }), {
+      operationName: 'IngestTraces',
+      // A request without the key never reaches (or bills) the function.
+      requestParameters: { 'method.request.header.X-API-Key': true },
+      requestValidator: new RequestValidator(this, 'ApiKeyHeaderValidator', {
+        restApi: this.api,
+        validateRequestParameters: true,
+        validateRequestBody: false,
+      }),
+    });
+    this.ingestUrl = this.api.urlForPath(`/${INGEST_PATH.join('/')}`);
+
+    this.addJsonGatewayResponses();
+
+    new MetricFilter(this, 'Throttled', {
+      logGroup: this.accessLogGroup,
+      metricNamespace: props.metricsNamespace,
+      metricName: THROTTLED_METRIC_NAME,
+      filterPattern: FilterPattern.stringValue('$.status', '=', '429'),
+      metricValue: '1',
+      defaultValue: 0,
+    });
+
+    this.acknowledgeFindings();
+  }
+
+  private grantHandler(props: IngestApiProps): void {
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.tenancyTable.tableArn] }));
+    // TransactWriteItems is authorized per contained action; idempotency records use the same table.
+    this.handler.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        resources: [props.rateTable.tableArn],
+      }),
+    );
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['kinesis:PutRecords', 'kinesis:PutRecord'], resources: [props.stream.streamArn] }));
+    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [props.bucket.arnForObjects(`${props.overflowPrefix}*`)] }));
+    acknowledgePrefixWildcards(
+      this.handler.role ?? this.handler,
+      props.bucket,
+      [props.overflowPrefix],
+      'Oversized traces are written under the overflow prefix with keys chosen per request; no other prefix is writable.',
+    );
+  }
+
+  /** The platform's own answers (unknown route, too large, throttled, …) in the API's JSON error shape. */
+  private addJsonGatewayResponses(): void {
+    const body = (code: string, detail: string) =>
+      JSON.stringify({ detail, code, request_id: '$context.requestId' });
+    const json = (id: string, type: ResponseType, statusCode: string | undefined, template: string, headers: Record<string, string> = {}) =>
+      this.api.addGatewayResponse(id, {
+        type,
+        ...(statusCode === undefined ? {} : { statusCode }),
+        templates: { 'application/json': template },
+        responseHeaders: { 'Content-Type': "'application/json'", ...headers },
+      });
+    const notFound = body('not_found', 'No route for this method and path. The API has one route: POST /v1/traces/ingest.');
+    json('MissingRoute', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', notFound);
+    json('ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, '404', notFound);
+    json(
+      'MissingApiKey',
+      ResponseType.BAD_REQUEST_PARAMETERS,
+      '401',
+      body('invalid_api_key', 'Invalid or missing API key: send it in the X-API-Key header.'),
+    );
+    json(
+      'RequestTooLarge',
+      ResponseType.REQUEST_TOO_LARGE,
+      '413',
+      body('payload_too_large', 'Request body too large: API Gateway accepts at most 10 MB; send the batch gzip-compressed or split it.'),
+    );
+    json(
+      'Throttled',
+      ResponseType.THROTTLED,
+      '429',
+      body('rate_limited', 'Rate limit exceeded: the API is throttling requests; retry after the Retry-After delay.'),
+      { 'Retry-After': "'1'" },
+    );
+    // The defaults keep their own status codes; only the body becomes JSON.
+    json('Default4xx', ResponseType.DEFAULT_4XX, undefined, '{"detail":$context.error.messageString,"code":"bad_request","request_id":"$context.requestId"}');
+    json(
+      'Default5xx',
+      ResponseType.DEFAULT_5XX,
+      undefined,
+      body('unavailable', 'Service temporarily unavailable: retry the whole batch after the Retry-After delay.'),
+      { 'Retry-After': "'5'" },
+    );
+  }
+
+  private acknowledgeFindings(): void {
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'Callers authenticate with X-API-Key, checked by the ingest function against SHA-256 key hashes in the tenancy table (spec section 5); the gateway rejects requests without the header.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason: 'The API serves machine clients holding per-organization API keys; there are no Cognito users.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason: 'The gateway validates the required X-API-Key header; the body arrives gzip-compressed as binary, which a gateway model cannot validate, so the function validates it (per-trace errors in the 200).',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'No WAF by default: bodies are gzip-compressed binary that WAF cannot inspect, and per-organization rate limits plus stage throttling already apply. docs/deploy.md shows how to associate a web ACL.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason: 'The account-level API Gateway logging role needs exactly this AWS-managed policy to write access and execution logs.',
+    });
+  }
+}

@@ -1,0 +1,149 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IStream } from 'aws-cdk-lib/aws-kinesis';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { KinesisEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import type { LandingSettings } from '../config.js';
+import { acknowledgePrefixWildcards } from './acknowledge.js';
+import { HouseFunction } from './house-function.js';
+import { TraceCatalog } from './trace-catalog.js';
+
+/** Key prefixes of the data bucket, shared by the grants, the lifecycle rules and the catalog. */
+export const DATA_PREFIXES = {
+  overflow: 'overflow/',
+  traces: 'traces/',
+  spans: 'spans/',
+  deadLetter: 'dead-letter/',
+  athenaResults: 'athena-results/',
+} as const;
+
+export interface LandingProps {
+  readonly projectRoot: string;
+  /** Handler file relative to `projectRoot`. */
+  readonly entry: string;
+  readonly stream: IStream;
+  readonly settings: LandingSettings;
+  readonly logRetention: RetentionDays;
+  readonly metricsNamespace: string;
+  readonly accessLogRetentionDays: number;
+  readonly dataRetentionDays?: number;
+}
+
+/**
+ * The landing link: the data bucket (and its access-log bucket), the consumer that turns stream
+ * records into Parquet, its event source mapping and failure queue, and the Glue/Athena catalog.
+ */
+export class Landing extends Construct {
+  public readonly bucket: Bucket;
+  public readonly accessLogsBucket: Bucket;
+  public readonly consumer: HouseFunction;
+  public readonly failureQueue: Queue;
+  public readonly eventSource: KinesisEventSource;
+  public readonly catalog: TraceCatalog;
+
+  constructor(scope: Construct, id: string, props: LandingProps) {
+    super(scope, id);
+    const { settings } = props;
+
+    this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(props.accessLogRetentionDays) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.accessLogsBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This bucket receives the server access logs of the data bucket; logging it into itself would loop.',
+    });
+
+    this.bucket = new Bucket(this, 'DataBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'data-bucket/',
+      lifecycleRules: dataLifecycle(props.dataRetentionDays),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.failureQueue = new Queue(this, 'FailureQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.failureQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the on-failure destination of the consumer: it holds pointers to failed stream batches for replay.',
+    });
+
+    this.consumer = new HouseFunction(this, 'Consumer', {
+      projectRoot: props.projectRoot,
+      entry: props.entry,
+      description: 'Lands trace stream records as Parquet in the data bucket',
+      serviceName: 'trace-landing',
+      metricsNamespace: props.metricsNamespace,
+      logRetention: props.logRetention,
+      memorySize: settings.memorySize,
+      timeout: settings.timeout,
+      environment: { [ENV.dataBucket]: this.bucket.bucketName },
+    });
+    this.consumer.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects(`${DATA_PREFIXES.overflow}*`)] }),
+    );
+    this.consumer.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [DATA_PREFIXES.traces, DATA_PREFIXES.spans, DATA_PREFIXES.deadLetter].map((prefix) => this.bucket.arnForObjects(`${prefix}*`)),
+      }),
+    );
+
+    acknowledgePrefixWildcards(
+      this.consumer.role ?? this.consumer,
+      this.bucket,
+      [DATA_PREFIXES.overflow, DATA_PREFIXES.traces, DATA_PREFIXES.spans, DATA_PREFIXES.deadLetter],
+      'Object keys (org, date, first sequence number) are chosen at run time; the grant is limited to the prefixes the consumer reads or writes.',
+    );
+
+    this.eventSource = new KinesisEventSource(props.stream, {
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: settings.batchSize,
+      maxBatchingWindow: settings.maxBatchingWindow,
+      // Whole batches fail: a mid-batch checkpoint would change the deterministic object keys of the retry.
+      reportBatchItemFailures: false,
+      bisectBatchOnError: true,
+      parallelizationFactor: 1,
+      retryAttempts: settings.retryAttempts,
+      maxRecordAge: settings.maxRecordAge,
+      onFailure: new SqsDlq(this.failureQueue),
+    });
+    this.consumer.addEventSource(this.eventSource);
+
+    this.catalog = new TraceCatalog(this, 'Catalog', { bucket: this.bucket, resultsPrefix: DATA_PREFIXES.athenaResults });
+  }
+}
+
+function dataLifecycle(dataRetentionDays: number | undefined): LifecycleRule[] {
+  const rules: LifecycleRule[] = [
+    { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+    // Oversized traces are only needed until the consumer has landed them (or a replay has).
+    { id: 'ExpireOverflow', prefix: DATA_PREFIXES.overflow, expiration: Duration.days(7) },
+    { id: 'ExpireDeadLetters', prefix: DATA_PREFIXES.deadLetter, expiration: Duration.days(90) },
+    { id: 'ExpireAthenaResults', prefix: DATA_PREFIXES.athenaResults, expiration: Duration.days(7) },
+  ];
+  if (dataRetentionDays !== undefined) {
+    for (const prefix of [DATA_PREFIXES.traces, DATA_PREFIXES.spans]) {
+      rules.push({ id: `Expire${prefix === DATA_PREFIXES.traces ? 'Traces' : 'Spans'}`, prefix, expiration: Duration.days(dataRetentionDays) });
+    }
+  }
+  return rules;
+}

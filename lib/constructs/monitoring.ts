@@ -1,0 +1,142 @@
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  type IMetric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IStream } from 'aws-cdk-lib/aws-kinesis';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+export interface MonitoringProps {
+  readonly api: RestApi;
+  readonly ingestFunction: IFunction;
+  readonly consumer: IFunction;
+  readonly tenancyTable: ITable;
+  readonly rateTable: ITable;
+  readonly stream: IStream;
+  readonly failureQueue: IQueue;
+  /** Count of 429 answers, from the access log. */
+  readonly throttledResponses: IMetric;
+  readonly alarmEmail?: string;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** Dashboard and alarms of the whole path; every alarm notifies one SNS topic. */
+export class Monitoring extends Construct {
+  public readonly topic: Topic;
+  public readonly dashboard: Dashboard;
+  public readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    // Unencrypted on purpose: CloudWatch cannot publish to a topic under the AWS-managed SNS key,
+    // and alarm notifications carry only alarm names and states.
+    this.topic = new Topic(this, 'AlarmTopic', { displayName: 'Trace Ingest alarms', enforceSSL: true });
+    if (props.alarmEmail !== undefined) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+
+    const { api, ingestFunction, consumer, stream, failureQueue } = props;
+    const requests = api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const clientErrorRate = api.metricClientError({ period: FIVE_MINUTES, statistic: 'Average' });
+    const serverErrors = api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const latencyP99 = api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' });
+    const throttledRate = new MathExpression({
+      expression: 'IF(requests > 0, throttled / requests, 0)',
+      usingMetrics: { requests, throttled: props.throttledResponses },
+      period: FIVE_MINUTES,
+      label: 'Share of requests answered 429',
+    });
+    const ingestErrors = ingestFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const tableThrottles = (table: ITable, idPrefix: string, label: string) =>
+      new MathExpression({
+        expression: `${idPrefix}Reads + ${idPrefix}Writes`,
+        usingMetrics: {
+          [`${idPrefix}Reads`]: table.metric('ReadThrottleEvents', { period: FIVE_MINUTES, statistic: 'Sum' }),
+          [`${idPrefix}Writes`]: table.metric('WriteThrottleEvents', { period: FIVE_MINUTES, statistic: 'Sum' }),
+        },
+        period: FIVE_MINUTES,
+        label,
+      });
+    const tenancyThrottles = tableThrottles(props.tenancyTable, 'tenancy', 'Tenancy table throttled requests');
+    const rateThrottles = tableThrottles(props.rateTable, 'rate', 'Rate table throttled requests');
+    const transactionConflicts = props.rateTable.metric('TransactionConflict', { period: FIVE_MINUTES, statistic: 'Sum' });
+    const streamThrottles = stream.metricPutRecordsThrottledRecords({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const iteratorAge = new Metric({
+      namespace: 'AWS/Lambda',
+      metricName: 'IteratorAge',
+      dimensionsMap: { FunctionName: consumer.functionName },
+      period: FIVE_MINUTES,
+      statistic: 'Maximum',
+    });
+    const consumerErrors = consumer.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const failureDepth = failureQueue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' });
+
+    this.alarm('ApiServerErrors', serverErrors, 5, 1, 'API answered 5xx at least 5 times in 5 minutes');
+    this.alarm('ApiClientErrorRate', clientErrorRate, 0.25, 3, 'More than 25% of API requests answered 4xx for 15 minutes');
+    this.alarm('ApiLatencyP99', latencyP99, 10_000, 3, 'API p99 latency above 10 s for 15 minutes');
+    this.alarm('IngestFunctionErrors', ingestErrors, 1, 1, 'The ingest function failed (crash or timeout): the contract says no input produces a 500');
+    this.alarm('Ingest429Rate', throttledRate, 0.1, 3, 'More than 10% of requests answered 429 for 15 minutes');
+    this.alarm('TenancyTableThrottles', tenancyThrottles, 1, 1, 'DynamoDB throttled requests on the tenancy table');
+    this.alarm('RateTableThrottles', rateThrottles, 1, 1, 'DynamoDB throttled requests on the rate table');
+    this.alarm('RateTransactionConflicts', transactionConflicts, 50, 3, 'Many rate-counter transactions conflicting for 15 minutes (one organization sending concurrently)');
+    this.alarm('StreamWriteThrottles', streamThrottles, 1, 1, 'Kinesis throttled PutRecords records');
+    this.alarm('ConsumerIteratorAge', iteratorAge, 15 * 60 * 1000, 3, 'The consumer is more than 15 minutes behind the stream');
+    this.alarm('ConsumerErrors', consumerErrors, 1, 1, 'The landing consumer failed a batch (it will be retried, bisected, then sent to the failure queue)');
+    this.alarm('FailureQueueNotEmpty', failureDepth, 1, 1, 'Stream batches the consumer gave up on: replay them before the stream retention runs out');
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(3),
+      widgets: [
+        [new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })],
+        [
+          graph('API requests', [requests], [serverErrors]),
+          graph('API 4xx rate and 429 share', [clientErrorRate, throttledRate]),
+          graph('API latency', [api.metricLatency({ period: FIVE_MINUTES, statistic: 'p50' }), latencyP99, api.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: 'p99' })]),
+        ],
+        [
+          graph('Ingest function', [ingestFunction.metricInvocations({ period: FIVE_MINUTES }), ingestErrors, ingestFunction.metricThrottles({ period: FIVE_MINUTES })]),
+          graph('Ingest duration', [ingestFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }), ingestFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' })]),
+          graph('DynamoDB throttles and conflicts', [tenancyThrottles, rateThrottles, transactionConflicts]),
+        ],
+        [
+          graph('Stream', [stream.metricIncomingRecords({ period: FIVE_MINUTES, statistic: 'Sum' }), streamThrottles], [stream.metricIncomingBytes({ period: FIVE_MINUTES, statistic: 'Sum' })]),
+          graph('Consumer', [consumer.metricInvocations({ period: FIVE_MINUTES }), consumerErrors, failureDepth], [iteratorAge]),
+          graph('Consumer duration', [consumer.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }), consumer.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' })]),
+        ],
+      ],
+    });
+  }
+
+  private alarm(id: string, metric: IMetric, threshold: number, periods: number, description: string): Alarm {
+    const alarm = new Alarm(this, id, {
+      metric,
+      threshold,
+      evaluationPeriods: periods,
+      datapointsToAlarm: periods,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: description,
+    });
+    alarm.addAlarmAction(new SnsAction(this.topic));
+    alarm.addOkAction(new SnsAction(this.topic));
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}
+
+function graph(title: string, left: IMetric[], right: IMetric[] = []): GraphWidget {
+  return new GraphWidget({ title, left, right, width: 8 });
+}

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { DEFAULT_CONFIG, type TraceIngestConfig } from '../../../lib/config.js';
+import { TraceIngestStack, type FunctionEntries } from '../../../lib/trace-ingest-stack.js';
+
+export const PROJECT_ROOT = path.resolve(__dirname, '../../..');
+
+/** The feature flags `cdk synth` uses, so tests see the same template. */
+function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  return cdkJson.context ?? {};
+}
+
+export interface SynthOptions {
+  readonly config?: TraceIngestConfig;
+  readonly entries?: Partial<FunctionEntries>;
+}
+
+export interface SynthesizedStack {
+  readonly app: App;
+  readonly stack: TraceIngestStack;
+  readonly template: Template;
+}
+
+/** Builds and synthesizes the stack once, bundling the functions with esbuild. */
+export function synthStack(options: SynthOptions = {}): SynthesizedStack {
+  const app = new App({ context: cdkJsonContext() });
+  const stack = new TraceIngestStack(app, 'TraceIngestTest', {
+    env: { account: '123456789012', region: 'eu-west-1' },
+    config: options.config ?? DEFAULT_CONFIG,
+    projectRoot: PROJECT_ROOT,
+    ...(options.entries === undefined ? {} : { entries: options.entries }),
+  });
+  return { app, stack, template: Template.fromStack(stack) };
+}
