@@ -1,12 +1,13 @@
 // Jest runs the TypeScript sources through SWC as CommonJS. middy 5+ ships only ESM,
-// so its packages are transformed too instead of being ignored like the rest of node_modules.
+// so its packages are transformed too instead of being ignored like the rest of node_modules;
+// so are hyparquet and hyparquet-writer (the landing consumer's Parquet writer, ESM only).
 const swc = ['@swc/jest', {
   jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
   module: { type: 'commonjs' },
 }];
 const shared = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@middy|hyparquet|hyparquet-writer)/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   testEnvironment: 'node',

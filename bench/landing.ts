@@ -1,0 +1,283 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../lambda/shared/domain/trace.js';
+import { spanBatches, traceBatches } from '../lambda/landing/column-batches.js';
+import { type LandableTrace, toLandableTrace } from '../lambda/landing/landable-trace.js';
+import { SPANS, TRACES } from '../lambda/landing/landing-schema.js';
+import { writeParquet } from '../lambda/landing/parquet-writer.js';
+import type { BenchResult } from './types.js';
+
+
+export interface SyntheticTrace {
+  context: TraceContext;
+  trace: AcceptedTrace;
+}
+
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ['search', 'the', 'weather', 'in', 'Zürich', 'summarise', 'document', 'résumé', 'tool', 'call', 'answer', '東京', 'retrieve', 'context', 'plan', 'step'];
+const KINDS = ['llm', 'tool', 'chain', 'retriever', 'agent', 'custom'] as const;
+const MODELS = ['gpt-4o', 'claude-sonnet', 'llama-3-70b', ''];
+
+function uuid(next: () => number): string {
+  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(next() * 16).toString(16)).join('');
+  return `${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${hex(12)}`;
+}
+
+function iso(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  return `${new Date(ms).toISOString().slice(0, 23)}${String(micros % 1000).padStart(3, '0')}Z`;
+}
+
+/**
+ * Deterministic traces shaped like agent runs: JSON inputs and outputs of a few hundred bytes,
+ * tags on some spans, a little non-ASCII text. Used by the landing benchmarks.
+ */
+export function syntheticTraces(traceCount: number, spansPerTrace: number, seed = 42, orgs = 1): SyntheticTrace[] {
+  const next = prng(seed);
+  const text = (words: number) => Array.from({ length: words }, () => WORDS[Math.floor(next() * WORDS.length)]).join(' ');
+  const start = Date.UTC(2026, 10, 22, 10) * 1000;
+  return Array.from({ length: traceCount }, (_, t) => {
+    const traceMicros = start + t * 1_234_567;
+    const trace_id = uuid(next);
+    const spans: AcceptedSpan[] = [];
+    for (let s = 0; s < spansPerTrace; s++) {
+      const kind = KINDS[Math.floor(next() * KINDS.length)]!;
+      const input = Math.floor(next() * 400);
+      spans.push({
+        span_id: uuid(next),
+        parent_span_id: s === 0 ? null : spans[Math.floor(next() * s)]!.span_id,
+        timestamp: iso(traceMicros + s * 1_001),
+        duration_ms: Math.round(next() * 5_000_000) / 1000,
+        name: `${kind}-${s}`,
+        kind,
+        status: next() < 0.95 ? 'ok' : 'error',
+        model: kind === 'llm' ? MODELS[Math.floor(next() * MODELS.length)]! : '',
+        input_tokens: input,
+        output_tokens: Math.floor(next() * 300),
+        total_tokens: input + 300,
+        input: JSON.stringify({ messages: [{ role: 'user', content: text(20 + Math.floor(next() * 40)) }] }),
+        output: JSON.stringify({ content: text(20 + Math.floor(next() * 40)) }),
+        attributes: next() < 0.3 ? JSON.stringify({ tags: ['prod', `team-${Math.floor(next() * 5)}`], retries: 0 }) : '{}',
+        error_message: next() < 0.05 ? `failed: ${text(6)}` : null,
+        session_id: `session-${t % 97}`,
+        agent_id: `agent-${t % 7}`,
+        agent_name: `Agent ${t % 7}`,
+        user_id: `user-${t % 131}`,
+      });
+    }
+    const trace: AcceptedTrace = {
+      trace_id,
+      timestamp: iso(traceMicros),
+      environment: 'production',
+      workspace_slug: 'default',
+      duration_ms: spansPerTrace * 123.456,
+      root_span_name: 'agent-run',
+      status: 'ok',
+      model: 'gpt-4o',
+      input_tokens: 1000,
+      output_tokens: 500,
+      total_tokens: 1500,
+      attributes: JSON.stringify({ tags: ['bench'] }),
+      session_id: `session-${t % 97}`,
+      agent_id: `agent-${t % 7}`,
+      agent_name: `Agent ${t % 7}`,
+      user_id: `user-${t % 131}`,
+      spans,
+    };
+    const context: TraceContext = {
+      org_id: `org-${t % orgs}`,
+      workspace_slug: 'default',
+      api_key_id: 'key-0001',
+      request_id: `req-${Math.floor(t / 10)}`,
+      received_at: iso(traceMicros + 500_000),
+    };
+    return { context, trace };
+  });
+}
+
+/** Checks and prepares traces the way the consumer does before encoding. */
+export function landable(traces: readonly SyntheticTrace[]): LandableTrace[] {
+  return traces.map(({ context, trace }) => toLandableTrace(context, trace));
+}
+
+const SPAN_DDL = `CREATE TABLE spans (
+  trace_id VARCHAR NOT NULL, span_index INTEGER NOT NULL, span_id VARCHAR NOT NULL, parent_span_id VARCHAR,
+  "timestamp" TIMESTAMPTZ NOT NULL, duration_ms DOUBLE NOT NULL, name VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+  status VARCHAR NOT NULL, model VARCHAR NOT NULL, input_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL,
+  total_tokens BIGINT NOT NULL, input VARCHAR NOT NULL, output VARCHAR NOT NULL, attributes VARCHAR NOT NULL,
+  tags VARCHAR[] NOT NULL, error_message VARCHAR, session_id VARCHAR NOT NULL, agent_id VARCHAR NOT NULL,
+  agent_name VARCHAR NOT NULL, user_id VARCHAR NOT NULL, environment VARCHAR NOT NULL, workspace_slug VARCHAR NOT NULL,
+  api_key_id VARCHAR NOT NULL, request_id VARCHAR NOT NULL, received_at TIMESTAMPTZ NOT NULL)`;
+
+/**
+ * DuckDB writing the same span rows: appended through its appender from the same prepared traces,
+ * then `COPY … TO … (FORMAT parquet)`. Returns the file size.
+ */
+export async function duckdbWriteSpans(traces: readonly LandableTrace[], file: string, codec: 'snappy' | 'zstd'): Promise<number> {
+  const { DuckDBInstance, DuckDBTimestampTZValue, LIST, VARCHAR, listValue } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const connection = await instance.connect();
+  try {
+    await connection.run(SPAN_DDL);
+    const appender = await connection.createAppender('spans');
+    const tagsType = LIST(VARCHAR);
+    const text = (value: string | null) => (value === null ? appender.appendNull() : appender.appendVarchar(value));
+    for (const t of traces) {
+      const { trace, context } = t;
+      trace.spans.forEach((span, index) => {
+        appender.appendVarchar(trace.trace_id);
+        appender.appendInteger(index);
+        appender.appendVarchar(span.span_id);
+        text(span.parent_span_id);
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(t.spanTimestampMicros[index]!));
+        appender.appendDouble(span.duration_ms);
+        appender.appendVarchar(span.name);
+        appender.appendVarchar(span.kind);
+        appender.appendVarchar(span.status);
+        appender.appendVarchar(span.model);
+        appender.appendBigInt(BigInt(span.input_tokens));
+        appender.appendBigInt(BigInt(span.output_tokens));
+        appender.appendBigInt(BigInt(span.total_tokens));
+        appender.appendVarchar(span.input);
+        appender.appendVarchar(span.output);
+        appender.appendVarchar(span.attributes);
+        appender.appendList(listValue(t.spanTags[index]!), tagsType);
+        text(span.error_message);
+        appender.appendVarchar(span.session_id);
+        appender.appendVarchar(span.agent_id);
+        appender.appendVarchar(span.agent_name);
+        appender.appendVarchar(span.user_id);
+        appender.appendVarchar(trace.environment);
+        appender.appendVarchar(context.workspace_slug);
+        appender.appendVarchar(context.api_key_id);
+        appender.appendVarchar(context.request_id);
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(t.receivedAtMicros));
+        appender.endRow();
+      });
+    }
+    appender.closeSync();
+    await connection.run(`COPY spans TO '${file}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 10000)`);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+  return statSync(file).size;
+}
+
+/** Peak RSS in MB of this process so far. */
+export function peakRssMb(): number {
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+interface ChildMeasurement {
+  seconds: number;
+  bytes: number;
+  rows: number;
+  peakRssMb: number;
+  baselineRssMb: number;
+}
+
+const TRACE_COUNT = 2_000;
+const SPANS_PER_TRACE = 50;
+
+async function measureInThisProcess(which: string, outDir: string): Promise<ChildMeasurement> {
+  const traces = syntheticTraces(TRACE_COUNT, SPANS_PER_TRACE);
+  const baselineRssMb = peakRssMb();
+  const started = process.hrtime.bigint();
+  let bytes: number;
+  let rows: number;
+  if (which === 'landing-spans') {
+    const file = writeParquet(SPANS, spanBatches(landable(traces)));
+    bytes = file.bytes.byteLength;
+    rows = file.rows;
+  } else if (which === 'landing-traces') {
+    const file = writeParquet(TRACES, traceBatches(landable(traces)));
+    bytes = file.bytes.byteLength;
+    rows = file.rows;
+  } else if (which === 'duckdb-snappy' || which === 'duckdb-zstd') {
+    bytes = await duckdbWriteSpans(landable(traces), path.join(outDir, `${which}.parquet`), which === 'duckdb-zstd' ? 'zstd' : 'snappy');
+    rows = TRACE_COUNT * SPANS_PER_TRACE;
+  } else {
+    throw new Error(`unknown measurement ${which}`);
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { seconds, bytes, rows, peakRssMb: peakRssMb(), baselineRssMb };
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+
+/** Runs one measurement in a fresh Node process so that its peak memory is its own. */
+export function measureInChild(script: string, which: string, outDir: string): ChildMeasurement {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', script, '--measure', which, outDir], { cwd: root, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${which} failed: ${result.stderr}`);
+  const line = result.stdout.trim().split('\n').pop() ?? '';
+  return JSON.parse(line) as ChildMeasurement;
+}
+
+/** Bundles the consumer the way it is deployed (esbuild, minified, node platform) and times a cold import. */
+export async function bundleConsumer(outDir: string): Promise<{ bytes: number; bytesSdkExternal: number; loadMs: number }> {
+  const { build } = await import('esbuild');
+  const common = { entryPoints: [path.join(root, 'lambda/landing/handler.ts')], bundle: true, minify: true, platform: 'node' as const, target: 'node20', format: 'esm' as const,
+    banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" }, logLevel: 'silent' as const };
+  const full = path.join(outDir, 'landing-full.mjs');
+  const slim = path.join(outDir, 'landing-sdk-external.mjs');
+  await build({ ...common, outfile: full });
+  await build({ ...common, outfile: slim, external: ['@aws-sdk/*'] });
+  const loads: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const script = `const t=performance.now();await import(${JSON.stringify(full)});console.log(performance.now()-t)`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DATA_BUCKET: 'bench-bucket', AWS_REGION: 'us-east-1' }, encoding: 'utf8' });
+    loads.push(Number(out.trim().split('\n').pop()));
+  }
+  loads.sort((a, b) => a - b);
+  return { bytes: statSync(full).size, bytesSdkExternal: statSync(slim).size, loadMs: loads[Math.floor(loads.length / 2)]! };
+}
+
+/** The landing benchmark: span rows/s encoded beside DuckDB, file sizes, peak memory, bundle size and load time. */
+export async function runLandingBench(): Promise<BenchResult[]> {
+  const outDir = mkdtempSync(path.join(tmpdir(), 'landing-bench-'));
+  const script = fileURLToPath(import.meta.url);
+  try {
+    const ours = measureInChild(script, 'landing-spans', outDir);
+    const duck = measureInChild(script, 'duckdb-zstd', outDir);
+    const traces = measureInChild(script, 'landing-traces', outDir);
+    const oursRate = ours.rows / ours.seconds;
+    const duckRate = duck.rows / duck.seconds;
+    const bundle = await bundleConsumer(outDir);
+    const rows = `${ours.rows} span rows (${TRACE_COUNT} traces × ${SPANS_PER_TRACE})`;
+    return [
+      { group: 'landing', metric: 'span rows/s encoded to Parquet (hyparquet-writer, SNAPPY)', value: Math.round(oursRate), unit: 'rows/s', baseline: Math.round(duckRate), ratio: +(oursRate / duckRate).toFixed(2), target: '>= 0.5', note: `${rows}; baseline DuckDB appender + COPY (ZSTD), 1 thread, same rows, same run` },
+      { group: 'landing', metric: 'spans Parquet file size', value: +(ours.bytes / 1e6).toFixed(1), unit: 'MB', baseline: +(duck.bytes / 1e6).toFixed(1), ratio: +(ours.bytes / duck.bytes).toFixed(2), note: `${rows}; baseline DuckDB ZSTD` },
+      { group: 'landing', metric: 'peak RSS while encoding spans', value: Math.round(ours.peakRssMb), unit: 'MB', baseline: Math.round(duck.peakRssMb), note: `fresh process each; RSS before encoding ${Math.round(ours.baselineRssMb)} MB (input traces generated)` },
+      { group: 'landing', metric: 'trace rows/s encoded to Parquet', value: Math.round(traces.rows / traces.seconds), unit: 'rows/s', note: `${traces.rows} trace rows, ${(traces.bytes / 1e6).toFixed(2)} MB` },
+      { group: 'landing', metric: 'consumer bundle size', value: +(bundle.bytes / 1024).toFixed(0), unit: 'KiB', note: `esbuild minified, node, ESM, everything bundled; ${(bundle.bytesSdkExternal / 1024).toFixed(0)} KiB with @aws-sdk/* external` },
+      { group: 'landing', metric: 'consumer bundle load time (fresh node process)', value: +bundle.loadMs.toFixed(1), unit: 'ms', note: 'median of 5 cold imports of the full bundle' },
+    ];
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+const isMain = process.argv[1] === fileURLToPath(import.meta.url);
+if (isMain && process.argv[2] === '--measure') {
+  const which = process.argv[3] ?? '';
+  const outDir = process.argv[4] ?? tmpdir();
+  mkdirSync(outDir, { recursive: true });
+  console.log(JSON.stringify(await measureInThisProcess(which, outDir)));
+} else if (isMain) {
+  console.table(await runLandingBench());
+}

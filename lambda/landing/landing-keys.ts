@@ -1,0 +1,21 @@
+import type { DatasetName } from './landing-schema.js';
+
+/** Where the records of one shard's batch land: one object per dataset, partition and batch. */
+export interface LandingGroupKey {
+  shardId: string;
+  orgId: string;
+  dt: string;
+  /** Sequence number of the group's first record in the batch. */
+  firstSequenceNumber: string;
+}
+
+// Keyed by the first sequence number of the group in the batch, so a retried or bisected batch
+// overwrites its own objects instead of adding a second copy of the rows.
+export function landingObjectKey(dataset: DatasetName, group: LandingGroupKey): string {
+  return `${dataset}/org_id=${group.orgId}/dt=${group.dt}/${group.shardId}-${group.firstSequenceNumber}.parquet`;
+}
+
+/** One object per undecodable record, so dead-lettering it again on a retry overwrites it. */
+export function deadLetterObjectKey(shardId: string, sequenceNumber: string, arrivedAt: Date): string {
+  return `dead-letter/dt=${arrivedAt.toISOString().slice(0, 10)}/${shardId}-${sequenceNumber}.json`;
+}

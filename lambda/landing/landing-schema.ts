@@ -1,0 +1,84 @@
+/**
+ * The two landed datasets, defined once: the Parquet writer builds its schema from these columns and
+ * the row builder fills them in this order. `org_id` and `dt` are not columns: they are Hive
+ * partition keys in the object path.
+ */
+
+/** `timestamp` is INT64 TIMESTAMP(MICROS, UTC); `string_list` is a required LIST of required UTF-8. */
+export type ColumnType = 'string' | 'nullable_string' | 'int32' | 'int64' | 'double' | 'timestamp' | 'string_list';
+
+export interface ColumnSpec {
+  name: string;
+  type: ColumnType;
+}
+
+export type DatasetName = 'traces' | 'spans';
+
+export interface DatasetSpec {
+  name: DatasetName;
+  columns: readonly ColumnSpec[];
+}
+
+const provenance: readonly ColumnSpec[] = [
+  { name: 'api_key_id', type: 'string' },
+  { name: 'request_id', type: 'string' },
+  { name: 'received_at', type: 'timestamp' },
+];
+
+export const TRACES: DatasetSpec = {
+  name: 'traces',
+  columns: [
+    { name: 'trace_id', type: 'string' },
+    { name: 'timestamp', type: 'timestamp' },
+    { name: 'environment', type: 'string' },
+    { name: 'workspace_slug', type: 'string' },
+    { name: 'duration_ms', type: 'double' },
+    { name: 'root_span_name', type: 'string' },
+    { name: 'status', type: 'string' },
+    { name: 'model', type: 'string' },
+    { name: 'input_tokens', type: 'int64' },
+    { name: 'output_tokens', type: 'int64' },
+    { name: 'total_tokens', type: 'int64' },
+    { name: 'attributes', type: 'string' },
+    { name: 'tags', type: 'string_list' },
+    { name: 'session_id', type: 'string' },
+    { name: 'agent_id', type: 'string' },
+    { name: 'agent_name', type: 'string' },
+    { name: 'user_id', type: 'string' },
+    { name: 'span_count', type: 'int32' },
+    ...provenance,
+  ],
+};
+
+export const SPANS: DatasetSpec = {
+  name: 'spans',
+  columns: [
+    { name: 'trace_id', type: 'string' },
+    { name: 'span_index', type: 'int32' },
+    { name: 'span_id', type: 'string' },
+    { name: 'parent_span_id', type: 'nullable_string' },
+    { name: 'timestamp', type: 'timestamp' },
+    { name: 'duration_ms', type: 'double' },
+    { name: 'name', type: 'string' },
+    { name: 'kind', type: 'string' },
+    { name: 'status', type: 'string' },
+    { name: 'model', type: 'string' },
+    { name: 'input_tokens', type: 'int64' },
+    { name: 'output_tokens', type: 'int64' },
+    { name: 'total_tokens', type: 'int64' },
+    { name: 'input', type: 'string' },
+    { name: 'output', type: 'string' },
+    { name: 'attributes', type: 'string' },
+    { name: 'tags', type: 'string_list' },
+    { name: 'error_message', type: 'nullable_string' },
+    { name: 'session_id', type: 'string' },
+    { name: 'agent_id', type: 'string' },
+    { name: 'agent_name', type: 'string' },
+    { name: 'user_id', type: 'string' },
+    { name: 'environment', type: 'string' },
+    { name: 'workspace_slug', type: 'string' },
+    ...provenance,
+  ],
+};
+
+export const DATASETS = [TRACES, SPANS] as const;

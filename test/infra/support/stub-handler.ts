@@ -1,1 +1,0 @@
-export const handler = async (): Promise<void> => undefined;

@@ -1,0 +1,103 @@
+import { parquetReadObjects } from 'hyparquet';
+import type { KinesisStreamEvent } from 'aws-lambda';
+import type { LandingRecord } from '../../../lambda/landing/land-records.js';
+import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
+import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+
+let counter = 0;
+const id = () => {
+  counter++;
+  return `00000000-0000-4000-8000-${counter.toString(16).padStart(12, '0')}`;
+};
+
+export function acceptedSpan(overrides: Partial<AcceptedSpan> = {}, index = 0): AcceptedSpan {
+  return {
+    span_id: id(),
+    parent_span_id: null,
+    timestamp: `2026-11-22T10:00:0${index % 10}.123456Z`,
+    duration_ms: 12.5,
+    name: `step-${index}`,
+    kind: 'llm',
+    status: 'ok',
+    model: 'gpt-4o',
+    input_tokens: 10,
+    output_tokens: 5,
+    total_tokens: 15,
+    input: '{"q":"hello"}',
+    output: '{"a":"world"}',
+    attributes: '{"tags":["prod"]}',
+    error_message: null,
+    session_id: 's-1',
+    agent_id: 'a-1',
+    agent_name: 'planner',
+    user_id: 'u-1',
+    ...overrides,
+  };
+}
+
+export function acceptedTrace(overrides: Partial<AcceptedTrace> = {}, spanCount = 2): AcceptedTrace {
+  return {
+    trace_id: id(),
+    timestamp: '2026-11-22T10:00:00.000001Z',
+    environment: 'production',
+    workspace_slug: 'ws',
+    duration_ms: 99.5,
+    root_span_name: 'planner',
+    status: 'ok',
+    model: 'gpt-4o',
+    input_tokens: 20,
+    output_tokens: 10,
+    total_tokens: 30,
+    attributes: '{}',
+    session_id: 's-1',
+    agent_id: 'a-1',
+    agent_name: 'planner',
+    user_id: 'u-1',
+    spans: Array.from({ length: spanCount }, (_, i) => acceptedSpan({}, i)),
+    ...overrides,
+  };
+}
+
+export function traceContext(overrides: Partial<TraceContext> = {}): TraceContext {
+  return { org_id: 'org-a', workspace_slug: 'ws', api_key_id: 'key-1', request_id: 'req-1', received_at: '2026-11-22T10:00:01.000000Z', ...overrides };
+}
+
+export const SHARD = 'shardId-000000000000';
+
+/** A sequence number of the shape Kinesis uses: same length, ordered as strings and as numbers. */
+export const sequenceNumber = (n: number) => `4964${String(n).padStart(52, '0')}`;
+
+export function landingRecord(n: number, data: Uint8Array, shardId = SHARD): LandingRecord {
+  return { shardId, sequenceNumber: sequenceNumber(n), data, approximateArrivalTimestamp: new Date(Date.UTC(2026, 10, 22, 10, 0, n % 60)) };
+}
+
+export function inlineRecord(n: number, trace: AcceptedTrace, context: TraceContext = traceContext()): LandingRecord {
+  return landingRecord(n, encodeTraceRecord({ v: 1, context, trace }));
+}
+
+export function kinesisEvent(records: readonly LandingRecord[]): KinesisStreamEvent {
+  return {
+    Records: records.map((r) => ({
+      eventID: `${r.shardId}:${r.sequenceNumber}`,
+      eventName: 'aws:kinesis:record',
+      eventVersion: '1.0',
+      eventSource: 'aws:kinesis',
+      eventSourceARN: 'arn:aws:kinesis:us-east-1:123456789012:stream/traces',
+      awsRegion: 'us-east-1',
+      invokeIdentityArn: 'arn:aws:iam::123456789012:role/landing',
+      kinesis: {
+        kinesisSchemaVersion: '1.0',
+        partitionKey: 'pk',
+        sequenceNumber: r.sequenceNumber,
+        data: Buffer.from(r.data).toString('base64'),
+        approximateArrivalTimestamp: r.approximateArrivalTimestamp.getTime() / 1000,
+      },
+    })),
+  };
+}
+
+/** Rows of a Parquet body, read with hyparquet (the reader of the writer's family; integration tests read with DuckDB). */
+export async function parquetRows(body: Uint8Array): Promise<Record<string, unknown>[]> {
+  const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
+  return (await parquetReadObjects({ file })) as Record<string, unknown>[];
+}
