@@ -68,3 +68,21 @@ export class UnavailableError extends IngestError {
     super(message, options);
   }
 }
+
+export class InvalidIdempotencyKeyError extends IngestError {
+  override name = 'InvalidIdempotencyKeyError';
+  readonly code = 'invalid_idempotency_key';
+}
+
+/** The same Idempotency-Key was used with a different body. */
+export class IdempotencyKeyReusedError extends IngestError {
+  override name = 'IdempotencyKeyReusedError';
+  readonly code = 'idempotency_key_reused';
+}
+
+/** A request with the same Idempotency-Key is still being processed. */
+export class IdempotencyInProgressError extends IngestError {
+  override name = 'IdempotencyInProgressError';
+  readonly code = 'idempotency_in_progress';
+  readonly retryAfterSeconds = 1;
+}

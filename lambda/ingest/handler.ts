@@ -4,6 +4,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
 import { DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
@@ -32,6 +33,7 @@ export const handler = createIngestHandler({
     rateLimiter: new DynamoDbRateLimiter(dynamodb, rateTable),
     sink: new KinesisTraceSink(kinesis, traceStream),
     overflow: new S3OverflowStore(s3, dataBucket),
+    idempotency: new DynamoDbIdempotencyStore(dynamodb, rateTable),
     newId: randomUUID,
   },
   logger: new Logger({ serviceName: 'trace-ingest' }),

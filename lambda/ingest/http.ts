@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
-import { IngestError, RateLimitedError, UnavailableError } from './errors.js';
+import { IdempotencyInProgressError, IngestError, RateLimitedError, UnavailableError } from './errors.js';
 import type { IngestRequest, IngestResult } from './ingest-batch.js';
 
 /** The one place that maps ingest outcomes to HTTP statuses and bodies (decisions §1). */
@@ -14,6 +14,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   workspace_out_of_scope: 403,
   rate_limited: 429,
   unavailable: 503,
+  invalid_idempotency_key: 400,
+  idempotency_key_reused: 422,
+  idempotency_in_progress: 409,
 };
 
 export type GatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
@@ -47,6 +50,7 @@ export function toIngestRequest(event: GatewayEvent, requestId: string, received
   return {
     requestId,
     apiKeyValues: headerValues(event, 'x-api-key'),
+    idempotencyKeyValues: headerValues(event, 'idempotency-key'),
     body: {
       body: typeof event.body === 'string' ? event.body : null,
       isBase64Encoded: event.isBase64Encoded === true,
@@ -70,7 +74,12 @@ function json(status: number, requestId: string, body: unknown, extraHeaders: Re
 }
 
 export function successResponse(result: IngestResult, requestId: string): APIGatewayProxyResult {
-  return json(200, requestId, { accepted: result.accepted, rejected: result.rejected, errors: result.errors });
+  return json(
+    200,
+    requestId,
+    { accepted: result.accepted, rejected: result.rejected, errors: result.errors },
+    result.replayed ? { 'Idempotent-Replayed': 'true' } : {},
+  );
 }
 
 /** Maps a refusal to its response; anything unexpected becomes a 503 that leaks nothing. */
@@ -82,6 +91,9 @@ export function errorResponse(error: unknown, requestId: string): APIGatewayProx
       { detail: error.message, code: error.code, window: error.window, limit: error.limit, request_id: requestId },
       { 'Retry-After': String(error.retryAfterSeconds) },
     );
+  }
+  if (error instanceof IdempotencyInProgressError) {
+    return json(409, requestId, { detail: error.message, code: error.code, request_id: requestId }, { 'Retry-After': String(error.retryAfterSeconds) });
   }
   if (error instanceof UnavailableError) {
     return json(503, requestId, { detail: error.message, code: error.code, request_id: requestId }, { 'Retry-After': String(error.retryAfterSeconds) });

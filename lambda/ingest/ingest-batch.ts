@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type { IdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
 import type { RateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
 import type { StreamRecord, TraceSink } from '../shared/adapters/kinesis-trace-sink.js';
 import type { OverflowStore } from '../shared/adapters/s3-overflow-store.js';
@@ -13,7 +15,10 @@ import {
   type TraceReferenceRecord,
 } from '../shared/domain/trace-record.js';
 import {
+  IdempotencyInProgressError,
+  IdempotencyKeyReusedError,
   InvalidApiKeyError,
+  InvalidIdempotencyKeyError,
   NoActivePlanError,
   PaymentRequiredError,
   RateLimitedError,
@@ -33,6 +38,8 @@ export interface IngestDeps {
   rateLimiter: RateLimiter;
   sink: TraceSink;
   overflow: OverflowStore;
+  /** Absent: the Idempotency-Key header is ignored. */
+  idempotency?: IdempotencyStore;
   newId: () => string;
   log: { warn(message: string, extra?: Record<string, unknown>): void; error(message: string, extra?: Record<string, unknown>): void };
 }
@@ -43,6 +50,8 @@ export interface IngestRequest {
   apiKeyValues: readonly string[];
   body: RawBody;
   receivedAtMicros: number;
+  /** Every value of every `Idempotency-Key` header sent. */
+  idempotencyKeyValues?: readonly string[];
 }
 
 export interface TraceError {
@@ -58,6 +67,23 @@ export interface IngestResult {
   /** What the request was authorized as, for logs and metrics. */
   orgId: string;
   apiKeyId: string;
+  /** True when this is the stored response of an earlier request with the same Idempotency-Key. */
+  replayed?: boolean;
+}
+
+/** Printable ASCII without spaces, 1 to 255 characters: a UUID, a ULID or any client token fits. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+function parseIdempotencyKey(values: readonly string[] | undefined): string | undefined {
+  const distinct = new Set((values ?? []).map((v) => v.trim()));
+  if (distinct.size === 0) return undefined;
+  const [key] = distinct as unknown as [string];
+  if (distinct.size > 1 || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    throw new InvalidIdempotencyKeyError(
+      'Invalid Idempotency-Key: send one header of 1 to 255 printable ASCII characters without spaces',
+    );
+  }
+  return key;
 }
 
 type Json = Record<string, unknown>;
@@ -162,7 +188,76 @@ function unavailable(error: unknown): UnavailableError {
 export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Promise<IngestResult> {
   const key = await authenticate(deps.tenancy, request.apiKeyValues);
   const org = await authorizeOrganization(deps.tenancy, key);
-  const traces = parseBatch(decodeBody(request.body));
+  const idempotencyKey = deps.idempotency ? parseIdempotencyKey(request.idempotencyKeyValues) : undefined;
+  const text = decodeBody(request.body);
+  if (!deps.idempotency || idempotencyKey === undefined) return processBatch(deps, request, key, org, text);
+  return withIdempotency(deps.idempotency, deps, org.orgId, key.keyId, idempotencyKey, text, request.receivedAtMicros, () =>
+    processBatch(deps, request, key, org, text),
+  );
+}
+
+/**
+ * Safe retries: the first request with a key claims it; a repeat with the same body gets the first
+ * 200 again without counting or publishing; a different body gets 422; a repeat while the first
+ * is still running gets 409. Only a 200 is remembered: any refusal frees the key for a retry.
+ */
+async function withIdempotency(
+  store: IdempotencyStore,
+  deps: IngestDeps,
+  orgId: string,
+  apiKeyId: string,
+  idempotencyKey: string,
+  text: string,
+  receivedAtMicros: number,
+  run: () => Promise<IngestResult>,
+): Promise<IngestResult> {
+  const bodyHash = createHash('sha256').update(text, 'utf8').digest('base64url');
+  const nowSeconds = Math.floor(receivedAtMicros / 1_000_000);
+  let claim;
+  try {
+    claim = await store.claim(orgId, idempotencyKey, bodyHash, nowSeconds);
+  } catch (error) {
+    throw unavailable(error);
+  }
+  if (claim.kind !== 'claimed') {
+    if (claim.bodyHash !== bodyHash) {
+      throw new IdempotencyKeyReusedError(
+        'Idempotency-Key reused with a different body: a key identifies one request; use a new key for a new batch',
+      );
+    }
+    if (claim.kind === 'in_progress') {
+      throw new IdempotencyInProgressError('A request with this Idempotency-Key is still in progress; retry after the Retry-After interval');
+    }
+    const stored = JSON.parse(claim.response) as Pick<IngestResult, 'accepted' | 'rejected' | 'errors'>;
+    return { accepted: stored.accepted, rejected: stored.rejected, errors: stored.errors, orgId, apiKeyId, replayed: true };
+  }
+  let result: IngestResult;
+  try {
+    result = await run();
+  } catch (error) {
+    await store.release(orgId, idempotencyKey).catch((releaseError: unknown) => {
+      deps.log.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
+    });
+    throw error;
+  }
+  const response = JSON.stringify({ accepted: result.accepted, rejected: result.rejected, errors: result.errors });
+  const stored = await store.complete(orgId, idempotencyKey, response, nowSeconds).catch((error: unknown) => {
+    deps.log.error('Could not store an idempotent response', { orgId, error: (error as Error).name });
+    return false;
+  });
+  // The batch is accepted either way; an unstored response only means a later repeat is not recognised.
+  if (!stored) deps.log.warn('Idempotent response not stored; a repeat within the lock time gets 409', { orgId });
+  return result;
+}
+
+async function processBatch(
+  deps: IngestDeps,
+  request: IngestRequest,
+  key: ApiKey,
+  org: Organization,
+  text: string,
+): Promise<IngestResult> {
+  const traces = parseBatch(text);
   await checkWorkspaceScope(deps.tenancy, key, traces);
 
   const accepted: AcceptedTrace[] = [];

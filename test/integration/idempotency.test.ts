@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
+import { DynamoDbIdempotencyStore } from '../../lambda/shared/adapters/dynamodb-idempotency-store.js';
+import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import type { StreamRecord, TraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
+import { generateApiKeySecret, type Quotas } from '../../lambda/shared/domain/tenancy.js';
+import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
+import { createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { buildBatch, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
+
+/** Idempotency-Key against DynamoDB Local, whose conditional writes are the real ones. */
+describe('Idempotency-Key', () => {
+  let engine: Engine;
+  let dynamodb: DynamoDBClient;
+  let store: DynamoDbTenancyStore;
+  const tables = { tenancy: 'tenancy', rate: 'rate' };
+
+  beforeAll(async () => {
+    engine = await startDynamoDbLocal();
+    dynamodb = new DynamoDBClient(localClientConfig(engine.endpoint));
+    await createTables(dynamodb, tables);
+    store = new DynamoDbTenancyStore(dynamodb, tables.tenancy);
+  });
+  afterAll(async () => {
+    dynamodb?.destroy();
+    await engine?.stop();
+  });
+
+  async function provisionOrg(quotas: Partial<Quotas> = {}) {
+    const orgId = `org-${randomUUID().slice(0, 8)}`;
+    const now = new Date().toISOString();
+    await store.putOrganization(
+      { orgId, plan: 't', planStatus: 'active', billingStatus: 'ok', quotas: { minute: 1000, hour: null, day: null, month: null, ...quotas }, createdAt: now, updatedAt: now },
+      { createOnly: true },
+    );
+    const secret = generateApiKeySecret();
+    await store.putApiKey({ keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'k', displayPrefix: '', createdAt: now }, secret.secretHash);
+    return secret.secret;
+  }
+
+  function setup(sink?: TraceSink) {
+    const published: StreamRecord[] = [];
+    let reserves = 0;
+    const limiter = new DynamoDbRateLimiter(dynamodb, tables.rate);
+    const handler = createIngestHandler({
+      deps: {
+        tenancy: store,
+        rateLimiter: { reserve: (...args) => ((reserves += 1), limiter.reserve(...args)), release: (...args) => limiter.release(...args) },
+        sink: sink ?? {
+          publish: async (records) => {
+            // Slow enough that concurrent duplicates overlap with the first.
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            published.push(...records);
+          },
+        },
+        overflow: { put: async () => Promise.reject(new Error('unused')) },
+        idempotency: new DynamoDbIdempotencyStore(dynamodb, tables.rate),
+        newId: randomUUID,
+      },
+      logger: new Logger({ serviceName: 'it', logLevel: 'SILENT' }),
+      metrics: new Metrics({ namespace: 'It', serviceName: 'it' }),
+    });
+    const post = (apiKey: string, body: unknown, key?: string, extra: Record<string, string> = {}) =>
+      handler(
+        gatewayEvent({ apiKey, body: JSON.stringify(body), headers: { ...(key ? { 'Idempotency-Key': key } : {}), ...extra } }),
+        lambdaContext,
+      ) as Promise<APIGatewayProxyResult>;
+    return { post, published, reserves: () => reserves };
+  }
+
+  it('answers a repeat with the first response, without counting or publishing again', async () => {
+    const apiKey = await provisionOrg();
+    const { post, published, reserves } = setup();
+    const batch = buildBatch(3, { timestamp: new Date().toISOString() });
+    const first = await post(apiKey, batch, 'retry-1');
+    const second = await post(apiKey, batch, 'retry-1');
+    expect(first.statusCode).toBe(200);
+    expect(second.statusCode).toBe(200);
+    expect(second.body).toBe(first.body);
+    expect(second.headers?.['Idempotent-Replayed']).toBe('true');
+    expect(published).toHaveLength(3);
+    expect(reserves()).toBe(1);
+  });
+
+  it('answers 422 when the key comes back with a different body', async () => {
+    const apiKey = await provisionOrg();
+    const { post } = setup();
+    expect((await post(apiKey, buildBatch(1), 'k-422')).statusCode).toBe(200);
+    const reused = await post(apiKey, buildBatch(1), 'k-422');
+    expect(reused.statusCode).toBe(422);
+    expect(JSON.parse(reused.body)).toMatchObject({ code: 'idempotency_key_reused', detail: expect.stringMatching(/different body/) });
+  });
+
+  it('lets exactly one of concurrent duplicates publish', async () => {
+    const apiKey = await provisionOrg();
+    const { post, published } = setup();
+    const batch = buildBatch(2);
+    const responses = await Promise.all(Array.from({ length: 10 }, () => post(apiKey, batch, 'burst')));
+    const statuses = responses.map((r) => r.statusCode);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
+    expect(published).toHaveLength(2);
+    const conflict = responses.find((r) => r.statusCode === 409);
+    if (conflict) expect(conflict.headers?.['Retry-After']).toBe('1');
+  });
+
+  it('frees the key when the first attempt is refused, so the retry is processed', async () => {
+    const apiKey = await provisionOrg();
+    const failing = setup({ publish: async () => Promise.reject(new Error('stream down')) });
+    const batch = buildBatch(2);
+    expect((await failing.post(apiKey, batch, 'after-503')).statusCode).toBe(503);
+    const healthy = setup();
+    const retry = await healthy.post(apiKey, batch, 'after-503');
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers?.['Idempotent-Replayed']).toBeUndefined();
+    expect(healthy.published).toHaveLength(2);
+  });
+
+  it('keeps keys apart per organization', async () => {
+    const [a, b] = [await provisionOrg(), await provisionOrg()];
+    const { post, published } = setup();
+    expect((await post(a, buildBatch(1), 'shared')).statusCode).toBe(200);
+    expect((await post(b, buildBatch(1), 'shared')).statusCode).toBe(200);
+    expect(published).toHaveLength(2);
+  });
+
+  it.each([['has space'], ['x'.repeat(256)], ['é']])('answers 400 for the malformed key %p', async (key) => {
+    const apiKey = await provisionOrg();
+    const response = await setup().post(apiKey, buildBatch(1), key);
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body).code).toBe('invalid_idempotency_key');
+  });
+});
