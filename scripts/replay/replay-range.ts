@@ -1,0 +1,67 @@
+import { GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
+import { type LandingDeps, type LandingRecord, type LandingSummary, landRecords } from '../../lambda/landing/land-records.js';
+
+/** A shard and an inclusive sequence range, as the on-failure destination reports it. */
+export interface ShardRange {
+  streamName: string;
+  shardId: string;
+  startSequenceNumber: string;
+  endSequenceNumber: string;
+}
+
+/** Reads the range from `KinesisBatchInfo` of an on-failure destination message (SQS or SNS body). */
+export function rangeFromFailureMessage(message: unknown): ShardRange {
+  const info = (message as { KinesisBatchInfo?: Record<string, unknown> } | null)?.KinesisBatchInfo;
+  const { shardId, startSequenceNumber, endSequenceNumber, streamArn } = info ?? {};
+  if (typeof shardId !== 'string' || typeof startSequenceNumber !== 'string' || typeof endSequenceNumber !== 'string' || typeof streamArn !== 'string') {
+    throw new Error('not an on-failure record: KinesisBatchInfo with shardId, startSequenceNumber, endSequenceNumber and streamArn expected');
+  }
+  return { streamName: streamArn.slice(streamArn.lastIndexOf('/') + 1), shardId, startSequenceNumber, endSequenceNumber };
+}
+
+const after = (a: string, b: string) => BigInt(a) > BigInt(b);
+
+/** Reads every record of the range from the stream, in order (the stream must still retain it). */
+export async function readRange(kinesis: KinesisClient, range: ShardRange): Promise<LandingRecord[]> {
+  const { ShardIterator } = await kinesis.send(
+    new GetShardIteratorCommand({ StreamName: range.streamName, ShardId: range.shardId, ShardIteratorType: 'AT_SEQUENCE_NUMBER', StartingSequenceNumber: range.startSequenceNumber }),
+  );
+  const records: LandingRecord[] = [];
+  let iterator = ShardIterator;
+  while (iterator) {
+    const page = await kinesis.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+    for (const r of page.Records ?? []) {
+      if (after(r.SequenceNumber!, range.endSequenceNumber)) return records;
+      records.push({ shardId: range.shardId, sequenceNumber: r.SequenceNumber!, data: r.Data!, approximateArrivalTimestamp: r.ApproximateArrivalTimestamp ?? new Date(0) });
+    }
+    const last = records.at(-1)?.sequenceNumber;
+    if (last === range.endSequenceNumber || ((page.Records ?? []).length === 0 && page.MillisBehindLatest === 0)) break;
+    iterator = page.NextShardIterator;
+  }
+  if (records.at(-1)?.sequenceNumber !== range.endSequenceNumber) {
+    throw new Error(`range ends at ${range.endSequenceNumber} but the stream holds records only up to ${records.at(-1)?.sequenceNumber ?? '(none)'}`);
+  }
+  return records;
+}
+
+/**
+ * Re-lands a failed batch's range. Records are landed in chunks of `chunkSize`, in order: like a
+ * bisection, each chunk keeps the first record of its own groups, so every key an earlier attempt
+ * of the range wrote is overwritten by the chunk that holds that key's first record.
+ */
+export async function replayRange(deps: LandingDeps & { kinesis: KinesisClient; chunkSize?: number }, range: ShardRange): Promise<LandingSummary & { chunks: number }> {
+  const records = await readRange(deps.kinesis, range);
+  const chunkSize = deps.chunkSize ?? 10_000;
+  const total: LandingSummary & { chunks: number } = { recordsIn: 0, deadLettered: 0, rows: { traces: 0, spans: 0 }, objectsWritten: 0, bytesWritten: 0, chunks: 0 };
+  for (let start = 0; start < records.length; start += chunkSize) {
+    const summary = await landRecords(deps, records.slice(start, start + chunkSize));
+    total.recordsIn += summary.recordsIn;
+    total.deadLettered += summary.deadLettered;
+    total.rows.traces += summary.rows.traces;
+    total.rows.spans += summary.rows.spans;
+    total.objectsWritten += summary.objectsWritten;
+    total.bytesWritten += summary.bytesWritten;
+    total.chunks++;
+  }
+  return total;
+}

@@ -1,0 +1,35 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { createLandingHandler } from '../../../lambda/landing/create-landing-handler.js';
+import { S3LandingStore } from '../../../lambda/landing/s3-landing-store.js';
+import { SHARD, acceptedTrace, inlineRecord, kinesisEvent, sequenceNumber } from './landing-builders.js';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+const s3Mock = mockClient(S3Client);
+const handler = createLandingHandler({
+  deps: { store: new S3LandingStore(new S3Client({ region: 'us-east-1' }), 'data-bucket') },
+  logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+  metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),
+});
+
+beforeEach(() => s3Mock.reset());
+
+describe('landing handler', () => {
+  it('lands a Kinesis event and returns nothing (no partial batch responses)', async () => {
+    s3Mock.on(PutObjectCommand).resolves({});
+
+    await expect(handler(kinesisEvent([inlineRecord(1, acceptedTrace()), inlineRecord(2, acceptedTrace())]))).resolves.toBeUndefined();
+
+    expect(s3Mock).toHaveReceivedCommandWith(PutObjectCommand, { Bucket: 'data-bucket', Key: `traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet` });
+    expect(s3Mock).toHaveReceivedCommandTimes(PutObjectCommand, 2);
+  });
+
+  it('throws when a write fails, so the event source mapping retries or bisects the whole batch', async () => {
+    s3Mock.on(PutObjectCommand).rejects(new Error('InternalError'));
+
+    await expect(handler(kinesisEvent([inlineRecord(1, acceptedTrace())]))).rejects.toThrow('2 of 2 objects were not written');
+  });
+});
