@@ -35,3 +35,29 @@ export function synthStack(options: SynthOptions = {}): SynthesizedStack {
   });
   return { app, stack, template: Template.fromStack(stack) };
 }
+
+export interface PolicyStatementSummary {
+  readonly actions: string[];
+  readonly resources: unknown[];
+}
+
+/** Every Allow statement of the policies attached to a role, actions sorted, for exact comparison. */
+export function statementsOfRole(template: Template, roleLogicalId: string): PolicyStatementSummary[] {
+  const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleLogicalId }] } });
+  return Object.values(policies).flatMap((policy) => {
+    const statements = (policy as { Properties: { PolicyDocument: { Statement: RawStatement[] } } }).Properties.PolicyDocument.Statement;
+    return statements.map((statement) => {
+      expect(statement.Effect).toBe('Allow');
+      return {
+        actions: [statement.Action].flat().sort(),
+        resources: [statement.Resource].flat(),
+      };
+    });
+  });
+}
+
+interface RawStatement {
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+}

@@ -1,0 +1,212 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { DATASETS } from '../../lambda/landing/landing-schema.js';
+import { RATE_TABLE, TENANCY_TABLE } from '../../lambda/shared/tables.js';
+import { DEFAULT_CONFIG } from '../../lib/config.js';
+import { HIVE_TYPES } from '../../lib/constructs/trace-catalog.js';
+import { synthStack } from './support/synth-stack.js';
+
+describe('data resources', () => {
+  const { stack, template } = synthStack();
+  const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+  const resource = (construct: { node: { defaultChild?: unknown } }) =>
+    template.toJSON().Resources[logicalId(construct)] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
+
+  describe('DynamoDB tables', () => {
+    it.each([
+      ['tenancy', () => stack.tables.tenancyTable, TENANCY_TABLE],
+      ['rate', () => stack.tables.rateTable, RATE_TABLE],
+    ])('builds the %s table from the shared definition: on demand, PITR, encrypted, retained', (_name, table, definition) => {
+      const { Properties: properties, DeletionPolicy } = resource(table());
+      expect(properties).toEqual(
+        expect.objectContaining({
+          BillingMode: 'PAY_PER_REQUEST',
+          KeySchema: [
+            { AttributeName: definition.partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: definition.sortKey.name, KeyType: 'RANGE' },
+          ],
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          SSESpecification: { SSEEnabled: true },
+          DeletionProtectionEnabled: true,
+        }),
+      );
+      expect(DeletionPolicy).toBe('Retain');
+      const indexes = (properties.GlobalSecondaryIndexes as { IndexName: string }[] | undefined) ?? [];
+      expect(indexes.map((index) => index.IndexName)).toEqual(definition.globalIndexes.map((index) => index.indexName));
+    });
+
+    it('expires rate-window items by TTL on the shared attribute', () => {
+      expect(resource(stack.tables.rateTable).Properties.TimeToLiveSpecification).toEqual({ AttributeName: RATE_TABLE.timeToLiveAttribute, Enabled: true });
+      expect(resource(stack.tables.tenancyTable).Properties.TimeToLiveSpecification).toBeUndefined();
+    });
+
+    it('leaves physical table names to CloudFormation', () => {
+      expect(resource(stack.tables.tenancyTable).Properties.TableName).toBeUndefined();
+      expect(resource(stack.tables.rateTable).Properties.TableName).toBeUndefined();
+    });
+  });
+
+  it('makes the trace stream on-demand and encrypted with the AWS-managed key', () => {
+    template.hasResourceProperties('AWS::Kinesis::Stream', {
+      StreamModeDetails: { StreamMode: 'ON_DEMAND' },
+      StreamEncryption: { EncryptionType: 'KMS', KeyId: 'alias/aws/kinesis' },
+      RetentionPeriodHours: DEFAULT_CONFIG.streamRetentionHours,
+    });
+  });
+
+  describe('buckets', () => {
+    it.each([
+      ['data', () => stack.landing.bucket],
+      ['access-log', () => stack.landing.accessLogsBucket],
+    ])('blocks public access, encrypts, disables ACLs and retains the %s bucket', (_name, bucket) => {
+      const { Properties: properties, DeletionPolicy } = resource(bucket());
+      expect(properties).toEqual(
+        expect.objectContaining({
+          PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+          BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+          OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+        }),
+      );
+      expect(DeletionPolicy).toBe('Retain');
+    });
+
+    it.each([
+      ['data', () => stack.landing.bucket],
+      ['access-log', () => stack.landing.accessLogsBucket],
+    ])('denies non-TLS and pre-TLS-1.2 requests to the %s bucket', (_name, bucket) => {
+      template.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: logicalId(bucket()) },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+          ]),
+        },
+      });
+    });
+
+    it('logs data bucket access to the access-log bucket', () => {
+      expect(resource(stack.landing.bucket).Properties.LoggingConfiguration).toEqual({
+        DestinationBucketName: { Ref: logicalId(stack.landing.accessLogsBucket) },
+        LogFilePrefix: 'data-bucket/',
+      });
+    });
+
+    it('expires overflow objects, dead letters, Athena results and incomplete uploads, and keeps landed data by default', () => {
+      const rules = (resource(stack.landing.bucket).Properties.LifecycleConfiguration as { Rules: LifecycleRule[] }).Rules;
+      const byPrefix = new Map(rules.filter((rule) => rule.Prefix !== undefined).map((rule) => [rule.Prefix, rule.ExpirationInDays]));
+      expect(byPrefix.get('overflow/')).toBe(7);
+      expect(byPrefix.get('dead-letter/')).toBe(90);
+      expect(byPrefix.get('athena-results/')).toBe(7);
+      expect(byPrefix.has('traces/')).toBe(false);
+      expect(byPrefix.has('spans/')).toBe(false);
+      expect(rules).toContainEqual(expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }));
+    });
+  });
+
+  describe('consumer event source mapping', () => {
+    it('sets every setting on purpose: finite retries and age, bisect, whole-batch failure, failure queue', () => {
+      const { landing } = DEFAULT_CONFIG;
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.traceStream.stream), 'Arn'] },
+        FunctionName: { Ref: logicalId(stack.landing.consumer) },
+        StartingPosition: 'TRIM_HORIZON',
+        BatchSize: landing.batchSize,
+        MaximumBatchingWindowInSeconds: landing.maxBatchingWindow.toSeconds(),
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: landing.retryAttempts,
+        MaximumRecordAgeInSeconds: landing.maxRecordAge.toSeconds(),
+        ParallelizationFactor: 1,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack.landing.failureQueue), 'Arn'] } } },
+      });
+    });
+
+    it('does not report batch item failures: the consumer fails whole batches so retried object keys stay deterministic', () => {
+      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as { Properties: Record<string, unknown> }[];
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]?.Properties.FunctionResponseTypes).toBeUndefined();
+    });
+
+    it('keeps failed records replayable: max record age is shorter than the stream retention', () => {
+      expect(DEFAULT_CONFIG.landing.maxRecordAge.toHours()).toBeLessThan(DEFAULT_CONFIG.streamRetentionHours);
+      expect(DEFAULT_CONFIG.landing.retryAttempts).toBeGreaterThanOrEqual(0);
+    });
+
+    it('makes the failure queue encrypted, TLS-only and long-lived', () => {
+      template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      });
+    });
+  });
+
+  describe('Glue catalog', () => {
+    const tables = template.findResources('AWS::Glue::Table');
+    const tableInput = (name: string) =>
+      (Object.values(tables) as { Properties: { TableInput: TableInput } }[]).find((table) => table.Properties.TableInput.Name === name)?.Properties.TableInput;
+
+    it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('defines the %s table with the landed Parquet columns', (name, dataset) => {
+      const input = tableInput(name);
+      expect(input?.StorageDescriptor.Columns).toEqual(dataset.columns.map((column) => ({ Name: column.name, Type: HIVE_TYPES[column.type] })));
+      expect(input?.PartitionKeys).toEqual([
+        { Name: 'org_id', Type: 'string' },
+        { Name: 'dt', Type: 'string' },
+      ]);
+      expect(input?.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe');
+      expect(input?.StorageDescriptor.InputFormat).toBe('org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat');
+    });
+
+    it.each(DATASETS.map((dataset) => [dataset.name] as const))('projects %s partitions from the object layout, so no crawler is needed', (name) => {
+      const parameters = tableInput(name)?.Parameters;
+      expect(parameters).toEqual(
+        expect.objectContaining({
+          'projection.enabled': 'true',
+          'projection.org_id.type': 'injected',
+          'projection.dt.type': 'date',
+          'projection.dt.format': 'yyyy-MM-dd',
+          'projection.dt.interval': '1',
+          'projection.dt.interval.unit': 'DAYS',
+        }),
+      );
+      expect(JSON.stringify(parameters?.['storage.location.template'])).toContain(`/${name}/org_id=\${org_id}/dt=\${dt}/`);
+    });
+
+    it('maps the column types the Parquet writer produces', () => {
+      expect(HIVE_TYPES).toEqual({
+        string: 'string',
+        nullable_string: 'string',
+        int32: 'int',
+        int64: 'bigint',
+        double: 'double',
+        timestamp: 'timestamp',
+        string_list: 'array<string>',
+      });
+    });
+
+    it('gives Athena a workgroup that encrypts results in the data bucket and caps scans', () => {
+      template.hasResourceProperties('AWS::Athena::WorkGroup', {
+        WorkGroupConfiguration: Match.objectLike({
+          EnforceWorkGroupConfiguration: true,
+          BytesScannedCutoffPerQuery: Match.anyValue(),
+          ResultConfiguration: { EncryptionConfiguration: { EncryptionOption: 'SSE_S3' }, OutputLocation: Match.anyValue() },
+        }),
+      });
+    });
+  });
+});
+
+interface LifecycleRule {
+  readonly Prefix?: string;
+  readonly ExpirationInDays?: number;
+  readonly Status: string;
+}
+
+interface TableInput {
+  readonly Name: string;
+  readonly Parameters: Record<string, unknown>;
+  readonly PartitionKeys: unknown[];
+  readonly StorageDescriptor: {
+    readonly Columns: unknown[];
+    readonly InputFormat: string;
+    readonly SerdeInfo: { readonly SerializationLibrary: string };
+  };
+}

@@ -1,0 +1,152 @@
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { Match } from 'aws-cdk-lib/assertions';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { DEFAULT_CONFIG } from '../../lib/config.js';
+import { ESM_REQUIRE_BANNER, type HouseFunction } from '../../lib/constructs/house-function.js';
+import { statementsOfRole, synthStack } from './support/synth-stack.js';
+
+describe('functions', () => {
+  const { app, stack, template } = synthStack();
+  const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+  const ref = (construct: { node: { defaultChild?: unknown } }) => ({ Ref: logicalId(construct) });
+  const arn = (construct: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
+  const objects = (prefix: string) => ({ 'Fn::Join': ['', [arn(stack.landing.bucket), `/${prefix}*`]] });
+  const ingest = stack.ingest.handler;
+  const consumer = stack.landing.consumer;
+  const roleId = (fn: HouseFunction) => stack.getLogicalId(fn.role?.node.defaultChild as never);
+
+  describe.each([
+    ['ingest', () => ingest],
+    ['landing', () => consumer],
+  ])('the %s function', (_name, fn) => {
+    it('runs Node 24 on arm64 with source maps and Powertools settings', () => {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        LoggingConfig: { LogFormat: 'JSON', LogGroup: ref(fn().functionLogGroup) },
+        Environment: {
+          Variables: Match.objectLike({
+            NODE_OPTIONS: '--enable-source-maps',
+            POWERTOOLS_METRICS_NAMESPACE: 'TraceIngest',
+            POWERTOOLS_SERVICE_NAME: Match.anyValue(),
+          }),
+        },
+        Role: arn(fn().role as never),
+      });
+    });
+
+    it('logs to its own log group with a retention', () => {
+      template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: DEFAULT_CONFIG.logRetention });
+      expect(template.toJSON().Resources[logicalId(fn().functionLogGroup)].Properties.RetentionInDays).toBe(DEFAULT_CONFIG.logRetention);
+    });
+
+    it('ships an ESM bundle with the createRequire banner and an external source map', () => {
+      const cfn = fn().node.defaultChild as CfnFunction;
+      const key = (stack.resolve(cfn.code) as { s3Key: string }).s3Key;
+      const assetDir = path.join(app.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+      const bundle = readFileSync(path.join(assetDir, 'index.mjs'), 'utf8');
+      expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
+      expect(bundle).toMatch(/export\s*\{[^}]*\bhandler\b/);
+      expect(existsSync(path.join(assetDir, 'index.mjs.map'))).toBe(true);
+    });
+
+    it('has a role with no managed policies that lambda alone can assume', () => {
+      const role = template.toJSON().Resources[roleId(fn())];
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+    });
+  });
+
+  it('gives the ingest function the names of its resources under the shared ENV names', () => {
+    expect(template.toJSON().Resources[logicalId(ingest)].Properties.Environment.Variables).toEqual(
+      expect.objectContaining({
+        [ENV.tenancyTable]: ref(stack.tables.tenancyTable),
+        [ENV.rateTable]: ref(stack.tables.rateTable),
+        [ENV.traceStream]: ref(stack.traceStream.stream),
+        [ENV.dataBucket]: ref(stack.landing.bucket),
+        [ENV.keyCacheSeconds]: String(DEFAULT_CONFIG.ingest.keyCacheSeconds),
+      }),
+    );
+  });
+
+  it('gives the consumer the bucket name and nothing it does not read', () => {
+    const variables = template.toJSON().Resources[logicalId(consumer)].Properties.Environment.Variables as Record<string, unknown>;
+    expect(variables[ENV.dataBucket]).toEqual(ref(stack.landing.bucket));
+    expect(variables).not.toHaveProperty(ENV.tenancyTable);
+    expect(variables).not.toHaveProperty(ENV.rateTable);
+  });
+
+  it('sizes the functions from the configuration, ingest finishing before the 29 s gateway timeout', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      MemorySize: DEFAULT_CONFIG.ingest.memorySize,
+      Timeout: DEFAULT_CONFIG.ingest.timeout.toSeconds(),
+      Role: arn(ingest.role as never),
+    });
+    expect(DEFAULT_CONFIG.ingest.timeout.toSeconds()).toBeLessThan(29);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: DEFAULT_CONFIG.landing.memorySize,
+      Timeout: DEFAULT_CONFIG.landing.timeout.toSeconds(),
+      Role: arn(consumer.role as never),
+    });
+  });
+
+  it('lets the ingest function do exactly what it needs, on its resources only', () => {
+    expect(sortStatements(statementsOfRole(template, roleId(ingest)))).toEqual(
+      sortStatements([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(ingest.functionLogGroup)] },
+        { actions: ['dynamodb:GetItem'], resources: [arn(stack.tables.tenancyTable)] },
+        {
+          actions: ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          resources: [arn(stack.tables.rateTable)],
+        },
+        { actions: ['kinesis:PutRecord', 'kinesis:PutRecords'], resources: [arn(stack.traceStream.stream)] },
+        { actions: ['s3:PutObject'], resources: [objects('overflow/')] },
+      ]),
+    );
+  });
+
+  it('lets the consumer read the stream and overflow objects, write only its datasets and dead letters, and report failures', () => {
+    expect(sortStatements(statementsOfRole(template, roleId(consumer)))).toEqual(
+      sortStatements([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(consumer.functionLogGroup)] },
+        { actions: ['s3:GetObject'], resources: [objects('overflow/')] },
+        { actions: ['s3:PutObject'], resources: [objects('dead-letter/'), objects('spans/'), objects('traces/')] },
+        { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: [arn(stack.landing.failureQueue)] },
+        {
+          actions: [
+            'kinesis:DescribeStream',
+            'kinesis:DescribeStreamConsumer',
+            'kinesis:DescribeStreamSummary',
+            'kinesis:GetRecords',
+            'kinesis:GetShardIterator',
+            'kinesis:ListShards',
+            'kinesis:ListStreams',
+            'kinesis:SubscribeToShard',
+          ],
+          resources: [arn(stack.traceStream.stream)],
+        },
+      ]),
+    );
+  });
+
+  it('grants no function any DynamoDB, Kinesis or S3 action on a wildcard resource', () => {
+    for (const fn of [ingest, consumer]) {
+      for (const statement of statementsOfRole(template, roleId(fn))) {
+        expect(statement.resources).not.toContain('*');
+      }
+    }
+  });
+});
+
+function sortStatements<T extends { actions: string[]; resources: unknown[] }>(statements: T[]): T[] {
+  const key = (statement: T) => JSON.stringify(statement);
+  return statements
+    .map((statement) => ({ ...statement, resources: [...statement.resources].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) }))
+    .sort((a, b) => key(a).localeCompare(key(b)));
+}

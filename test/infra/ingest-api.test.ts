@@ -1,0 +1,149 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { DEFAULT_CONFIG } from '../../lib/config.js';
+import { synthStack } from './support/synth-stack.js';
+
+describe('IngestApi', () => {
+  const { stack, template } = synthStack();
+  const apiId = stack.resolve(stack.ingest.api.restApiId) as unknown;
+  const handlerId = stack.getLogicalId(stack.ingest.handler.node.defaultChild as never);
+
+  describe('full gzip batches reach the function still compressed', () => {
+    it('treats every request body as binary, so a gzip body arrives base64-encoded and intact', () => {
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
+    });
+
+    it('leaves payload compression off, so API Gateway never decodes Content-Encoding: gzip into a body over 6 MB', () => {
+      const apis = template.findResources('AWS::ApiGateway::RestApi');
+      expect(Object.keys(apis)).toHaveLength(1);
+      for (const api of Object.values(apis)) {
+        expect((api as { Properties: Record<string, unknown> }).Properties).not.toHaveProperty('MinimumCompressionSize');
+      }
+    });
+
+    it('proxies POST /v1/traces/ingest to the ingest function without content conversion', () => {
+      template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: 'ingest' });
+      template.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: 'POST',
+        RestApiId: apiId,
+        AuthorizationType: 'NONE',
+        Integration: {
+          Type: 'AWS_PROXY',
+          IntegrationHttpMethod: 'POST',
+          ContentHandling: Match.absent(),
+          Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [handlerId, 'Arn'] })])]) }),
+        },
+      });
+      template.resourceCountIs('AWS::ApiGateway::Method', 1);
+    });
+  });
+
+  it('rejects a request without X-API-Key at the gateway, answering 401 invalid_api_key', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'POST',
+      RequestParameters: { 'method.request.header.X-API-Key': true },
+      RequestValidatorId: Match.anyValue(),
+    });
+    template.hasResourceProperties('AWS::ApiGateway::RequestValidator', { ValidateRequestParameters: true, ValidateRequestBody: false });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'BAD_REQUEST_PARAMETERS',
+      StatusCode: '401',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"invalid_api_key"') },
+    });
+  });
+
+  describe('answers the platform errors in JSON', () => {
+    const responses = template.findResources('AWS::ApiGateway::GatewayResponse');
+    const byType = new Map(
+      Object.values(responses).map((resource) => {
+        const properties = (resource as { Properties: GatewayResponseProperties }).Properties;
+        return [properties.ResponseType, properties];
+      }),
+    );
+
+    it.each([
+      ['MISSING_AUTHENTICATION_TOKEN', '404', 'not_found'],
+      ['RESOURCE_NOT_FOUND', '404', 'not_found'],
+      ['REQUEST_TOO_LARGE', '413', 'payload_too_large'],
+      ['THROTTLED', '429', 'rate_limited'],
+      ['DEFAULT_4XX', undefined, 'bad_request'],
+      ['DEFAULT_5XX', undefined, 'unavailable'],
+    ])('%s answers %s with a JSON body whose code is %s', (type, status, code) => {
+      const response = byType.get(type);
+      expect(response).toBeDefined();
+      expect(response?.StatusCode).toBe(status);
+      expect(response?.ResponseParameters?.['gatewayresponse.header.Content-Type']).toBe("'application/json'");
+      const body = response?.ResponseTemplates?.['application/json'] ?? '';
+      expect(body).toContain(`"code":"${code}"`);
+      expect(body).toContain('"detail":');
+      expect(body).toContain('$context.requestId');
+    });
+
+    it('unknown routes answer 404, not the default 403 "Missing Authentication Token"', () => {
+      expect(byType.get('MISSING_AUTHENTICATION_TOKEN')?.StatusCode).toBe('404');
+    });
+
+    it('tells throttled and failing clients when to retry', () => {
+      expect(byType.get('THROTTLED')?.ResponseParameters?.['gatewayresponse.header.Retry-After']).toBe("'1'");
+      expect(byType.get('DEFAULT_5XX')?.ResponseParameters?.['gatewayresponse.header.Retry-After']).toMatch(/^'\d+'$/);
+    });
+
+    it('renders the 4xx default with the escaped error message, which stays valid JSON', () => {
+      const template4xx = byType.get('DEFAULT_4XX')?.ResponseTemplates?.['application/json'] ?? '';
+      const rendered = template4xx.replace('$context.error.messageString', JSON.stringify('Unsupported "Media" Type')).replace('$context.requestId', 'r-1');
+      expect(JSON.parse(rendered)).toEqual({ detail: 'Unsupported "Media" Type', code: 'bad_request', request_id: 'r-1' });
+    });
+  });
+
+  it('throttles the stage and writes JSON access logs and error execution logs', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: DEFAULT_CONFIG.stageName,
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('"status":"\\$context.status"') },
+      MethodSettings: [
+        Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: DEFAULT_CONFIG.throttlingRateLimit,
+          ThrottlingBurstLimit: DEFAULT_CONFIG.throttlingBurstLimit,
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+          MetricsEnabled: true,
+        }),
+      ],
+    });
+  });
+
+  it('never logs the API key header or the body', () => {
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0] as { Properties: { AccessLogSetting: { Format: string } } };
+    expect(stage.Properties.AccessLogSetting.Format.toLowerCase()).not.toMatch(/x-api-key|\$input|requestoverride/);
+  });
+
+  it('counts 429 answers from the access log', () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.status = "429" }',
+      MetricTransformations: [Match.objectLike({ MetricNamespace: 'TraceIngest', MetricName: 'Responses429', MetricValue: '1' })],
+    });
+  });
+
+  it('lets only API Gateway of this API invoke the function, on the ingest route only', () => {
+    const permissions = template.findResources('AWS::Lambda::Permission', { Properties: { FunctionName: { 'Fn::GetAtt': [handlerId, 'Arn'] } } });
+    expect(Object.values(permissions)).toHaveLength(1);
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: 'apigateway.amazonaws.com',
+      SourceArn: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith(['/POST/v1/traces/ingest'])]) }),
+    });
+  });
+
+  it('exports the outputs the admin CLI reads', () => {
+    for (const name of ['ApiUrl', 'TenancyTableName', 'RateTableName', 'TraceStreamName', 'DataBucketName']) {
+      template.hasOutput(name, { Value: Match.anyValue() });
+    }
+  });
+});
+
+interface GatewayResponseProperties {
+  readonly ResponseType: string;
+  readonly StatusCode?: string;
+  readonly ResponseParameters?: Record<string, string>;
+  readonly ResponseTemplates?: Record<string, string>;
+}

@@ -1,0 +1,64 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { synthStack } from './support/synth-stack.js';
+
+describe('Monitoring', () => {
+  const { stack, template } = synthStack();
+  const topicRef = { Ref: stack.getLogicalId(stack.monitoring.topic.node.defaultChild as never) };
+  const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: AlarmProperties }[];
+  const metricNamesOf = (alarm: AlarmProperties): string[] =>
+    alarm.MetricName !== undefined ? [alarm.MetricName] : (alarm.Metrics ?? []).flatMap((metric) => (metric.MetricStat ? [metric.MetricStat.Metric.MetricName] : []));
+
+  it.each([
+    ['API 5xx', 'AWS/ApiGateway', ['5XXError']],
+    ['API 4xx', 'AWS/ApiGateway', ['4XXError']],
+    ['API latency', 'AWS/ApiGateway', ['Latency']],
+    ['ingest errors', 'AWS/Lambda', ['Errors']],
+    ['429 rate', 'TraceIngest', ['Count', 'Responses429']],
+    ['DynamoDB throttles', 'AWS/DynamoDB', ['ReadThrottleEvents', 'WriteThrottleEvents']],
+    ['transaction conflicts', 'AWS/DynamoDB', ['TransactionConflict']],
+    ['Kinesis write throttles', 'AWS/Kinesis', ['PutRecords.ThrottledRecords']],
+    ['consumer iterator age', 'AWS/Lambda', ['IteratorAge']],
+    ['failure queue depth', 'AWS/SQS', ['ApproximateNumberOfMessagesVisible']],
+  ])('alarms on %s', (_name, _namespace, metricNames) => {
+    expect(alarms.some((alarm) => metricNames.every((name) => metricNamesOf(alarm.Properties).includes(name)))).toBe(true);
+  });
+
+  it('alarms on errors of both functions', () => {
+    const errorAlarms = alarms.filter((alarm) => alarm.Properties.MetricName === 'Errors');
+    const functions = errorAlarms.map((alarm) => JSON.stringify(alarm.Properties.Dimensions));
+    expect(functions).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining(stack.getLogicalId(stack.ingest.handler.node.defaultChild as never)),
+        expect.stringContaining(stack.getLogicalId(stack.landing.consumer.node.defaultChild as never)),
+      ]),
+    );
+  });
+
+  it('notifies the alarm topic on alarm and on recovery, and treats missing data as fine', () => {
+    expect(alarms.length).toBeGreaterThanOrEqual(12);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([topicRef]);
+      expect(alarm.Properties.OKActions).toEqual([topicRef]);
+      expect(alarm.Properties.TreatMissingData).toBe('notBreaching');
+    }
+  });
+
+  it('requires TLS to publish to the alarm topic', () => {
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('builds one dashboard', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+});
+
+interface AlarmProperties {
+  readonly MetricName?: string;
+  readonly Dimensions?: unknown[];
+  readonly Metrics?: { MetricStat?: { Metric: { MetricName: string } } }[];
+  readonly AlarmActions?: unknown[];
+  readonly OKActions?: unknown[];
+  readonly TreatMissingData?: string;
+}
