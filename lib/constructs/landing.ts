@@ -48,6 +48,8 @@ export class Landing extends Construct {
 
   constructor(scope: Construct, id: string, props: LandingProps) {
     super(scope, id);
+    // Server access logs are delivered under a bucket policy, not an ACL, so the log bucket can disable ACLs.
+    this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
     const { settings } = props;
 
     this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
