@@ -9,15 +9,16 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ColumnBatch, spanBatches } from '../lambda/landing/column-batches.js';
+import { spanBatches } from '../lambda/landing/column-batches.js';
 import type { LandableTrace } from '../lambda/landing/landable-trace.js';
 import { SPANS } from '../lambda/landing/landing-schema.js';
 import { writeParquet } from '../lambda/landing/parquet-writer.js';
-import { duckdbWriteSpans, landable, peakRssMb, syntheticTraces } from './landing.js';
+import { duckdbJsonWriteSpans, duckdbWriteSpans, landable, peakRssMb, syntheticTraces } from './landing.js';
 
 const TRACE_COUNT = Number(process.env.TRACES ?? 2_000);
 const SPANS_PER_TRACE = 50;
 const ROW_GROUP = 10_000;
+let jsonTimedSeconds: number | undefined;
 
 type Candidate = (traces: LandableTrace[], outDir: string) => Promise<number>;
 
@@ -91,40 +92,6 @@ async function parquetjs(traces: LandableTrace[], outDir: string): Promise<numbe
   return statSync(file).size;
 }
 
-function writeSpanJsonLines(traces: LandableTrace[], file: string): void {
-  const lines: string[] = [];
-  for (const batch of spanBatches(traces, ROW_GROUP) as Iterable<ColumnBatch>) {
-    for (let r = 0; r < batch.rows; r++) {
-      const row: Record<string, unknown> = {};
-      SPANS.columns.forEach((c, i) => {
-        const value = (batch.columns[i] as ArrayLike<unknown>)[r];
-        row[c.name] = typeof value === 'bigint' ? value.toString() : value;
-      });
-      lines.push(JSON.stringify(row));
-    }
-  }
-  writeFileSync(file, lines.join('\n'));
-}
-
-async function duckdbJson(traces: LandableTrace[], outDir: string): Promise<number> {
-  const source = path.join(outDir, 'spans.jsonl');
-  writeSpanJsonLines(traces, source);
-  const started = process.hrtime.bigint();
-  const { DuckDBInstance } = await import('@duckdb/node-api');
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-  const connection = await instance.connect();
-  const columns = SPANS.columns
-    .map((c) => `'${c.name}': '${{ string: 'VARCHAR', nullable_string: 'VARCHAR', int32: 'INTEGER', int64: 'BIGINT', double: 'DOUBLE', timestamp: 'BIGINT', string_list: 'VARCHAR[]' }[c.type]}'`)
-    .join(', ');
-  const select = SPANS.columns.map((c) => (c.type === 'timestamp' ? `make_timestamp(${c.name}) AS ${c.name}` : `"${c.name}"`)).join(', ');
-  const file = path.join(outDir, 'duckdb-json.parquet');
-  await connection.run(`COPY (SELECT ${select} FROM read_json('${source}', format='newline_delimited', columns={${columns}})) TO '${file}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP})`);
-  connection.closeSync();
-  instance.closeSync();
-  jsonTimedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return statSync(file).size;
-}
-let jsonTimedSeconds: number | undefined;
 
 const CANDIDATES: Record<string, { candidate: Candidate; codec: string; types: string; bundle?: string }> = {
   'hyparquet-writer': {
@@ -147,7 +114,7 @@ const CANDIDATES: Record<string, { candidate: Candidate; codec: string; types: s
     bundle: "export { ParquetWriter, ParquetSchema } from '@dsnp/parquetjs';",
   },
   'DuckDB appender + COPY (ZSTD)': { candidate: (traces, out) => duckdbWriteSpans(traces, path.join(out, 'duck.parquet'), 'zstd'), codec: 'ZSTD, SNAPPY, GZIP, …', types: 'all', bundle: 'native addon (~60 MB), not bundleable' },
-  'DuckDB read_json + COPY (ZSTD)': { candidate: duckdbJson, codec: 'ZSTD', types: 'all', bundle: 'native addon' },
+  'DuckDB read_json + COPY (ZSTD)': { candidate: async (traces, out) => { const r = await duckdbJsonWriteSpans(traces, out); jsonTimedSeconds = r.seconds; return r.bytes; }, codec: 'ZSTD', types: 'all', bundle: 'native addon' },
 };
 
 async function measure(name: string, outDir: string): Promise<void> {
