@@ -63,7 +63,8 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
     maxBatchingWindow: Duration.seconds(5),
     retryAttempts: 5,
     maxRecordAge: Duration.hours(6),
-    memorySize: 1769,
+    // docs/landing.md "Sizing": 1,024 MB; 1,769 MB (a full vCPU) if the iterator age grows.
+    memorySize: 1024,
     timeout: Duration.minutes(2),
   },
 };
