@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+
+/** The route the deployed REST API serves. */
+export const INGEST_ROUTE = { method: 'POST', path: '/v1/traces/ingest' } as const;
+/** API Gateway's own payload limit; larger requests never reach the function. */
+export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+export const LOCAL_STAGE = 'local';
+
+export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+export interface GatewayRequest {
+  method: string;
+  /** Path and query string as received, e.g. `/v1/traces/ingest?x=1`. */
+  url: string;
+  /** `IncomingMessage.rawHeaders`: names as sent, in order, repeated headers kept. */
+  rawHeaders: string[];
+  body: Buffer;
+  sourceIp: string;
+  protocol: string;
+}
+
+/**
+ * The REST (v1) proxy event the deployed API sends. Its binary media types match every type, so any
+ * body reaches the function base64-encoded, exactly as sent (a gzip body still compressed).
+ */
+export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), requestId: string = randomUUID()): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i + 1 < request.rawHeaders.length; i += 2) {
+    const name = request.rawHeaders[i] as string;
+    const value = request.rawHeaders[i + 1] as string;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const url = new URL(request.url, 'http://localhost');
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    query[name] = value;
+    (multiQuery[name] ??= []).push(value);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  const userAgent = headers['User-Agent'] ?? headers['user-agent'] ?? null;
+  const hasBody = request.body.length > 0;
+  return {
+    resource: url.pathname === INGEST_ROUTE.path ? INGEST_ROUTE.path : '/{proxy+}',
+    path: url.pathname,
+    httpMethod: request.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: null,
+    stageVariables: null,
+    body: hasBody ? request.body.toString('base64') : null,
+    isBase64Encoded: hasBody,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: request.protocol,
+      httpMethod: request.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: request.sourceIp,
+        user: null,
+        userAgent,
+        userArn: null,
+      },
+      path: `/${LOCAL_STAGE}${url.pathname}`,
+      stage: LOCAL_STAGE,
+      requestId,
+      extendedRequestId: requestId,
+      requestTime: now.toUTCString(),
+      requestTimeEpoch: now.getTime(),
+      resourceId: 'local',
+      resourcePath: INGEST_ROUTE.path,
+    },
+  };
+}
+
+function writeJson(res: ServerResponse, status: number, requestId: string, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify({ ...body, request_id: requestId });
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'X-Request-Id': requestId, ...headers });
+  res.end(text);
+}
+
+/** Writes a proxy result back the way API Gateway does (headers, multi-value headers, base64 bodies decoded). */
+export function writeProxyResult(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) res.setHeader(name, values.map(String));
+  res.setHeader('Content-Length', body.length);
+  res.statusCode = result.statusCode;
+  res.end(body);
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+export interface GatewayOptions {
+  handler: ProxyHandler;
+  port: number;
+  host?: string;
+  /** Called when the handler throws (the deployed API would answer 502). */
+  onError?: (error: unknown) => void;
+}
+
+/** An HTTP server that plays API Gateway in front of the ingest handler. */
+export interface HttpGateway {
+  url: string;
+  server: Server;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves `POST /v1/traces/ingest` through `handler`; the other answers mirror the deployed API's
+ * gateway responses (JSON 404 for unknown paths, 401 without `X-API-Key`, 413 over 10 MB), plus
+ * 405 for another method on the ingest path.
+ */
+export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 'onError'>) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const requestId = randomUUID();
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '') || '/';
+    try {
+      if (pathname !== INGEST_ROUTE.path) {
+        req.resume();
+        return writeJson(res, 404, requestId, {
+          detail: 'No route for this method and path. The API has one route: POST /v1/traces/ingest.',
+          code: 'not_found',
+        });
+      }
+      if (req.method !== INGEST_ROUTE.method) {
+        req.resume();
+        return writeJson(
+          res,
+          405,
+          requestId,
+          { detail: `Method ${req.method} not allowed: the API has one route: POST /v1/traces/ingest.`, code: 'method_not_allowed' },
+          { Allow: INGEST_ROUTE.method },
+        );
+      }
+      if (req.headers['x-api-key'] === undefined) {
+        req.resume();
+        return writeJson(res, 401, requestId, { detail: 'Invalid or missing API key: send it in the X-API-Key header.', code: 'invalid_api_key' });
+      }
+      const body = await readBody(req, GATEWAY_MAX_BODY_BYTES);
+      if (body === undefined) {
+        res.setHeader('Connection', 'close');
+        return writeJson(res, 413, requestId, {
+          detail: 'Request body too large: API Gateway accepts at most 10 MB; send the batch gzip-compressed or split it.',
+          code: 'payload_too_large',
+        });
+      }
+      const event = toGatewayEvent(
+        {
+          method: req.method,
+          url: req.url ?? '/',
+          rawHeaders: req.rawHeaders,
+          body,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          protocol: `HTTP/${req.httpVersion}`,
+        },
+        new Date(),
+        requestId,
+      );
+      writeProxyResult(res, await options.handler(event));
+    } catch (error) {
+      options.onError?.(error);
+      if (!res.headersSent) writeJson(res, 502, requestId, { detail: 'Internal server error', code: 'bad_gateway' });
+      else res.destroy();
+    }
+  };
+}
+
+export async function startHttpGateway(options: GatewayOptions): Promise<HttpGateway> {
+  const server = createServer((req, res) => void createGatewayListener(options)(req, res));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    stop: () =>
+      (stopping ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 2_000).unref();
+      })),
+  };
+}

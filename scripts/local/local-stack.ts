@@ -1,0 +1,214 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, KinesisStreamEvent } from 'aws-lambda';
+import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../admin/commands.js';
+import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from './engines.js';
+import { type HttpGateway, startHttpGateway } from './http-gateway.js';
+import { lambdaContext } from './lambda-context.js';
+import {
+  isProcessAlive,
+  LOCAL_NAMES,
+  type LocalEndpoints,
+  type LocalPaths,
+  readJsonFile,
+  removeFile,
+  writeJsonFile,
+} from './local-state.js';
+import { createBucket, createStream, createTables, LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig } from './provision.js';
+import { type CheckpointStore, type PollerSettings, type StreamPoller, startStreamPoller } from './stream-poller.js';
+
+/** The demo tenant seeded on the first start; its secrets are kept in `demo-keys.json` to be shown again. */
+export interface DemoTenant {
+  orgId: string;
+  workspaceSlug: string;
+  orgKey: { keyId: string; apiKey: string };
+  workspaceKey: { keyId: string; apiKey: string };
+}
+
+export const DEMO_ORG_ID = 'demo';
+export const DEMO_WORKSPACE = 'default';
+
+export interface LocalStackOptions {
+  paths: LocalPaths;
+  /** HTTP port of the API; 0 picks a free one. */
+  port: number;
+  host?: string;
+  /** Deletes the state directory first. */
+  reset?: boolean;
+  poller?: Partial<PollerSettings>;
+  log?: (line: string) => void;
+}
+
+export interface LocalStack {
+  endpoints: LocalEndpoints;
+  /** The demo tenant, or undefined when it exists but `demo-keys.json` was deleted. */
+  demo: DemoTenant | undefined;
+  /** True when this start created the demo tenant. */
+  demoCreated: boolean;
+  stop(): Promise<void>;
+}
+
+export class LocalStackAlreadyRunningError extends Error {
+  override name = 'LocalStackAlreadyRunningError';
+}
+
+type ProxyLambda = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type KinesisLambda = (event: KinesisStreamEvent, context: Context) => Promise<unknown>;
+
+/** Timeouts of the deployed functions, so `getRemainingTimeInMillis` behaves alike. */
+const INGEST_TIMEOUT_MS = 29_000;
+const LANDING_TIMEOUT_MS = 120_000;
+
+/** The environment the deployed functions get, pointed at the local engines. */
+export function handlerEnvironment(endpoints: Omit<LocalEndpoints, 'api' | 'pid' | 's3Directory'>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return {
+    [ENV.tenancyTable]: endpoints.tables.tenancy,
+    [ENV.rateTable]: endpoints.tables.rate,
+    [ENV.traceStream]: endpoints.stream,
+    [ENV.dataBucket]: endpoints.bucket,
+    [ENV.s3ForcePathStyle]: 'true',
+    // Admin changes (revoked keys, billing, quotas) take effect at once locally; deployed, the cache holds them 30 s.
+    [ENV.keyCacheSeconds]: env[ENV.keyCacheSeconds] ?? '0',
+    AWS_REGION: endpoints.region,
+    AWS_DEFAULT_REGION: endpoints.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_KINESIS: endpoints.kinesis,
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    POWERTOOLS_LOG_LEVEL: env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+    POWERTOOLS_METRICS_DISABLED: env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+function fileCheckpoints(file: string): CheckpointStore {
+  const positions = readJsonFile<Record<string, string>>(file) ?? {};
+  return {
+    get: (shardId) => positions[shardId],
+    set: (shardId, sequenceNumber) => {
+      positions[shardId] = sequenceNumber;
+      writeJsonFile(file, positions);
+    },
+  };
+}
+
+async function seedDemoTenant(deps: AdminDeps, paths: LocalPaths): Promise<{ demo: DemoTenant | undefined; created: boolean }> {
+  if (await deps.store.getOrganization(DEMO_ORG_ID)) {
+    return { demo: readJsonFile<DemoTenant>(paths.demoKeys), created: false };
+  }
+  await createOrganization(deps, DEMO_ORG_ID, { plan: 'demo' });
+  await createWorkspace(deps, DEMO_ORG_ID, DEMO_WORKSPACE);
+  const orgKey = await createApiKey(deps, DEMO_ORG_ID, { name: 'demo organization key' });
+  const workspaceKey = await createApiKey(deps, DEMO_ORG_ID, { workspaceSlug: DEMO_WORKSPACE, name: 'demo workspace key' });
+  const demo: DemoTenant = {
+    orgId: DEMO_ORG_ID,
+    workspaceSlug: DEMO_WORKSPACE,
+    orgKey: { keyId: orgKey.key_id, apiKey: orgKey.api_key },
+    workspaceKey: { keyId: workspaceKey.key_id, apiKey: workspaceKey.api_key },
+  };
+  writeJsonFile(paths.demoKeys, demo, 0o600);
+  return { demo, created: true };
+}
+
+/**
+ * Starts the whole pipeline on this machine: engines with their state under `paths.root`, the
+ * tables, stream and bucket, the demo tenant, the ingest handler behind an HTTP server and the
+ * landing handler on the stream. Sets the handlers' environment on `process.env`.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const { paths } = options;
+  const log = options.log ?? (() => undefined);
+  const running = readJsonFile<LocalEndpoints>(paths.endpoints);
+  if (running && running.pid !== process.pid && isProcessAlive(running.pid)) {
+    throw new LocalStackAlreadyRunningError(`a local stack already runs on ${paths.root} (pid ${running.pid}, API ${running.api})`);
+  }
+  if (options.reset) rmSync(paths.root, { recursive: true, force: true });
+  mkdirSync(paths.root, { recursive: true });
+
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) {
+      await stop().catch((error: unknown) => log(`stop failed: ${(error as Error).message}`));
+    }
+    removeFile(paths.endpoints);
+  };
+
+  try {
+    const started = await Promise.allSettled([
+      startDynamoDbLocal({ dataDir: paths.dynamodb }),
+      startKinesalite({ dataDir: paths.kinesis }),
+      startS3rver({ dataDir: paths.s3 }),
+    ]);
+    for (const result of started) if (result.status === 'fulfilled') stops.push(() => result.value.stop());
+    const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [dynamo, kinesis, s3] = started.map((result) => (result as PromiseFulfilledResult<Engine>).value) as [Engine, Engine, Engine];
+    log(`engines up: DynamoDB Local ${dynamo.endpoint}, kinesalite ${kinesis.endpoint}, s3rver ${s3.endpoint}`);
+
+    const dynamodb = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+    const kinesisClient = new KinesisClient(localClientConfig(kinesis.endpoint));
+    const s3Client = new S3Client(localClientConfig(s3.endpoint));
+    stops.push(async () => {
+      dynamodb.destroy();
+      kinesisClient.destroy();
+      s3Client.destroy();
+    });
+    await createTables(dynamodb, LOCAL_NAMES.tables);
+    await createStream(kinesisClient, LOCAL_NAMES.stream, LOCAL_NAMES.streamShards);
+    await createBucket(s3Client, LOCAL_NAMES.bucket);
+
+    const adminDeps: AdminDeps = { store: new DynamoDbTenancyStore(dynamodb, LOCAL_NAMES.tables.tenancy), now: () => new Date() };
+    const { demo, created } = await seedDemoTenant(adminDeps, paths);
+
+    const base = {
+      region: LOCAL_REGION,
+      dynamodb: dynamo.endpoint,
+      kinesis: kinesis.endpoint,
+      s3: s3.endpoint,
+      bucket: LOCAL_NAMES.bucket,
+      tables: { ...LOCAL_NAMES.tables },
+      stream: LOCAL_NAMES.stream,
+    };
+    // The handlers read their configuration when first imported.
+    Object.assign(process.env, handlerEnvironment(base));
+    const ingest = (await import('../../lambda/ingest/handler.js')).handler as unknown as ProxyLambda;
+    const landing = (await import('../../lambda/landing/handler.js')).handler as unknown as KinesisLambda;
+
+    const gateway: HttpGateway = await startHttpGateway({
+      port: options.port,
+      ...(options.host ? { host: options.host } : {}),
+      handler: (event) => ingest(event, lambdaContext('trace-ingest-local', INGEST_TIMEOUT_MS, LOCAL_REGION)),
+      onError: (error) => log(`ingest handler threw (API Gateway would answer 502): ${(error as Error).stack ?? String(error)}`),
+    });
+    stops.push(() => gateway.stop());
+
+    const poller: StreamPoller = await startStreamPoller({
+      kinesis: kinesisClient,
+      streamName: LOCAL_NAMES.stream,
+      region: LOCAL_REGION,
+      handler: (event) => landing(event, lambdaContext('trace-landing-local', LANDING_TIMEOUT_MS, LOCAL_REGION)),
+      checkpoints: fileCheckpoints(paths.checkpoints),
+      ...(options.poller ? { settings: options.poller } : {}),
+      onRetry: ({ shardId, records, attempt, error }) =>
+        log(`landing failed on ${shardId} (${records} records, attempt ${attempt}), retrying: ${(error as Error).message}`),
+      onDiscard: ({ shardId, firstSequenceNumber, lastSequenceNumber, error }) =>
+        log(`landing gave up on ${shardId} ${firstSequenceNumber}..${lastSequenceNumber} after its retries: ${(error as Error).message}`),
+      onPollError: ({ shardId, error }) => log(`reading ${shardId} failed, retrying: ${(error as Error).message}`),
+    });
+    // Stopped before the engines, so no poll runs against a closed kinesalite.
+    stops.push(() => poller.stop());
+
+    const endpoints: LocalEndpoints = { api: gateway.url, ...base, s3Directory: paths.s3, pid: process.pid };
+    writeJsonFile(paths.endpoints, endpoints);
+    let stopping: Promise<void> | undefined;
+    return { endpoints, demo, demoCreated: created, stop: () => (stopping ??= stopAll()) };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

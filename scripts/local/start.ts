@@ -1,0 +1,74 @@
+import { parseArgs } from 'node:util';
+import { type DemoTenant, startLocalStack } from './local-stack.js';
+import { localPaths } from './local-state.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const DEFAULT_PORT = 3000;
+
+function banner(api: string, demo: DemoTenant | undefined, created: boolean, stateDir: string): string {
+  const ingestUrl = `${api}/v1/traces/ingest`;
+  const lines = [
+    '',
+    'Trace Ingest is running locally.',
+    `  API      POST ${ingestUrl}`,
+    `  state    ${stateDir}  (kept across restarts; npm start -- --reset starts empty)`,
+    '',
+  ];
+  if (demo) {
+    lines.push(
+      `Demo organization '${demo.orgId}' with workspace '${demo.workspaceSlug}'${created ? ' (created now)' : ''}:`,
+      `  organization key  ${demo.orgKey.apiKey}`,
+      `  workspace key     ${demo.workspaceKey.apiKey}   (traces must set "workspace_slug": "${demo.workspaceSlug}")`,
+      '',
+      'Try it:',
+      `  curl -s ${ingestUrl} -H 'X-API-Key: ${demo.orgKey.apiKey}' -H 'Content-Type: application/json' \\`,
+      `    -d '{"traces":[{"timestamp":"'$(date -u +%Y-%m-%dT%H:%M:%SZ)'","root_span_name":"hello","spans":[{"timestamp":"'$(date -u +%Y-%m-%dT%H:%M:%SZ)'","name":"hello"}]}]}'`,
+      `  npm run query -- "SELECT trace_id, root_span_name, timestamp FROM traces"`,
+    );
+  } else {
+    lines.push(`The demo organization exists but ${stateDir}/demo-keys.json is gone: create a key with`, '  npm run --silent admin -- key create --org demo');
+  }
+  lines.push('', 'Press Ctrl-C to stop.', '');
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { reset: { type: 'boolean', default: false } }, strict: true });
+  const port = process.env.PORT === undefined ? DEFAULT_PORT : Number(process.env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a TCP port, not '${process.env.PORT}'`);
+  const paths = localPaths();
+  const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
+
+  log(`starting DynamoDB Local, kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
+  const stack = await startLocalStack({ paths, port, reset: values.reset, log });
+  process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
+
+  let signals = 0;
+  const shutdown = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      log(`${signal} again: exiting now`);
+      process.exit(130);
+    }
+    log(`${signal}: stopping`);
+    stack.stop().then(
+      () => {
+        log('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log(`stop failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+  process.on('SIGHUP', shutdown);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`npm start: ${(error as Error).message}\n`);
+  process.exit(1);
+});
