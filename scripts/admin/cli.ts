@@ -1,0 +1,40 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { parseAdminArgs, runAdminCommand, USAGE } from './run-command.js';
+import { resolveTarget } from './target.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const name = error instanceof Error ? error.name : 'Error';
+  const text = name === 'AdminCommandError' || name.startsWith('Tenancy') || name === 'LocalStackNotRunningError' ? message : `${name}: ${message}`;
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    process.stderr.write(`${USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const parsed = parseAdminArgs(argv);
+  const target = await resolveTarget(parsed.target);
+  const dynamodb = new DynamoDBClient({ ...target.dynamodb, maxAttempts: 3 });
+  try {
+    const result = await runAdminCommand({ store: new DynamoDbTenancyStore(dynamodb, target.tenancyTable), now: () => new Date() }, parsed);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } finally {
+    dynamodb.destroy();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`admin: ${oneLine(error)}\n`);
+    process.exitCode = 1;
+  },
+);

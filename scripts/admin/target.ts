@@ -1,0 +1,43 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { type LocalPaths, localPaths, readLocalEndpoints } from '../local/local-state.js';
+import { localClientConfig } from '../local/provision.js';
+import { AdminCommandError } from './commands.js';
+import type { TargetSpec } from './run-command.js';
+
+/** Names of the deployed stack's outputs the admin CLI reads (the stack declares the same names). */
+export interface StackOutputNames {
+  tenancyTableName: string;
+}
+
+/** What a command needs to reach the tenancy table. */
+export interface AdminTarget {
+  tenancyTable: string;
+  dynamodb: DynamoDBClientConfig;
+}
+
+/** The local stack, through the `endpoints.json` that `npm start` writes. */
+export function localTarget(paths: LocalPaths = localPaths()): AdminTarget {
+  const endpoints = readLocalEndpoints(paths);
+  return { tenancyTable: endpoints.tables.tenancy, dynamodb: localClientConfig(endpoints.dynamodb) };
+}
+
+/** A deployed stack: its table names come from the CloudFormation outputs; credentials from the usual AWS chain. */
+export async function stackTarget(cloudformation: CloudFormationClient, stackName: string, region: string, outputs: StackOutputNames): Promise<AdminTarget> {
+  const { Stacks = [] } = await cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));
+  const found = Stacks[0]?.Outputs?.find((output) => output.OutputKey === outputs.tenancyTableName)?.OutputValue;
+  if (!found) throw new AdminCommandError(`stack ${stackName} in ${region} has no output ${outputs.tenancyTableName}`);
+  return { tenancyTable: found, dynamodb: { region } };
+}
+
+export async function resolveTarget(spec: TargetSpec): Promise<AdminTarget> {
+  if (spec.kind === 'local') return localTarget();
+  // Imported only here: the stack module loads the CDK library.
+  const { OUTPUTS } = await import('../../lib/trace-ingest-stack.js');
+  const cloudformation = new CloudFormationClient({ region: spec.region });
+  try {
+    return await stackTarget(cloudformation, spec.stackName, spec.region, OUTPUTS);
+  } finally {
+    cloudformation.destroy();
+  }
+}
