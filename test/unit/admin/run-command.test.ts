@@ -1,0 +1,50 @@
+import { AdminCommandError } from '../../../scripts/admin/commands.js';
+import { organizationSettings, parseAdminArgs } from '../../../scripts/admin/run-command.js';
+
+describe('parseAdminArgs', () => {
+  it('parses a two-word command with its options against the local stack by default', () => {
+    expect(parseAdminArgs(['key', 'create', '--org', 'acme', '--workspace', 'prod', '--name', 'ci bot'])).toEqual({
+      command: 'key create',
+      options: { org: 'acme', workspace: 'prod', name: 'ci bot' },
+      target: { kind: 'local' },
+    });
+  });
+
+  it('targets a deployed stack with --stack and --region', () => {
+    expect(parseAdminArgs(['org', 'show', '--org', 'a', '--stack', 'TraceIngest', '--region', 'eu-west-1']).target).toEqual({
+      kind: 'stack',
+      stackName: 'TraceIngest',
+      region: 'eu-west-1',
+    });
+  });
+
+  it.each([
+    [[], 'no command given'],
+    [['org', 'delete', '--org', 'a'], "unknown command 'org delete'"],
+    [['org', 'create'], "'org create' needs --org"],
+    [['workspace', 'create', '--org', 'a'], "'workspace create' needs --slug"],
+    [['key', 'list', '--org', 'a', '--slug', 's'], "option --slug does not apply to 'key list'"],
+    [['org', 'show', '--org', 'a', '--verbose'], "Unknown option '--verbose'"],
+    [['org', 'show', '--org', 'a', '--region', 'x'], '--region needs --stack'],
+  ])('refuses %j with a one-line reason', (argv, message) => {
+    expect(() => parseAdminArgs(argv)).toThrow(AdminCommandError);
+    expect(() => parseAdminArgs(argv)).toThrow(message);
+  });
+});
+
+describe('organizationSettings', () => {
+  it('reads quotas, with "none" as unlimited, and the statuses', () => {
+    expect(
+      organizationSettings({ 'per-minute': '10', 'per-month': 'none', plan: 'pro', 'plan-status': 'inactive', billing: 'past_due' }),
+    ).toEqual({ plan: 'pro', planStatus: 'inactive', billingStatus: 'past_due', quotas: { minute: 10, month: null } });
+  });
+
+  it.each([
+    [{ 'per-hour': '-1' }, '--per-hour must be a whole number >= 0 or "none"'],
+    [{ 'per-day': '1.5' }, '--per-day must be a whole number'],
+    [{ billing: 'late' }, '--billing must be one of ok, past_due'],
+    [{ 'plan-status': 'paused' }, '--plan-status must be one of active, inactive'],
+  ])('refuses %j', (options, message) => {
+    expect(() => organizationSettings(options)).toThrow(message);
+  });
+});
