@@ -1,0 +1,47 @@
+/** Small helpers shared by the benchmarks that run real engines (rate-windows, local-stack). */
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** Nearest-rank percentile of unsorted samples; 0 when there are none. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return 0;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+/** Runs `fn` and, whatever happens, the clean-ups registered during it, last registered first. */
+export async function withCleanup<T>(fn: (defer: (cleanup: () => unknown) => void) => Promise<T>): Promise<T> {
+  const cleanups: (() => unknown)[] = [];
+  try {
+    return await fn((cleanup) => cleanups.push(cleanup));
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        console.error('bench clean-up failed:', error);
+      }
+    }
+  }
+}
+
+/** Rejects with `message` when `promise` has not settled within `ms`. */
+export async function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
