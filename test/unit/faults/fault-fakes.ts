@@ -1,0 +1,124 @@
+import {
+  type AttributeValue,
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import { PutRecordsCommand, ProvisionedThroughputExceededException as KinesisThroughputExceeded } from '@aws-sdk/client-kinesis';
+import { decodeTraceRecord, type InlineTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import { ddbMock, kinesisMock } from '../../support/ingest-harness.js';
+
+/**
+ * Stateful fakes behind the harness's mocked clients, so fault tests can check end states: the
+ * rate-window counters as DynamoDB would hold them (conditions, ClientRequestToken idempotency)
+ * and the records as the stream would hold them. Faults are queued per call and consumed in order.
+ */
+
+export type DynamoFault =
+  | 'none' // answered normally
+  | 'conflict' // cancelled: TransactionConflict on one item, nothing applied
+  | 'throttle-reason' // cancelled: ThrottlingError on one item, nothing applied
+  | 'throttle' // ProvisionedThroughputExceededException, nothing applied
+  | 'timeout-before' // the request never reached DynamoDB
+  | 'timeout-after'; // applied, but the response was lost
+
+export type KinesisFault =
+  | 'partial' // every other entry and the last fail with ProvisionedThroughputExceededException
+  | 'throttle' // the whole call fails
+  | 'timeout-before'
+  | 'timeout-after' // written, but the response was lost
+  | 'short-response'; // FailedRecordCount > 0 with no per-entry results
+
+const timeout = () => Object.assign(new Error('socket timed out'), { name: 'TimeoutError', $metadata: {} });
+
+export class RateTableFake {
+  readonly counts = new Map<string, number>();
+  readonly faults: DynamoFault[] = [];
+  /** Tokens DynamoDB remembers for 10 minutes: a repeat with the same token is not applied again. */
+  private readonly applied = new Set<string>();
+  calls = 0;
+
+  install(): this {
+    ddbMock.on(TransactWriteItemsCommand).callsFake((input) => {
+      this.calls++;
+      const fault = this.faults.shift();
+      const items = input.TransactItems ?? [];
+      const cancel = (codes: string[]) =>
+        new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+      if (fault === 'conflict') throw cancel(items.map((_: unknown, i: number) => (i === 0 ? 'TransactionConflict' : 'None')));
+      if (fault === 'throttle-reason') throw cancel(items.map((_: unknown, i: number) => (i === 0 ? 'ThrottlingError' : 'None')));
+      if (fault === 'throttle') throw new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} });
+      if (fault === 'timeout-before') throw timeout();
+      const token = input.ClientRequestToken;
+      if (token === undefined || !this.applied.has(token)) {
+        this.apply(items, cancel);
+        if (token !== undefined) this.applied.add(token);
+      }
+      if (fault === 'timeout-after') throw timeout();
+      return {};
+    });
+    return this;
+  }
+
+  /** Count of the window whose sort key starts with `window#`, summed over organizations. */
+  count(window: 'minute' | 'hour' | 'day' | 'month'): number {
+    let total = 0;
+    for (const [key, value] of this.counts) if (key.split('|')[1]?.startsWith(`${window}#`)) total += value;
+    return total;
+  }
+
+  private apply(items: { Update?: { Key?: Record<string, AttributeValue>; ConditionExpression?: string; ExpressionAttributeValues?: Record<string, AttributeValue> } }[], cancel: (codes: string[]) => Error) {
+    const keyOf = (key: Record<string, AttributeValue> | undefined) => `${key?.pk?.S}|${key?.sk?.S}`;
+    const reasons = items.map(({ Update }) => {
+      if (!Update?.ConditionExpression) return 'None';
+      const room = Number(Update.ExpressionAttributeValues?.[':room']?.N);
+      const current = this.counts.get(keyOf(Update.Key));
+      return current === undefined || current <= room ? 'None' : 'ConditionalCheckFailed';
+    });
+    if (reasons.some((r) => r !== 'None')) throw cancel(reasons);
+    for (const { Update } of items) {
+      const values = Update?.ExpressionAttributeValues ?? {};
+      const delta = Number(values[':n']?.N ?? values[':minus']?.N ?? 0);
+      const key = keyOf(Update?.Key);
+      this.counts.set(key, (this.counts.get(key) ?? 0) + delta);
+    }
+  }
+}
+
+export class StreamFake {
+  readonly records: InlineTraceRecord[] = [];
+  readonly faults: KinesisFault[] = [];
+  calls = 0;
+  /** When set, a call that writes never answers: the Lambda is frozen or killed before it can reply. */
+  hangAfterWrite = false;
+
+  install(): this {
+    kinesisMock.on(PutRecordsCommand).callsFake((input) => {
+      this.calls++;
+      const fault = this.faults.shift();
+      const entries = input.Records ?? [];
+      if (fault === 'throttle') throw new KinesisThroughputExceeded({ message: 'Rate exceeded for shard', $metadata: {} });
+      if (fault === 'timeout-before') throw timeout();
+      const failed = (i: number) => fault === 'partial' && (i % 2 === 1 || i === entries.length - 1);
+      entries.forEach((entry: { Data?: Uint8Array }, i: number) => {
+        if (!failed(i)) this.records.push(decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
+      });
+      if (fault === 'timeout-after') throw timeout();
+      if (this.hangAfterWrite) return new Promise(() => undefined);
+      if (fault === 'short-response') return { FailedRecordCount: 1, Records: [] };
+      return {
+        FailedRecordCount: entries.filter((_: unknown, i: number) => failed(i)).length,
+        Records: entries.map((_: unknown, i: number) =>
+          failed(i)
+            ? { ErrorCode: 'ProvisionedThroughputExceededException', ErrorMessage: 'Rate exceeded for shard' }
+            : { SequenceNumber: String(this.records.length + i), ShardId: 'shardId-000000000000' },
+        ),
+      };
+    });
+    return this;
+  }
+
+  traceIds(): string[] {
+    return this.records.map((r) => r.trace.trace_id);
+  }
+}

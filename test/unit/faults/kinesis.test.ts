@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { createHarness, type Harness, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
+import { buildBatch, buildSpan, buildTrace, gatewayEvent } from '../../support/trace-builders.js';
+import { RateTableFake, StreamFake } from './fault-fakes.js';
+
+/**
+ * Kinesis faults on the publish step (decisions §1 row 10). For every fault: a 200 means every
+ * accepted trace is on the stream and counted once; a 503 carries Retry-After and leaves the
+ * counters as they were (the increments are given back); rejected traces never reach the stream.
+ */
+type Batch = { traces: Record<string, unknown>[] };
+const body = (r: APIGatewayProxyResult) => JSON.parse(r.body) as Record<string, unknown>;
+const ids = (batch: Batch) => batch.traces.map((t) => String(t.trace_id));
+
+let h: Harness;
+let rate: RateTableFake;
+let stream: StreamFake;
+beforeEach(async () => {
+  h = await createHarness();
+  rate = new RateTableFake().install();
+  stream = new StreamFake().install();
+});
+
+const post = (batch: Batch, requestId?: string) =>
+  h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(batch), ...(requestId ? { requestId } : {}) }));
+
+function expectRetryable(response: APIGatewayProxyResult): void {
+  expect(response.statusCode).toBe(503);
+  expect(Number(response.headers?.['Retry-After'])).toBeGreaterThan(0);
+  expect(body(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable.*retry the whole batch/) });
+}
+
+describe('Kinesis faults', () => {
+  it('partial PutRecords failure once: only the failed entries are resent; 200, each trace once, counted once', async () => {
+    stream.faults.push('partial');
+    const batch = buildBatch(6);
+    const response = await post(batch);
+    expect(response.statusCode).toBe(200);
+    expect(stream.calls).toBe(2);
+    expect(stream.traceIds().sort()).toEqual(ids(batch).sort());
+    expect(rate.count('minute')).toBe(6);
+  });
+
+  it('partial failures on every attempt: 503 + Retry-After, increments given back; the entries that did land carry the request_id', async () => {
+    stream.faults.push(...Array<'partial'>(TEST_POLICY.maxAttempts).fill('partial'));
+    const batch = buildBatch(4);
+    const response = await post(batch, 'req-partial');
+    expectRetryable(response);
+    expect(stream.calls).toBe(TEST_POLICY.maxAttempts);
+    expect(rate.count('minute')).toBe(0);
+    expect(rate.count('month')).toBe(0);
+    // At-least-once: some traces of the refused batch are on the stream; a resend lands them again,
+    // and the copies are told apart by request_id (docs/hardening.md, "Duplicates").
+    expect(stream.records.length).toBeGreaterThan(0);
+    expect(new Set(stream.records.map((r) => r.context.request_id))).toEqual(new Set(['req-partial']));
+  });
+
+  it('a response with FailedRecordCount but no per-entry results is treated as all failed and resent', async () => {
+    stream.faults.push('short-response');
+    const batch = buildBatch(2);
+    expect((await post(batch)).statusCode).toBe(200);
+    expect(stream.calls).toBe(2);
+    expect(new Set(stream.traceIds())).toEqual(new Set(ids(batch)));
+    expect(rate.count('minute')).toBe(2);
+  });
+
+  it('throttling (ProvisionedThroughputExceeded) that clears within the retries: 200, each trace once', async () => {
+    stream.faults.push('throttle', 'throttle');
+    const batch = buildBatch(3);
+    expect((await post(batch)).statusCode).toBe(200);
+    expect(stream.calls).toBe(3);
+    expect(stream.traceIds().sort()).toEqual(ids(batch).sort());
+    expect(rate.count('minute')).toBe(3);
+  });
+
+  it('throttling that outlasts the retries: 503 + Retry-After, nothing on the stream, counters given back', async () => {
+    stream.faults.push(...Array<'throttle'>(TEST_POLICY.maxAttempts).fill('throttle'));
+    const response = await post(buildBatch(3));
+    expectRetryable(response);
+    expect(stream.records).toHaveLength(0);
+    expect(rate.count('minute')).toBe(0);
+    expect(rate.count('month')).toBe(0);
+  });
+
+  it('a timeout before the write: resent, 200, each trace once', async () => {
+    stream.faults.push('timeout-before');
+    const batch = buildBatch(2);
+    expect((await post(batch)).statusCode).toBe(200);
+    expect(stream.traceIds().sort()).toEqual(ids(batch).sort());
+  });
+
+  it('a timeout after the write (lost response): resent, 200, the stream holds the batch twice under one request_id', async () => {
+    stream.faults.push('timeout-after');
+    const batch = buildBatch(2);
+    const response = await post(batch, 'req-lost');
+    expect(response.statusCode).toBe(200);
+    expect(rate.count('minute')).toBe(2);
+    // Kinesis has no idempotent put: the copies share trace_id and request_id, so the landing dedupes on them.
+    expect(stream.traceIds().sort()).toEqual([...ids(batch), ...ids(batch)].sort());
+    expect(new Set(stream.records.map((r) => r.context.request_id))).toEqual(new Set(['req-lost']));
+  });
+
+  it('timeouts on every attempt: 503 + Retry-After, counters given back', async () => {
+    stream.faults.push(...Array<'timeout-before'>(TEST_POLICY.maxAttempts).fill('timeout-before'));
+    expectRetryable(await post(buildBatch(2)));
+    expect(stream.records).toHaveLength(0);
+    expect(rate.count('minute')).toBe(0);
+  });
+
+  it('rejected traces never reach the stream, whatever the faults; the counters count only the accepted', async () => {
+    stream.faults.push('partial', 'throttle', 'timeout-before');
+    const good = buildBatch(3).traces;
+    const bad = [buildTrace({ status: 'OK' }), buildTrace({ spans: [buildSpan({ kind: 'robot' })] })];
+    const response = await post({ traces: [good[0]!, bad[0]!, good[1]!, bad[1]!, good[2]!] });
+    expect(response.statusCode).toBe(200);
+    expect(body(response)).toMatchObject({ accepted: 3, rejected: 2 });
+    expect(stream.traceIds().sort()).toEqual(good.map((t) => String(t.trace_id)).sort());
+    expect(rate.count('minute')).toBe(3);
+  });
+
+  it('a resend after a 503 is accepted once and counted once', async () => {
+    stream.faults.push(...Array<'throttle'>(TEST_POLICY.maxAttempts).fill('throttle'));
+    const batch = buildBatch(4);
+    expectRetryable(await post(batch));
+    expect((await post(batch)).statusCode).toBe(200);
+    expect(stream.traceIds().sort()).toEqual(ids(batch).sort());
+    expect(rate.count('minute')).toBe(4);
+    expect(rate.count('month')).toBe(4);
+  });
+
+  it('publishing fails and the give-back fails too: 503, the counters stay high until their windows pass (the safe direction)', async () => {
+    stream.faults.push(...Array<'throttle'>(TEST_POLICY.maxAttempts).fill('throttle'));
+    // The reserve goes through; every attempt to give it back is throttled.
+    rate.faults.push('none', ...Array<'throttle'>(TEST_POLICY.maxAttempts).fill('throttle'));
+    expectRetryable(await post(buildBatch(2)));
+    expect(rate.calls).toBe(1 + TEST_POLICY.maxAttempts);
+    expect(stream.records).toHaveLength(0);
+    expect(rate.count('minute')).toBe(2);
+  });
+});
+
+describe('S3 overflow faults on the ingest path', () => {
+  it('the overflow PutObject fails for an oversized trace: 503, nothing on the stream, counters given back', async () => {
+    s3Mock.on(PutObjectCommand).rejects(Object.assign(new Error('slow down'), { name: 'SlowDown', $metadata: {} }));
+    const random = randomBytes(1_500_000).toString('base64');
+    const batch = { traces: [buildTrace(), buildTrace({ spans: [buildSpan({ output: JSON.stringify(random) })] })] };
+    expectRetryable(await post(batch));
+    expect(stream.records).toHaveLength(0);
+    expect(rate.count('minute')).toBe(0);
+    expect(s3Mock.commandCalls(PutObjectCommand)).toHaveLength(1);
+  });
+});
