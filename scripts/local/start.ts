@@ -44,14 +44,20 @@ async function main(): Promise<void> {
   const stack = await startLocalStack({ paths, port, reset: values.reset, log });
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 
-  let signals = 0;
+  let firstSignalAt: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
+    if (firstSignalAt !== undefined) {
+      // npm and tsx relay the terminal's signal, so one Ctrl-C arrives more than once.
+      if (Date.now() - firstSignalAt < 1_000) return;
       log(`${signal} again: exiting now`);
       process.exit(130);
     }
+    firstSignalAt = Date.now();
     log(`${signal}: stopping`);
+    setTimeout(() => {
+      log('still stopping after 20 s: exiting now');
+      process.exit(1);
+    }, 20_000).unref();
     stack.stop().then(
       () => {
         log('stopped');
