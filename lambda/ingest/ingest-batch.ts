@@ -5,7 +5,7 @@ import type { StreamRecord, TraceSink } from '../shared/adapters/kinesis-trace-s
 import type { OverflowStore } from '../shared/adapters/s3-overflow-store.js';
 import { DependencyUnavailableError } from '../shared/domain/errors.js';
 import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type WindowCounter } from '../shared/domain/rate-windows.js';
-import { type ApiKey, hashApiKey, isWellFormedApiKey, type Organization } from '../shared/domain/tenancy.js';
+import { type ApiKey, hashApiKey, isWellFormedApiKey, type Organization, WORKSPACE_SLUG_PATTERN } from '../shared/domain/tenancy.js';
 import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
 import {
   compressRecordJson,
@@ -89,6 +89,12 @@ function parseIdempotencyKey(values: readonly string[] | undefined): string | un
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+/** Client values quoted back in a response are cut here, so no input can blow up the answer. */
+const MAX_ECHO_CHARACTERS = 256;
+
+function echo(value: string): string {
+  return value.length <= MAX_ECHO_CHARACTERS ? value : `${value.slice(0, MAX_ECHO_CHARACTERS)}…`;
+}
 
 async function authenticate(tenancy: TenancyReader, values: readonly string[]): Promise<ApiKey> {
   const distinct = new Set(values.map((v) => v.trim()));
@@ -126,7 +132,7 @@ async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, traces: 
     });
     traces.forEach((trace) => {
       if (isObject(trace) && trace.workspace_slug !== key.workspaceSlug) {
-        throw new WorkspaceOutOfScopeError(`workspace_slug '${String(trace.workspace_slug)}' is not in the API key scope`);
+        throw new WorkspaceOutOfScopeError(`workspace_slug '${echo(String(trace.workspace_slug))}' is not in the API key scope`);
       }
     });
     return;
@@ -136,10 +142,15 @@ async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, traces: 
     if (isObject(trace) && typeof trace.workspace_slug === 'string' && trace.workspace_slug !== '') slugs.add(trace.workspace_slug);
   }
   const ordered = [...slugs];
-  const exists = await Promise.all(ordered.map((slug) => tenancy.workspaceExists(key.orgId, slug)));
+  // A slug no workspace can have needs no lookup (and may not even fit in a DynamoDB key).
+  const exists = await Promise.all(
+    ordered.map((slug) => (WORKSPACE_SLUG_PATTERN.test(slug) ? tenancy.workspaceExists(key.orgId, slug) : false)),
+  );
   const outside = ordered.find((_, i) => !exists[i]);
   if (outside !== undefined) {
-    throw new WorkspaceOutOfScopeError(`workspace_slug '${outside}' is not in the API key scope: no such workspace in this organization`);
+    throw new WorkspaceOutOfScopeError(
+      `workspace_slug '${echo(outside)}' is not in the API key scope: no such workspace in this organization`,
+    );
   }
 }
 
@@ -267,7 +278,7 @@ async function processBatch(
     if (result.ok) {
       accepted.push(result.trace);
     } else {
-      const sentId = isObject(input) && typeof input.trace_id === 'string' ? input.trace_id : null;
+      const sentId = isObject(input) && typeof input.trace_id === 'string' ? echo(input.trace_id) : null;
       errors.push({ index, trace_id: sentId, issues: result.issues });
     }
   });
@@ -282,6 +293,8 @@ async function processBatch(
   try {
     decision = await deps.rateLimiter.reserve(org.orgId, counters, accepted.length, request.requestId);
   } catch (error) {
+    // The reserve may have been applied with only its answer lost; giving back is exact either way.
+    await giveBack(deps, org.orgId, counters, accepted.length, request.requestId);
     throw unavailable(error);
   }
   if (!decision.allowed) throw rateLimited(decision.overflowing, accepted.length, false);

@@ -58,5 +58,7 @@ export const tenancyKeys = {
 
 export const rateKeys = {
   window: (orgId: string, window: string, windowStart: string) => ({ pk: `RATE#${orgId}`, sk: `${window}#${windowStart}` }),
+  /** Marks that a request's reservation was applied, so giving it back is exact even after a lost response. */
+  reservation: (orgId: string, requestId: string) => ({ pk: `RATE#${orgId}`, sk: `reservation#${requestId}` }),
   idempotency: (orgId: string, idempotencyKey: string) => ({ pk: `IDEM#${orgId}`, sk: idempotencyKey }),
 };

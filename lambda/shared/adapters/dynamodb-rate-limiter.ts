@@ -14,8 +14,12 @@ export type RateDecision = { allowed: true } | { allowed: false; overflowing: Wi
 
 /** Port: reserves a batch's traces in every window at once, or none. */
 export interface RateLimiter {
+  /** Never counts one request twice: a retried or repeated reserve of the same request id is a no-op. */
   reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision>;
-  /** Gives a reservation back, when the request fails after its counters moved. */
+  /**
+   * Gives a request's reservation back when the request fails after reserving, or when the outcome
+   * of its reserve is unknown: exact either way, because only an applied reservation is released.
+   */
   release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
 }
 
@@ -31,7 +35,8 @@ function requestToken(requestId: string, purpose: string, generation: number): s
 /**
  * Four fixed windows as four items with the window start in the key, incremented in one
  * `TransactWriteItems`: each update is conditional on the count staying within its quota, so a
- * batch is counted in all windows or in none.
+ * batch is counted in all windows or in none. The same transaction writes a reservation marker
+ * for the request, which makes a retried reserve and a give-back exact.
  */
 export class DynamoDbRateLimiter implements RateLimiter {
   constructor(
@@ -57,25 +62,48 @@ export class DynamoDbRateLimiter implements RateLimiter {
         },
       },
     }));
+    items.push({
+      Put: {
+        TableName: this.tableName,
+        Item: {
+          ...this.reservationKey(orgId, requestId),
+          count: { N: String(count) },
+          expires_at: { N: String(Math.min(...counters.map((c) => c.expiresAt))) },
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+    const markerIndex = counters.length;
     const outcome = await this.transact(items, requestId, 'reserve', (reasons) => {
+      // The marker exists: an earlier attempt of this request was applied and only its answer was lost.
+      if (reasons[markerIndex] === 'ConditionalCheckFailed') return 'applied' as const;
       const overflowing = counters.filter((_, i) => reasons[i] === 'ConditionalCheckFailed');
       return overflowing.length > 0 ? overflowing : undefined;
     });
-    return outcome === undefined ? { allowed: true } : { allowed: false, overflowing: outcome };
+    return outcome === undefined || outcome === 'applied' ? { allowed: true } : { allowed: false, overflowing: outcome };
   }
 
   async release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
     if (counters.length === 0 || count === 0) return;
-    const items = counters.map((counter): TransactWriteItem => ({
-      Update: {
-        TableName: this.tableName,
-        Key: this.key(orgId, counter),
-        UpdateExpression: 'ADD #count :minus',
-        ExpressionAttributeNames: { '#count': 'count' },
-        ExpressionAttributeValues: { ':minus': { N: String(-count) } },
-      },
-    }));
-    await this.transact(items, requestId, 'release', () => undefined);
+    const items: TransactWriteItem[] = [
+      // Only a reservation that was applied is given back, and only once.
+      { Delete: { TableName: this.tableName, Key: this.reservationKey(orgId, requestId), ConditionExpression: 'attribute_exists(pk)' } },
+      ...counters.map((counter): TransactWriteItem => ({
+        Update: {
+          TableName: this.tableName,
+          Key: this.key(orgId, counter),
+          UpdateExpression: 'ADD #count :minus',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':minus': { N: String(-count) } },
+        },
+      })),
+    ];
+    await this.transact(items, requestId, 'release', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'nothing-reserved' : undefined));
+  }
+
+  private reservationKey(orgId: string, requestId: string) {
+    const { pk, sk } = rateKeys.reservation(orgId, requestId);
+    return { pk: { S: pk }, sk: { S: sk } };
   }
 
   private key(orgId: string, counter: WindowCounter) {

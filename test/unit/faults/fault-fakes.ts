@@ -67,23 +67,37 @@ export class RateTableFake {
     return total;
   }
 
-  private apply(items: { Update?: { Key?: Record<string, AttributeValue>; ConditionExpression?: string; ExpressionAttributeValues?: Record<string, AttributeValue> } }[], cancel: (codes: string[]) => Error) {
+  /** Reservation markers (`reservation#<request id>`) present in the table. */
+  readonly markers = new Set<string>();
+
+  private apply(items: TransactItem[], cancel: (codes: string[]) => Error) {
     const keyOf = (key: Record<string, AttributeValue> | undefined) => `${key?.pk?.S}|${key?.sk?.S}`;
-    const reasons = items.map(({ Update }) => {
+    const reasons = items.map(({ Update, Put, Delete }) => {
+      if (Put) return this.markers.has(keyOf(Put.Item)) ? 'ConditionalCheckFailed' : 'None';
+      if (Delete) return this.markers.has(keyOf(Delete.Key)) ? 'None' : 'ConditionalCheckFailed';
       if (!Update?.ConditionExpression) return 'None';
       const room = Number(Update.ExpressionAttributeValues?.[':room']?.N);
       const current = this.counts.get(keyOf(Update.Key));
       return current === undefined || current <= room ? 'None' : 'ConditionalCheckFailed';
     });
     if (reasons.some((r) => r !== 'None')) throw cancel(reasons);
-    for (const { Update } of items) {
-      const values = Update?.ExpressionAttributeValues ?? {};
+    for (const { Update, Put, Delete } of items) {
+      if (Put) this.markers.add(keyOf(Put.Item));
+      if (Delete) this.markers.delete(keyOf(Delete.Key));
+      if (!Update) continue;
+      const values = Update.ExpressionAttributeValues ?? {};
       const delta = Number(values[':n']?.N ?? values[':minus']?.N ?? 0);
-      const key = keyOf(Update?.Key);
+      const key = keyOf(Update.Key);
       this.counts.set(key, (this.counts.get(key) ?? 0) + delta);
     }
   }
 }
+
+type TransactItem = {
+  Update?: { Key?: Record<string, AttributeValue>; ConditionExpression?: string; ExpressionAttributeValues?: Record<string, AttributeValue> };
+  Put?: { Item?: Record<string, AttributeValue> };
+  Delete?: { Key?: Record<string, AttributeValue> };
+};
 
 export class StreamFake {
   readonly records: InlineTraceRecord[] = [];

@@ -250,13 +250,15 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
       const calls = ddbMock.commandCalls(TransactWriteItemsCommand);
       expect(calls).toHaveLength(1);
       const items = calls[0]?.args[0].input.TransactItems ?? [];
-      expect(items.map((item) => item.Update?.Key?.sk?.S)).toEqual([
+      expect(items.map((item) => item.Update?.Key?.sk?.S ?? item.Put?.Item?.sk?.S)).toEqual([
         'minute#2026-11-22T12:00Z',
         'hour#2026-11-22T12Z',
         'day#2026-11-22',
         'month#2026-11',
+        expect.stringMatching(/^reservation#/),
       ]);
-      for (const item of items) {
+      expect(items[4]?.Put?.ConditionExpression).toBe('attribute_not_exists(pk)');
+      for (const item of items.slice(0, 4)) {
         expect(item.Update?.ConditionExpression).toBe('attribute_not_exists(#count) OR #count <= :room');
         expect(item.Update?.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
       }
@@ -295,12 +297,13 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
 
   describe('10. dependencies failing (503)', () => {
     it('retries transaction conflicts with bounded attempts, then answers 503 with Retry-After and publishes nothing', async () => {
-      ddbMock.on(TransactWriteItemsCommand).rejects(cancelled(['TransactionConflict', 'None', 'None', 'None']));
+      ddbMock.on(TransactWriteItemsCommand).rejects(cancelled(['TransactionConflict', 'None', 'None', 'None', 'None']));
       const response = await post(h, buildBatch(2));
       expect(response.statusCode).toBe(503);
       expect(response.headers?.['Retry-After']).toBeDefined();
       expect(body(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable/) });
-      expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteItemsCommand, TEST_POLICY.maxAttempts);
+      // The reserve's attempts, then the (conditional) give-back's.
+      expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 2 * TEST_POLICY.maxAttempts);
       expectNothingPublished();
     });
 
@@ -326,8 +329,10 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
       const calls = ddbMock.commandCalls(TransactWriteItemsCommand);
       expect(calls).toHaveLength(2);
       const release = calls[1]?.args[0].input.TransactItems ?? [];
-      expect(release).toHaveLength(4);
-      for (const item of release) {
+      expect(release).toHaveLength(5);
+      // Only an applied reservation is given back: the marker must exist and goes with it.
+      expect(release[0]?.Delete).toMatchObject({ Key: { sk: { S: expect.stringMatching(/^reservation#/) } }, ConditionExpression: 'attribute_exists(pk)' });
+      for (const item of release.slice(1)) {
         expect(item.Update?.UpdateExpression).toBe('ADD #count :minus');
         expect(item.Update?.ExpressionAttributeValues?.[':minus']).toEqual({ N: '-3' });
         expect(item.Update?.ConditionExpression).toBeUndefined();
