@@ -11,6 +11,21 @@ function daysIn(year: number, month: number): number {
   return month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
 }
 
+// Already UTC with at most six fraction digits (what SDKs send): normalized by padding alone.
+const UTC_SHORT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
+/**
+ * The normalized form of a timestamp already known to be valid: UTC with six fraction digits.
+ * Skips the date arithmetic for the common `Z` case; anything else goes through `formatMicros`.
+ */
+export function normalizeTimestamp(text: string, epochMicros: number): string {
+  if (UTC_SHORT.test(text)) {
+    const dot = text.indexOf('.', 19);
+    return dot === -1 ? `${text.slice(0, 19)}.000000Z` : `${text.slice(0, dot + 1)}${text.slice(dot + 1, -1).padEnd(6, '0')}Z`;
+  }
+  return formatMicros(epochMicros);
+}
+
 /** Microseconds since the epoch, or `undefined` when the text is not a valid timestamp. */
 export function parseTimestampMicros(text: string): number | undefined {
   const m = TIMESTAMP.exec(text);

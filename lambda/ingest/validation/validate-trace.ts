@@ -4,7 +4,7 @@ import validateFast from '../generated/validate-trace-fast.js';
 import type { AcceptedSpan, AcceptedTrace, SpanKind, Status } from '../../shared/domain/trace.js';
 import { MAX_ISSUES_PER_TRACE, type IssueCode, type ValidationIssue } from './issue-codes.js';
 import { checkTraceRules } from './trace-rules.js';
-import { formatMicros } from './timestamps.js';
+import { normalizeTimestamp } from './timestamps.js';
 
 export type TraceValidation = { ok: true; trace: AcceptedTrace } | { ok: false; issues: ValidationIssue[] };
 
@@ -87,7 +87,7 @@ function normalizeSpan(span: Json, micros: number, newId: () => string): Accepte
   return {
     span_id: id(span.span_id, newId),
     parent_span_id: typeof span.parent_span_id === 'string' ? span.parent_span_id.toLowerCase() : null,
-    timestamp: formatMicros(micros),
+    timestamp: normalizeTimestamp(span.timestamp as string, micros),
     duration_ms: num(span.duration_ms),
     name: str(span.name),
     kind: (typeof span.kind === 'string' ? span.kind : 'llm') as SpanKind,
@@ -128,7 +128,7 @@ export function validateTrace(input: unknown, nowMicros: number, newId: () => st
     ok: true,
     trace: {
       trace_id: id(trace.trace_id, newId),
-      timestamp: formatMicros(rules.traceMicros as number),
+      timestamp: normalizeTimestamp(trace.timestamp as string, rules.traceMicros as number),
       environment: str(trace.environment, 'default'),
       workspace_slug: str(trace.workspace_slug),
       duration_ms: num(trace.duration_ms),

@@ -95,6 +95,17 @@ describe('per-trace validation (decisions §3)', () => {
     expect(result.ok && result.trace.spans[0]?.timestamp).toBe('2026-11-22T12:00:00.000000Z');
   });
 
+  it.each([
+    ['2026-11-22T12:00:00Z', '2026-11-22T12:00:00.000000Z'],
+    ['2026-11-22T12:00:00.5Z', '2026-11-22T12:00:00.500000Z'],
+    ['2026-11-22T12:00:00.123456Z', '2026-11-22T12:00:00.123456Z'],
+    ['2026-11-22T12:00:00.1234567Z', '2026-11-22T12:00:00.123456Z'],
+    ['2026-11-22T11:00:00.25-01:00', '2026-11-22T12:00:00.250000Z'],
+  ])('normalizes %s to %s', (sent, stored) => {
+    const result = check(buildTrace({ timestamp: sent }));
+    expect(result.ok && result.trace.timestamp).toBe(stored);
+  });
+
   it('stores ids lower-case and rejects duplicate span ids case-insensitively', () => {
     const id = 'ABCDEF01-2345-4678-9ABC-DEF012345678';
     const accepted = check(buildTrace({ trace_id: id, spans: [buildSpan({ span_id: id })] }));
