@@ -18,15 +18,27 @@ export interface LandableTrace {
   spanTags: string[][];
 }
 
-const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/;
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+
+// Timestamps of one trace's spans mostly share their minute: parse it once.
+let cachedMinute = '';
+let cachedMinuteMillis = NaN;
 
 /** Microseconds since the epoch of a normalized UTC timestamp (`2026-11-22T10:00:00.123456Z`). */
 export function timestampMicros(value: unknown, path: string): bigint {
   const match = typeof value === 'string' ? TIMESTAMP.exec(value) : null;
-  const seconds = match ? Date.parse(`${match[1]}Z`) : NaN;
-  if (!match || Number.isNaN(seconds)) throw new UnlandableRecordError(`${path} is not a UTC timestamp: ${JSON.stringify(value)}`);
-  const fraction = (match[2] ?? '').padEnd(6, '0').slice(0, 6);
-  return BigInt(seconds) * 1000n + BigInt(fraction);
+  if (match && match[1] !== cachedMinute) {
+    cachedMinute = match[1]!;
+    cachedMinuteMillis = Date.parse(`${cachedMinute}:00Z`);
+  }
+  const seconds = match ? Number(match[2]) : NaN;
+  if (!match || Number.isNaN(cachedMinuteMillis) || !(seconds < 60)) {
+    throw new UnlandableRecordError(`${path} is not a UTC timestamp: ${JSON.stringify(value)}`);
+  }
+  const fraction = Number((match[3] ?? '').padEnd(6, '0').slice(0, 6));
+  const micros = (cachedMinuteMillis + seconds * 1000) * 1000 + fraction;
+  // Exact as a double until the year 2255; beyond that, in BigInt arithmetic.
+  return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(cachedMinuteMillis + seconds * 1000) * 1000n + BigInt(fraction);
 }
 
 /** The `tags` member of a JSON-object attributes string; `[]` when absent or not a list. */

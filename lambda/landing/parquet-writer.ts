@@ -1,6 +1,6 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnBatch } from './column-batches.js';
-import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
+import type { ColumnSpec, ColumnType, DatasetSpec, TextShape } from './landing-schema.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 type ColumnSource = Parameters<ParquetWriter['write']>[0]['columnData'][number];
@@ -38,13 +38,28 @@ export function parquetSchema(spec: DatasetSpec): SchemaElement[] {
   return [{ name: 'schema', num_children: spec.columns.length }, ...spec.columns.flatMap(schemaElements)];
 }
 
+/** The writer's options for a column of the given shape (see {@link TextShape}). */
+function columnSource(spec: ColumnSpec, values: ColumnBatch['columns'][number]): ColumnSource {
+  const source: ColumnSource = { name: spec.name, data: values as ColumnSource['data'] };
+  switch (spec.shape) {
+    case 'id':
+      return { ...source, encoding: 'PLAIN', statistics: false, codec: 'UNCOMPRESSED' };
+    case 'distinct':
+      return { ...source, encoding: 'PLAIN', statistics: false };
+    case 'long':
+      return { ...source, statistics: false };
+    default:
+      return source;
+  }
+}
+
 export interface ParquetFile {
   bytes: Uint8Array;
   rows: number;
 }
 
 /**
- * Encodes row batches into one Parquet file (SNAPPY, one row group per batch). Only one batch of
+ * Encodes row batches into one Parquet file (SNAPPY except random ids, one row group per batch). Only one batch of
  * column values is alive at a time; the output grows by compressed row groups.
  */
 export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>): ParquetFile {
@@ -53,7 +68,7 @@ export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>):
   let rows = 0;
   for (const batch of batches) {
     if (batch.rows === 0) continue;
-    const columnData = spec.columns.map(({ name }, i): ColumnSource => ({ name, data: batch.columns[i] as ColumnSource['data'] }));
+    const columnData = spec.columns.map((column, i) => columnSource(column, batch.columns[i]!));
     void parquet.write({ columnData, rowGroupSize: batch.rows });
     rows += batch.rows;
   }
