@@ -1,0 +1,226 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, KinesisClient } from '@aws-sdk/client-kinesis';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
+import { createLandingHandler } from '../../lambda/landing/create-landing-handler.js';
+import type { LandingRecord } from '../../lambda/landing/land-records.js';
+import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
+import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
+import { S3OverflowStore } from '../../lambda/shared/adapters/s3-overflow-store.js';
+import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
+import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
+import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
+import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { buildSpan, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
+import { kinesisEvent } from '../unit/landing/landing-builders.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The whole path on real engines: the ingest handler (DynamoDB Local, kinesalite, s3rver for traces
+ * too large for a record) accepts batches, the landing handler consumes what the stream holds, one
+ * event per shard like the event source mapping, and DuckDB reads the landed Parquet back.
+ */
+describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesalite and s3rver', () => {
+  const tables = { tenancy: 'tenancy', rate: 'rate' };
+  const stream = 'traces';
+  const bucket = 'data';
+  const workspace = 'ws-e2e';
+  let engines: Engine[] = [];
+  let dynamodb: DynamoDBClient;
+  let kinesis: KinesisClient;
+  let s3: S3Client;
+  let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
+  const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-to-landing-'));
+
+  beforeAll(async () => {
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    engines = await Promise.all([startDynamoDbLocal(), startKinesalite(), startS3rver()]);
+    const [dynamoEngine, kinesisEngine, s3Engine] = engines as [Engine, Engine, Engine];
+    dynamodb = new DynamoDBClient(localClientConfig(dynamoEngine.endpoint));
+    kinesis = new KinesisClient(localClientConfig(kinesisEngine.endpoint));
+    s3 = new S3Client(localClientConfig(s3Engine.endpoint));
+    await Promise.all([createTables(dynamodb, tables), createStream(kinesis, stream, 2), createBucket(s3, bucket)]);
+    duck = await (await DuckDBInstance.create(':memory:')).connect();
+  });
+
+  afterAll(async () => {
+    duck?.closeSync();
+    dynamodb?.destroy();
+    kinesis?.destroy();
+    s3?.destroy();
+    await Promise.all(engines.map((engine) => engine.stop()));
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  async function provisionOrg(): Promise<{ orgId: string; apiKey: string; keyId: string }> {
+    const store = new DynamoDbTenancyStore(dynamodb, tables.tenancy);
+    const orgId = `org-${randomUUID().slice(0, 8)}`;
+    const now = new Date().toISOString();
+    const quotas = { minute: null, hour: null, day: null, month: null };
+    await store.putOrganization({ orgId, plan: 'test', planStatus: 'active', billingStatus: 'ok', quotas, createdAt: now, updatedAt: now }, { createOnly: true });
+    await store.putWorkspace({ orgId, slug: workspace, createdAt: now });
+    const secret = generateApiKeySecret();
+    await store.putApiKey({ keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'e2e', displayPrefix: secret.displayPrefix, createdAt: now }, secret.secretHash);
+    return { orgId, apiKey: secret.secret, keyId: secret.keyId };
+  }
+
+  /** The ingest handler as composed in production, over the local engines, with a fixed clock. */
+  function ingestHandler(nowMicros: number) {
+    const handler = createIngestHandler({
+      deps: {
+        tenancy: new DynamoDbTenancyStore(dynamodb, tables.tenancy),
+        rateLimiter: new DynamoDbRateLimiter(dynamodb, tables.rate, { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 }),
+        sink: new KinesisTraceSink(kinesis, stream),
+        overflow: new S3OverflowStore(s3, bucket),
+        newId: randomUUID,
+      },
+      logger: new Logger({ serviceName: 'e2e-ingest', logLevel: 'SILENT' }),
+      metrics: new Metrics({ namespace: 'E2e', serviceName: 'e2e-ingest' }),
+      nowMicros: () => nowMicros,
+    });
+    return (apiKey: string, payload: unknown, options: { gzip: boolean; requestId: string }) =>
+      handler(gatewayEvent({ apiKey, body: JSON.stringify(payload), ...options }), lambdaContext) as Promise<APIGatewayProxyResult>;
+  }
+
+  /** Everything on the stream, per shard, as the event source mapping would deliver it. */
+  async function readShards(): Promise<LandingRecord[][]> {
+    const { StreamDescription } = await kinesis.send(new DescribeStreamCommand({ StreamName: stream }));
+    const shards: LandingRecord[][] = [];
+    for (const { ShardId } of StreamDescription?.Shards ?? []) {
+      let { ShardIterator } = await kinesis.send(new GetShardIteratorCommand({ StreamName: stream, ShardId, ShardIteratorType: 'TRIM_HORIZON' }));
+      const records: LandingRecord[] = [];
+      while (ShardIterator) {
+        const page = await kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 1000 }));
+        const got = page.Records ?? [];
+        records.push(...got.map((r) => ({ shardId: ShardId!, sequenceNumber: r.SequenceNumber!, data: r.Data!, approximateArrivalTimestamp: r.ApproximateArrivalTimestamp! })));
+        ShardIterator = got.length === 0 ? undefined : page.NextShardIterator;
+      }
+      shards.push(records);
+    }
+    return shards;
+  }
+
+  /** Downloads every object of the bucket into a fresh directory, keeping the keys as paths. */
+  async function download(): Promise<{ dir: string; keys: string[] }> {
+    const dir = mkdtempSync(path.join(scratch, 'bucket-'));
+    const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    const keys = Contents.map((o) => o.Key!).sort();
+    for (const key of keys) {
+      const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      mkdirSync(path.dirname(path.join(dir, key)), { recursive: true });
+      writeFileSync(path.join(dir, key), await Body!.transformToByteArray());
+    }
+    return { dir, keys };
+  }
+
+  async function query(sql: string): Promise<Json[]> {
+    return (await duck.runAndReadAll(sql)).getRowObjectsJS() as Json[];
+  }
+
+  /** ~2 MB of random letters: incompressible enough that the trace travels by reference through S3. */
+  function randomLetters(length: number): string {
+    return Buffer.from(randomBytes(length).map((b) => 97 + (b % 26))).toString('latin1');
+  }
+
+  const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
+
+  it('lands every accepted trace, inline or by reference, plain or gzip, with its context, readable by DuckDB', async () => {
+    const { orgId, apiKey, keyId } = await provisionOrg();
+    const receivedMicros = Date.now() * 1000 + 123;
+    const post = ingestHandler(receivedMicros);
+    const now = new Date(Math.floor(receivedMicros / 1000)).toISOString();
+    const dt = now.slice(0, 10);
+    const trace = (overrides: Json, spans: number) => buildTrace({ timestamp: now, workspace_slug: workspace, ...overrides }, spans);
+
+    const plain = [trace({ environment: 'staging' }, 3), trace({ root_span_name: 'Zürich 東京 🚀' }, 1), { nonsense: true }];
+    const huge = JSON.stringify(randomLetters(2_000_000)); // span input/output hold JSON text
+    const big = trace({}, 2);
+    (big.spans as Json[])[1] = buildSpan({ name: 'big-output', output: huge, timestamp: now }, 1);
+    const gzipped = [trace({}, 2), big];
+
+    const plainResponse = await post(apiKey, { traces: plain }, { gzip: false, requestId: 'req-plain' });
+    const gzipResponse = await post(apiKey, { traces: gzipped }, { gzip: true, requestId: 'req-gzip' });
+    expect([plainResponse.statusCode, JSON.parse(plainResponse.body)]).toEqual([200, expect.objectContaining({ accepted: 2, rejected: 1 })]);
+    expect([gzipResponse.statusCode, JSON.parse(gzipResponse.body)]).toEqual([200, expect.objectContaining({ accepted: 2, rejected: 0 })]);
+
+    const shards = await readShards();
+    const decoded = shards.flat().map((r) => decodeTraceRecord(r.data));
+    expect(decoded).toHaveLength(4);
+    const references = decoded.filter((r) => 'ref' in r);
+    expect(references).toEqual([expect.objectContaining({ ref: expect.objectContaining({ bucket, trace_id: big.trace_id }) })]);
+
+    const land = createLandingHandler({
+      deps: { store: new S3LandingStore(s3, bucket) },
+      logger: new Logger({ serviceName: 'e2e-landing', logLevel: 'SILENT' }),
+      metrics: new Metrics({ namespace: 'E2e', serviceName: 'e2e-landing' }),
+    });
+    for (const records of shards) if (records.length > 0) await land(kinesisEvent(records));
+
+    const { dir, keys } = await download();
+    expect(keys.filter((k) => k.startsWith('dead-letter/'))).toEqual([]);
+    expect(keys.filter((k) => k.startsWith('overflow/'))).toHaveLength(1);
+    for (const key of keys.filter((k) => k.endsWith('.parquet'))) expect(key).toMatch(new RegExp(`^(traces|spans)/org_id=${orgId}/dt=${dt}/shardId-\\d+-\\d+\\.parquet$`));
+
+    const accepted = [plain[0], plain[1], ...gzipped] as Json[];
+    const requestOf = (t: Json) => (gzipped.includes(t) ? 'req-gzip' : 'req-plain');
+    const traces = `read_parquet('${dir}/traces/**/*.parquet', hive_partitioning = true)`;
+    const spans = `read_parquet('${dir}/spans/**/*.parquet', hive_partitioning = true)`;
+    const context = `org_id, dt::VARCHAR AS dt, workspace_slug, api_key_id, request_id, epoch_us(received_at)::VARCHAR AS received_us`;
+    const expectedContext = (t: Json) => ({ org_id: orgId, dt, workspace_slug: workspace, api_key_id: keyId, request_id: requestOf(t), received_us: String(receivedMicros) });
+
+    const traceRows = await query(
+      `SELECT trace_id, environment, root_span_name, span_count, input_tokens::VARCHAR AS input_tokens, attributes, tags, epoch_us("timestamp")::VARCHAR AS ts_us, ${context}
+       FROM ${traces} ORDER BY trace_id`,
+    );
+    expect(traceRows).toEqual(
+      accepted
+        .map((t) => ({
+          trace_id: t.trace_id,
+          environment: t.environment,
+          root_span_name: t.root_span_name,
+          span_count: (t.spans as Json[]).length,
+          input_tokens: String(t.input_tokens),
+          attributes: t.attributes,
+          tags: ['prod'],
+          ts_us: String(Date.parse(now) * 1000),
+          ...expectedContext(t),
+        }))
+        .sort((a, b) => String(a.trace_id).localeCompare(String(b.trace_id))),
+    );
+
+    const spanRows = await query(
+      `SELECT trace_id, span_index, span_id, name, input, md5(output) AS output_md5, length(output)::INTEGER AS output_length, tags, ${context}
+       FROM ${spans} ORDER BY trace_id, span_index`,
+    );
+    expect(spanRows).toEqual(
+      accepted
+        .flatMap((t) =>
+          (t.spans as Json[]).map((s, i) => ({
+            trace_id: t.trace_id,
+            span_index: i,
+            span_id: s.span_id,
+            name: s.name,
+            input: s.input,
+            output_md5: md5(s.output as string),
+            output_length: (s.output as string).length,
+            tags: JSON.parse(s.attributes as string).tags,
+            ...expectedContext(t),
+          })),
+        )
+        .sort((a, b) => String(a.trace_id).localeCompare(String(b.trace_id)) || a.span_index - b.span_index),
+    );
+    const bigRow = spanRows.find((r) => r.name === 'big-output');
+    expect(bigRow).toMatchObject({ trace_id: big.trace_id, output_length: 2_000_002, output_md5: md5(huge) });
+  });
+});
