@@ -1,6 +1,6 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnBatch } from './column-batches.js';
-import type { ColumnSpec, ColumnType, DatasetSpec, TextShape } from './landing-schema.js';
+import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 type ColumnSource = Parameters<ParquetWriter['write']>[0]['columnData'][number];
@@ -38,7 +38,7 @@ export function parquetSchema(spec: DatasetSpec): SchemaElement[] {
   return [{ name: 'schema', num_children: spec.columns.length }, ...spec.columns.flatMap(schemaElements)];
 }
 
-/** The writer's options for a column of the given shape (see {@link TextShape}). */
+/** The writer's options for a column of the given shape (see `TextShape` in landing-schema.ts). */
 function columnSource(spec: ColumnSpec, values: ColumnBatch['columns'][number]): ColumnSource {
   const source: ColumnSource = { name: spec.name, data: values as ColumnSource['data'] };
   switch (spec.shape) {
