@@ -31,28 +31,31 @@ function checkTimestamp(value: unknown, path: string, nowMicros: number, issues:
   return micros;
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+const NOT_JSON = Symbol('not JSON');
+
+/** The parsed value, or NOT_JSON; no wrapper object, since this runs for every span's input and output. */
+function parseJson(text: string): unknown {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return JSON.parse(text);
   } catch {
-    return { ok: false };
+    return NOT_JSON;
   }
 }
 
 function checkJsonText(value: unknown, path: string, issues: ValidationIssue[]): void {
   if (typeof value !== 'string' || value === '') return;
-  if (!parseJson(value).ok) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
+  if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
 }
 
 function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]): void {
   if (typeof value !== 'string' || value === '') return;
   const parsed = parseJson(value);
-  if (!parsed.ok) {
+  if (parsed === NOT_JSON) {
     issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });
-  } else if (!isObject(parsed.value)) {
+  } else if (!isObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
-  } else if ('tags' in parsed.value) {
-    const tags = parsed.value.tags;
+  } else if ('tags' in parsed) {
+    const tags = parsed.tags;
     if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) {
       issues.push({ path, code: 'invalid_tags', message: 'tags inside attributes must be an array of strings' });
     }
