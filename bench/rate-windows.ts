@@ -207,7 +207,7 @@ export async function runRateWindowBench(): Promise<BenchResult[]> {
       results.push(
         {
           group: 'rate-windows',
-          metric: `accepted reserves/s, ${label}, ${WORKERS} workers (4-window TransactWriteItems)`,
+          metric: `accepted reserves/s, ${label}, ${WORKERS} workers (TransactWriteItems: 4 windows + reservation marker)`,
           value: round(tx.perSecond),
           unit: 'reserves/s',
           baseline: round(baseline.perSecond),
