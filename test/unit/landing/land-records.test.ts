@@ -130,4 +130,19 @@ describe('landRecords', () => {
     expect((failure as LandingBatchError).failures.map((f) => f.key)).toEqual([failing]);
     expect(s3Mock).toHaveReceivedCommandTimes(PutObjectCommand, 6);
   });
+
+  it.each([
+    ['a PutObject timeout', Object.assign(new Error('socket timed out'), { name: 'TimeoutError' })],
+    ['S3 throttling (503 SlowDown)', Object.assign(new Error('Please reduce your request rate.'), { name: 'SlowDown', $metadata: { httpStatusCode: 503 } })],
+  ])('fails the whole batch on %s, so the event source mapping retries it and the retry overwrites the same keys', async (_, error) => {
+    s3Mock.on(PutObjectCommand).rejectsOnce(error).resolves({});
+    const records = [inlineRecord(1, acceptedTrace()), inlineRecord(2, acceptedTrace())];
+
+    await expect(landRecords(deps(), records)).rejects.toBeInstanceOf(LandingBatchError);
+    const keys = () => s3Mock.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key);
+    const firstAttempt = keys().sort();
+    await landRecords(deps(), records);
+    const retry = keys().slice(firstAttempt.length).sort();
+    expect(retry).toEqual(firstAttempt);
+  });
 });
