@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, KinesisClient } from '@aws-sdk/client-kinesis';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
-import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
-import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { rateKeys } from '../../lambda/shared/tables.js';
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
 import { buildBatch, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
 
 /**
@@ -43,22 +41,6 @@ describe('faults against DynamoDB Local and kinesalite', () => {
     await Promise.all([dynamoEngine?.stop(), kinesisEngine?.stop()]);
   });
 
-  async function provisionOrg(): Promise<{ orgId: string; apiKey: string }> {
-    const orgId = `org-${randomUUID().slice(0, 8)}`;
-    const now = new Date().toISOString();
-    await store.putOrganization(
-      { orgId, plan: 'test', planStatus: 'active', billingStatus: 'ok', quotas: { minute: 100_000, hour: null, day: null, month: 1_000_000 }, createdAt: now, updatedAt: now },
-      { createOnly: true },
-    );
-    await store.putWorkspace({ orgId, slug: 'research', createdAt: now });
-    const secret = generateApiKeySecret();
-    await store.putApiKey(
-      { keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'it', displayPrefix: secret.displayPrefix, createdAt: now },
-      secret.secretHash,
-    );
-    return { orgId, apiKey: secret.secret };
-  }
-
   function handlerWith(kinesisClient: KinesisClient, stream: string, rateAttempts = 5) {
     const handler = createIngestHandler({
       deps: {
@@ -75,57 +57,43 @@ describe('faults against DynamoDB Local and kinesalite', () => {
       handler(gatewayEvent({ apiKey, body: JSON.stringify(payload) }), lambdaContext) as Promise<APIGatewayProxyResult>;
   }
 
-  async function minuteCount(orgId: string): Promise<number> {
-    const counter = countersFor({ minute: 1, hour: null, day: null, month: null }, new Date())[0];
-    const { pk, sk } = rateKeys.window(orgId, 'minute', counter?.windowStart ?? '');
-    const { Item } = await dynamodb.send(new GetItemCommand({ TableName: tables.rate, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }));
-    return Number(Item?.count?.N ?? 0);
-  }
-
   async function streamTraceIds(stream: string): Promise<string[]> {
-    const { StreamDescription } = await kinesis.send(new DescribeStreamCommand({ StreamName: stream }));
-    const ids: string[] = [];
-    for (const shard of StreamDescription?.Shards ?? []) {
-      let { ShardIterator } = await kinesis.send(new GetShardIteratorCommand({ StreamName: stream, ShardId: shard.ShardId, ShardIteratorType: 'TRIM_HORIZON' }));
-      while (ShardIterator) {
-        const page = await kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 1000 }));
-        for (const record of page.Records ?? []) {
-          const decoded = decodeTraceRecord(record.Data as Uint8Array);
-          ids.push('trace' in decoded ? decoded.trace.trace_id : decoded.ref.trace_id);
-        }
-        ShardIterator = (page.Records ?? []).length === 0 ? undefined : page.NextShardIterator;
-      }
-    }
-    return ids;
+    const shards = await readStream(kinesis, stream);
+    return shards.flatMap((shard) =>
+      shard.records.map((record) => {
+        const decoded = decodeTraceRecord(record.data);
+        return 'trace' in decoded ? decoded.trace.trace_id : decoded.ref.trace_id;
+      }),
+    );
   }
 
   const fresh = (n: number) => buildBatch(n, { timestamp: new Date().toISOString() }, 1);
 
   it('a stream that does not exist (ResourceNotFound): 503 + Retry-After, increments given back', async () => {
-    const { orgId, apiKey } = await provisionOrg();
+    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100_000, month: 1_000_000 }, workspaces: ['research'] });
     const response = await handlerWith(kinesis, `missing-${randomUUID().slice(0, 8)}`)(apiKey, fresh(3));
     expect(response.statusCode).toBe(503);
     expect(Number(response.headers?.['Retry-After'])).toBeGreaterThan(0);
-    expect(await minuteCount(orgId)).toBe(0);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(0);
   });
 
   it('a Kinesis endpoint that went away (connection refused): 503 + Retry-After, increments given back', async () => {
-    const { orgId, apiKey } = await provisionOrg();
+    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100_000, month: 1_000_000 }, workspaces: ['research'] });
     const doomed = await startKinesalite();
     const client = new KinesisClient({ ...localClientConfig(doomed.endpoint), maxAttempts: 1 });
     await createStream(client, 'traces', 1);
     const post = handlerWith(client, 'traces');
     expect((await post(apiKey, fresh(2))).statusCode).toBe(200);
-    expect(await minuteCount(orgId)).toBe(2);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(2);
     await doomed.stop();
     const response = await post(apiKey, fresh(3));
     client.destroy();
     expect(response.statusCode).toBe(503);
-    expect(await minuteCount(orgId)).toBe(2);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(2);
   });
 
   it('60 concurrent batches on one hot organization: every 200 is on the stream and counted once, any 503 neither', async () => {
-    const { orgId, apiKey } = await provisionOrg();
+    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100_000, month: 1_000_000 }, workspaces: ['research'] });
     const stream = `hot-${randomUUID().slice(0, 8)}`;
     await createStream(kinesis, stream, 2);
     // Two attempts only, so a conflict storm would outlast the retries (DynamoDB Local mostly serialises them).
@@ -135,7 +103,7 @@ describe('faults against DynamoDB Local and kinesalite', () => {
     const statuses = responses.map((r) => r.statusCode);
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     const accepted = batches.filter((_, i) => statuses[i] === 200).map((b) => String(b.traces[0]?.trace_id));
-    expect(await minuteCount(orgId)).toBe(accepted.length);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(accepted.length);
     expect((await streamTraceIds(stream)).sort()).toEqual(accepted.sort());
   });
 
@@ -143,7 +111,7 @@ describe('faults against DynamoDB Local and kinesalite', () => {
     // The schema allows 1,024 characters; the workspace lookup's sort key `WS#<slug>` then exceeds
     // DynamoDB's 1,024-byte sort-key limit and GetItem fails with a ValidationException, which the
     // handler answers 503 (retry) although no retry can ever succeed.
-    const { apiKey } = await provisionOrg();
+    const { apiKey } = await provisionOrg(store, { quotas: { minute: 100_000, month: 1_000_000 }, workspaces: ['research'] });
     const response = await handlerWith(kinesis, 'unused')(apiKey, buildBatch(1, { timestamp: new Date().toISOString(), workspace_slug: 's'.repeat(1024) }, 1));
     expect(response.statusCode).toBe(403);
   });

@@ -8,9 +8,9 @@ import { DynamoDbIdempotencyStore } from '../../lambda/shared/adapters/dynamodb-
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import type { StreamRecord, TraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
-import { generateApiKeySecret, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { provisionOrg } from '../support/engine-fixtures.js';
 import { buildBatch, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
 
 /** Idempotency-Key against DynamoDB Local, whose conditional writes are the real ones. */
@@ -31,17 +31,7 @@ describe('Idempotency-Key', () => {
     await engine?.stop();
   });
 
-  async function provisionOrg(quotas: Partial<Quotas> = {}) {
-    const orgId = `org-${randomUUID().slice(0, 8)}`;
-    const now = new Date().toISOString();
-    await store.putOrganization(
-      { orgId, plan: 't', planStatus: 'active', billingStatus: 'ok', quotas: { minute: 1000, hour: null, day: null, month: null, ...quotas }, createdAt: now, updatedAt: now },
-      { createOnly: true },
-    );
-    const secret = generateApiKeySecret();
-    await store.putApiKey({ keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'k', displayPrefix: '', createdAt: now }, secret.secretHash);
-    return secret.secret;
-  }
+  const newOrgKey = async () => (await provisionOrg(store, { quotas: { minute: 1000 } })).apiKey;
 
   function setup(sink?: TraceSink) {
     const published: StreamRecord[] = [];
@@ -74,7 +64,7 @@ describe('Idempotency-Key', () => {
   }
 
   it('answers a repeat with the first response, without counting or publishing again', async () => {
-    const apiKey = await provisionOrg();
+    const apiKey = await newOrgKey();
     const { post, published, reserves } = setup();
     const batch = buildBatch(3, { timestamp: new Date().toISOString() });
     const first = await post(apiKey, batch, 'retry-1');
@@ -88,7 +78,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 422 when the key comes back with a different body', async () => {
-    const apiKey = await provisionOrg();
+    const apiKey = await newOrgKey();
     const { post } = setup();
     expect((await post(apiKey, buildBatch(1), 'k-422')).statusCode).toBe(200);
     const reused = await post(apiKey, buildBatch(1), 'k-422');
@@ -97,7 +87,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('lets exactly one of concurrent duplicates publish', async () => {
-    const apiKey = await provisionOrg();
+    const apiKey = await newOrgKey();
     const { post, published } = setup();
     const batch = buildBatch(2);
     const responses = await Promise.all(Array.from({ length: 10 }, () => post(apiKey, batch, 'burst')));
@@ -110,7 +100,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('frees the key when the first attempt is refused, so the retry is processed', async () => {
-    const apiKey = await provisionOrg();
+    const apiKey = await newOrgKey();
     const failing = setup({ publish: async () => Promise.reject(new Error('stream down')) });
     const batch = buildBatch(2);
     expect((await failing.post(apiKey, batch, 'after-503')).statusCode).toBe(503);
@@ -122,7 +112,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('keeps keys apart per organization', async () => {
-    const [a, b] = [await provisionOrg(), await provisionOrg()];
+    const [a, b] = [await newOrgKey(), await newOrgKey()];
     const { post, published } = setup();
     expect((await post(a, buildBatch(1), 'shared')).statusCode).toBe(200);
     expect((await post(b, buildBatch(1), 'shared')).statusCode).toBe(200);
@@ -130,7 +120,7 @@ describe('Idempotency-Key', () => {
   });
 
   it.each([['has space'], ['x'.repeat(256)], ['é']])('answers 400 for the malformed key %p', async (key) => {
-    const apiKey = await provisionOrg();
+    const apiKey = await newOrgKey();
     const response = await setup().post(apiKey, buildBatch(1), key);
     expect(response.statusCode).toBe(400);
     expect(JSON.parse(response.body).code).toBe('invalid_idempotency_key');

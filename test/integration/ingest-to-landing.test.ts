@@ -6,7 +6,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, KinesisClient } from '@aws-sdk/client-kinesis';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
@@ -17,10 +17,10 @@ import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { S3OverflowStore } from '../../lambda/shared/adapters/s3-overflow-store.js';
-import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
 import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { provisionOrg, readStream } from '../support/engine-fixtures.js';
 import { buildSpan, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
 import { kinesisEvent } from '../unit/landing/landing-builders.js';
 
@@ -63,18 +63,6 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  async function provisionOrg(): Promise<{ orgId: string; apiKey: string; keyId: string }> {
-    const store = new DynamoDbTenancyStore(dynamodb, tables.tenancy);
-    const orgId = `org-${randomUUID().slice(0, 8)}`;
-    const now = new Date().toISOString();
-    const quotas = { minute: null, hour: null, day: null, month: null };
-    await store.putOrganization({ orgId, plan: 'test', planStatus: 'active', billingStatus: 'ok', quotas, createdAt: now, updatedAt: now }, { createOnly: true });
-    await store.putWorkspace({ orgId, slug: workspace, createdAt: now });
-    const secret = generateApiKeySecret();
-    await store.putApiKey({ keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'e2e', displayPrefix: secret.displayPrefix, createdAt: now }, secret.secretHash);
-    return { orgId, apiKey: secret.secret, keyId: secret.keyId };
-  }
-
   /** The ingest handler as composed in production, over the local engines, with a fixed clock. */
   function ingestHandler(nowMicros: number) {
     const handler = createIngestHandler({
@@ -95,20 +83,9 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
 
   /** Everything on the stream, per shard, as the event source mapping would deliver it. */
   async function readShards(): Promise<LandingRecord[][]> {
-    const { StreamDescription } = await kinesis.send(new DescribeStreamCommand({ StreamName: stream }));
-    const shards: LandingRecord[][] = [];
-    for (const { ShardId } of StreamDescription?.Shards ?? []) {
-      let { ShardIterator } = await kinesis.send(new GetShardIteratorCommand({ StreamName: stream, ShardId, ShardIteratorType: 'TRIM_HORIZON' }));
-      const records: LandingRecord[] = [];
-      while (ShardIterator) {
-        const page = await kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 1000 }));
-        const got = page.Records ?? [];
-        records.push(...got.map((r) => ({ shardId: ShardId!, sequenceNumber: r.SequenceNumber!, data: r.Data!, approximateArrivalTimestamp: r.ApproximateArrivalTimestamp! })));
-        ShardIterator = got.length === 0 ? undefined : page.NextShardIterator;
-      }
-      shards.push(records);
-    }
-    return shards;
+    return (await readStream(kinesis, stream)).map((shard) =>
+      shard.records.map((r) => ({ shardId: shard.shardId, sequenceNumber: r.sequenceNumber, data: r.data, approximateArrivalTimestamp: r.arrivedAt })),
+    );
   }
 
   /** Downloads every object of the bucket into a fresh directory, keeping the keys as paths. */
@@ -136,7 +113,7 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
   const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
   it('lands every accepted trace, inline or by reference, plain or gzip, with its context, readable by DuckDB', async () => {
-    const { orgId, apiKey, keyId } = await provisionOrg();
+    const { orgId, apiKey, keyId } = await provisionOrg(new DynamoDbTenancyStore(dynamodb, tables.tenancy), { workspaces: [workspace] });
     const receivedMicros = Date.now() * 1000 + 123;
     const post = ingestHandler(receivedMicros);
     const now = new Date(Math.floor(receivedMicros / 1000)).toISOString();

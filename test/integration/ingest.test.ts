@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, KinesisClient } from '@aws-sdk/client-kinesis';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink, type TraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
-import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
-import { generateApiKeySecret, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { rateKeys } from '../../lambda/shared/tables.js';
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
 import { buildBatch, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
 
 /**
@@ -44,21 +42,6 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     await Promise.all([dynamoEngine?.stop(), kinesisEngine?.stop()]);
   });
 
-  async function provisionOrg(quotas: Partial<Quotas>): Promise<{ orgId: string; apiKey: string }> {
-    const orgId = `org-${randomUUID().slice(0, 8)}`;
-    const now = new Date().toISOString();
-    await store.putOrganization(
-      { orgId, plan: 'test', planStatus: 'active', billingStatus: 'ok', quotas: { minute: null, hour: null, day: null, month: null, ...quotas }, createdAt: now, updatedAt: now },
-      { createOnly: true },
-    );
-    const secret = generateApiKeySecret();
-    await store.putApiKey(
-      { keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'it', displayPrefix: secret.displayPrefix, createdAt: now },
-      secret.secretHash,
-    );
-    return { orgId, apiKey: secret.secret };
-  }
-
   function handlerWith(sink: TraceSink = new KinesisTraceSink(kinesis, stream)) {
     const handler = createIngestHandler({
       deps: {
@@ -75,32 +58,14 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
       handler(gatewayEvent({ apiKey, body: JSON.stringify(payload) }), lambdaContext) as Promise<APIGatewayProxyResult>;
   }
 
-  async function windowCount(orgId: string, window: 'minute' | 'month'): Promise<number> {
-    const counter = countersFor({ minute: 1, hour: 1, day: 1, month: 1 }, new Date()).find((c) => c.window === window);
-    const { pk, sk } = rateKeys.window(orgId, window, counter?.windowStart ?? '');
-    const { Item } = await dynamodb.send(new GetItemCommand({ TableName: tables.rate, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }));
-    return Number(Item?.count?.N ?? 0);
-  }
-
-  async function readStream(): Promise<InlineTraceRecord[]> {
-    const { StreamDescription } = await kinesis.send(new DescribeStreamCommand({ StreamName: stream }));
-    const records: InlineTraceRecord[] = [];
-    for (const shard of StreamDescription?.Shards ?? []) {
-      let { ShardIterator } = await kinesis.send(
-        new GetShardIteratorCommand({ StreamName: stream, ShardId: shard.ShardId, ShardIteratorType: 'TRIM_HORIZON' }),
-      );
-      while (ShardIterator) {
-        const page = await kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 1000 }));
-        records.push(...(page.Records ?? []).map((r) => decodeTraceRecord(r.Data as Uint8Array) as InlineTraceRecord));
-        ShardIterator = (page.Records ?? []).length === 0 ? undefined : page.NextShardIterator;
-      }
-    }
-    return records;
+  async function readStreamRecords(): Promise<InlineTraceRecord[]> {
+    const shards = await readStream(kinesis, stream);
+    return shards.flatMap((shard) => shard.records.map((r) => decodeTraceRecord(r.data) as InlineTraceRecord));
   }
 
   it('reaches a quota exactly and never exceeds it when 50 batches race for one organization', async () => {
     // Must finish within one minute window; the test is retried by nobody, so keep it short.
-    const { orgId, apiKey } = await provisionOrg({ minute: 90, hour: 1000 });
+    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 90, hour: 1000 } });
     const post = handlerWith();
     const statuses: number[] = [];
     await Promise.all(
@@ -118,37 +83,37 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(30);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
-    expect(await windowCount(orgId, 'minute')).toBe(90);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(90);
   });
 
   it('is atomic: a full month window refuses the batch and moves no counter', async () => {
-    const { orgId, apiKey } = await provisionOrg({ minute: 1000, month: 5 });
+    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 1000, month: 5 } });
     const post = handlerWith();
     expect((await post(apiKey, buildBatch(5))).statusCode).toBe(200);
-    expect(await windowCount(orgId, 'minute')).toBe(5);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(5);
     const refused = await post(apiKey, buildBatch(1));
     expect(refused.statusCode).toBe(429);
     expect(refused.headers?.['Retry-After']).toBe('86400');
     expect(JSON.parse(refused.body)).toMatchObject({ window: 'month', limit: 5 });
-    expect(await windowCount(orgId, 'minute')).toBe(5);
-    expect(await windowCount(orgId, 'month')).toBe(5);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(5);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'month')).toBe(5);
   });
 
   it('gives the increments back when publishing fails', async () => {
-    const { orgId, apiKey } = await provisionOrg({ minute: 100, month: 100 });
+    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100, month: 100 } });
     expect((await handlerWith()(apiKey, buildBatch(2))).statusCode).toBe(200);
     const failing = handlerWith({ publish: async () => Promise.reject(new Error('stream down')) });
     expect((await failing(apiKey, buildBatch(7))).statusCode).toBe(503);
-    expect(await windowCount(orgId, 'minute')).toBe(2);
-    expect(await windowCount(orgId, 'month')).toBe(2);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(2);
+    expect(await windowCount(dynamodb, tables.rate, orgId, 'month')).toBe(2);
   });
 
   it('puts records on the stream that decode back to exactly the accepted traces with their context', async () => {
-    const { orgId, apiKey } = await provisionOrg({});
+    const { orgId, apiKey } = await provisionOrg(store);
     const traces = [buildTrace({ timestamp: new Date().toISOString() }), { nonsense: true }, buildTrace({ trace_id: null, timestamp: new Date().toISOString() })];
     const response = await handlerWith()(apiKey, { traces });
     expect(JSON.parse(response.body)).toMatchObject({ accepted: 2, rejected: 1 });
-    const mine = (await readStream()).filter((r) => r.context.org_id === orgId);
+    const mine = (await readStreamRecords()).filter((r) => r.context.org_id === orgId);
     expect(mine).toHaveLength(2);
     const sent = traces[0] as Record<string, unknown>;
     const landed = mine.find((r) => r.trace.trace_id === sent.trace_id);
