@@ -1,17 +1,14 @@
 import { GetItemCommand, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createHarness, ddbMock, type Harness, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
-import { type DynamoFault, RateTableFake, StreamFake } from './fault-fakes.js';
+import { type Batch, type DynamoFault, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
  * DynamoDB faults on the rate-window transaction and the tenancy reads. A 200 means the batch is
  * on the stream and counted exactly once; a 503 (with Retry-After) means nothing was published and
  * the counters are as they were; a 429 is a quota verdict, never a fault.
  */
-type Batch = { traces: Record<string, unknown>[] };
-const body = (r: APIGatewayProxyResult) => JSON.parse(r.body) as Record<string, unknown>;
-const ids = (batch: Batch) => batch.traces.map((t) => String(t.trace_id));
+const ids = traceIdsOf;
 
 let h: Harness;
 let rate: RateTableFake;
@@ -24,12 +21,6 @@ beforeEach(async () => {
 
 const post = (batch: Batch) => h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(batch) }));
 const times = (fault: DynamoFault, n: number) => Array<DynamoFault>(n).fill(fault);
-
-function expectRetryable(response: APIGatewayProxyResult): void {
-  expect(response.statusCode).toBe(503);
-  expect(Number(response.headers?.['Retry-After'])).toBeGreaterThan(0);
-  expect(body(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable/) });
-}
 
 describe('DynamoDB faults on the rate-window transaction', () => {
   it.each<[string, DynamoFault]>([

@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { PutRecordsCommand, ProvisionedThroughputExceededException as KinesisThroughputExceeded } from '@aws-sdk/client-kinesis';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ddbMock, kinesisMock } from '../../support/ingest-harness.js';
 
 /**
@@ -135,4 +136,15 @@ export class StreamFake {
   traceIds(): string[] {
     return this.records.map((r) => r.trace.trace_id);
   }
+}
+
+export type Batch = { traces: Record<string, unknown>[] };
+export const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
+export const traceIdsOf = (batch: Batch) => batch.traces.map((t) => String(t.trace_id));
+
+/** The answer a fault must get: 503, Retry-After, and a detail telling the client to resend the whole batch. */
+export function expectRetryable(response: APIGatewayProxyResult): void {
+  expect(response.statusCode).toBe(503);
+  expect(Number(response.headers?.['Retry-After'])).toBeGreaterThan(0);
+  expect(bodyOf(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable.*retry the whole batch/) });
 }

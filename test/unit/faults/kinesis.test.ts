@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createHarness, type Harness, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent } from '../../support/trace-builders.js';
-import { RateTableFake, StreamFake } from './fault-fakes.js';
+import { type Batch, bodyOf, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
  * Kinesis faults on the publish step (decisions §1 row 10). For every fault: a 200 means every
  * accepted trace is on the stream and counted once; a 503 carries Retry-After and leaves the
  * counters as they were (the increments are given back); rejected traces never reach the stream.
  */
-type Batch = { traces: Record<string, unknown>[] };
-const body = (r: APIGatewayProxyResult) => JSON.parse(r.body) as Record<string, unknown>;
-const ids = (batch: Batch) => batch.traces.map((t) => String(t.trace_id));
+const body = bodyOf;
+const ids = traceIdsOf;
 
 let h: Harness;
 let rate: RateTableFake;
@@ -25,12 +23,6 @@ beforeEach(async () => {
 
 const post = (batch: Batch, requestId?: string) =>
   h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(batch), ...(requestId ? { requestId } : {}) }));
-
-function expectRetryable(response: APIGatewayProxyResult): void {
-  expect(response.statusCode).toBe(503);
-  expect(Number(response.headers?.['Retry-After'])).toBeGreaterThan(0);
-  expect(body(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable.*retry the whole batch/) });
-}
 
 describe('Kinesis faults', () => {
   it('partial PutRecords failure once: only the failed entries are resent; 200, each trace once, counted once', async () => {
