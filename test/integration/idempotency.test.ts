@@ -11,7 +11,7 @@ import type { StreamRecord, TraceSink } from '../../lambda/shared/adapters/kines
 import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { provisionOrg } from '../support/engine-fixtures.js';
-import { buildBatch, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /** Idempotency-Key against DynamoDB Local, whose conditional writes are the real ones. */
 describe('Idempotency-Key', () => {
@@ -66,7 +66,7 @@ describe('Idempotency-Key', () => {
   it('answers a repeat with the first response, without counting or publishing again', async () => {
     const apiKey = await newOrgKey();
     const { post, published, reserves } = setup();
-    const batch = buildBatch(3, { timestamp: new Date().toISOString() });
+    const batch = liveBatch(3);
     const first = await post(apiKey, batch, 'retry-1');
     const second = await post(apiKey, batch, 'retry-1');
     expect(first.statusCode).toBe(200);
@@ -80,8 +80,8 @@ describe('Idempotency-Key', () => {
   it('answers 422 when the key comes back with a different body', async () => {
     const apiKey = await newOrgKey();
     const { post } = setup();
-    expect((await post(apiKey, buildBatch(1), 'k-422')).statusCode).toBe(200);
-    const reused = await post(apiKey, buildBatch(1), 'k-422');
+    expect((await post(apiKey, liveBatch(1), 'k-422')).statusCode).toBe(200);
+    const reused = await post(apiKey, liveBatch(1), 'k-422');
     expect(reused.statusCode).toBe(422);
     expect(JSON.parse(reused.body)).toMatchObject({ code: 'idempotency_key_reused', detail: expect.stringMatching(/different body/) });
   });
@@ -89,7 +89,7 @@ describe('Idempotency-Key', () => {
   it('lets exactly one of concurrent duplicates publish', async () => {
     const apiKey = await newOrgKey();
     const { post, published } = setup();
-    const batch = buildBatch(2);
+    const batch = liveBatch(2);
     const responses = await Promise.all(Array.from({ length: 10 }, () => post(apiKey, batch, 'burst')));
     const statuses = responses.map((r) => r.statusCode);
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
@@ -102,7 +102,7 @@ describe('Idempotency-Key', () => {
   it('frees the key when the first attempt is refused, so the retry is processed', async () => {
     const apiKey = await newOrgKey();
     const failing = setup({ publish: async () => Promise.reject(new Error('stream down')) });
-    const batch = buildBatch(2);
+    const batch = liveBatch(2);
     expect((await failing.post(apiKey, batch, 'after-503')).statusCode).toBe(503);
     const healthy = setup();
     const retry = await healthy.post(apiKey, batch, 'after-503');
@@ -114,14 +114,14 @@ describe('Idempotency-Key', () => {
   it('keeps keys apart per organization', async () => {
     const [a, b] = [await newOrgKey(), await newOrgKey()];
     const { post, published } = setup();
-    expect((await post(a, buildBatch(1), 'shared')).statusCode).toBe(200);
-    expect((await post(b, buildBatch(1), 'shared')).statusCode).toBe(200);
+    expect((await post(a, liveBatch(1), 'shared')).statusCode).toBe(200);
+    expect((await post(b, liveBatch(1), 'shared')).statusCode).toBe(200);
     expect(published).toHaveLength(2);
   });
 
   it.each([['has space'], ['x'.repeat(256)], ['é']])('answers 400 for the malformed key %p', async (key) => {
     const apiKey = await newOrgKey();
-    const response = await setup().post(apiKey, buildBatch(1), key);
+    const response = await setup().post(apiKey, liveBatch(1), key);
     expect(response.statusCode).toBe(400);
     expect(JSON.parse(response.body).code).toBe('invalid_idempotency_key');
   });

@@ -116,9 +116,10 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
     const { orgId, apiKey, keyId } = await provisionOrg(new DynamoDbTenancyStore(dynamodb, tables.tenancy), { workspaces: [workspace] });
     const receivedMicros = Date.now() * 1000 + 123;
     const post = ingestHandler(receivedMicros);
-    const now = new Date(Math.floor(receivedMicros / 1000)).toISOString();
+    const nowMs = Math.floor(receivedMicros / 1000);
+    const now = new Date(nowMs).toISOString();
     const dt = now.slice(0, 10);
-    const trace = (overrides: Json, spans: number) => buildTrace({ timestamp: now, workspace_slug: workspace, ...overrides }, spans);
+    const trace = (overrides: Json, spans: number) => buildTrace({ workspace_slug: workspace, ...overrides }, spans, nowMs);
 
     const plain = [trace({ environment: 'staging' }, 3), trace({ root_span_name: 'Zürich 東京 🚀' }, 1), { nonsense: true }];
     const huge = JSON.stringify(randomLetters(2_000_000)); // span input/output hold JSON text

@@ -12,7 +12,7 @@ import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/d
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
-import { buildBatch, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
+import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../support/trace-builders.js';
 
 /**
  * The ingest handler against real engines: DynamoDB Local (the official jar) and kinesalite.
@@ -70,7 +70,7 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     const statuses: number[] = [];
     await Promise.all(
       Array.from({ length: 50 }, async () => {
-        const batch = buildBatch(3, { timestamp: new Date().toISOString() }, 1);
+        const batch = liveBatch(3, {}, 1);
         // A 503 means nothing was accepted: the client resends, as the contract tells it to.
         for (let attempt = 0; attempt < 10; attempt++) {
           const response = await post(apiKey, batch);
@@ -89,9 +89,9 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
   it('is atomic: a full month window refuses the batch and moves no counter', async () => {
     const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 1000, month: 5 } });
     const post = handlerWith();
-    expect((await post(apiKey, buildBatch(5))).statusCode).toBe(200);
+    expect((await post(apiKey, liveBatch(5))).statusCode).toBe(200);
     expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(5);
-    const refused = await post(apiKey, buildBatch(1));
+    const refused = await post(apiKey, liveBatch(1));
     expect(refused.statusCode).toBe(429);
     expect(refused.headers?.['Retry-After']).toBe('86400');
     expect(JSON.parse(refused.body)).toMatchObject({ window: 'month', limit: 5 });
@@ -101,16 +101,16 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
 
   it('gives the increments back when publishing fails', async () => {
     const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100, month: 100 } });
-    expect((await handlerWith()(apiKey, buildBatch(2))).statusCode).toBe(200);
+    expect((await handlerWith()(apiKey, liveBatch(2))).statusCode).toBe(200);
     const failing = handlerWith({ publish: async () => Promise.reject(new Error('stream down')) });
-    expect((await failing(apiKey, buildBatch(7))).statusCode).toBe(503);
+    expect((await failing(apiKey, liveBatch(7))).statusCode).toBe(503);
     expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(2);
     expect(await windowCount(dynamodb, tables.rate, orgId, 'month')).toBe(2);
   });
 
   it('puts records on the stream that decode back to exactly the accepted traces with their context', async () => {
     const { orgId, apiKey } = await provisionOrg(store);
-    const traces = [buildTrace({ timestamp: new Date().toISOString() }), { nonsense: true }, buildTrace({ trace_id: null, timestamp: new Date().toISOString() })];
+    const traces = [liveTrace(), { nonsense: true }, liveTrace({ trace_id: null })];
     const response = await handlerWith()(apiKey, { traces });
     expect(JSON.parse(response.body)).toMatchObject({ accepted: 2, rejected: 1 });
     const mine = (await readStreamRecords()).filter((r) => r.context.org_id === orgId);

@@ -5,15 +5,16 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 /** A fixed server clock for tests: 2026-11-22T12:00:00Z. */
 export const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
 export const NOW_MICROS = NOW_MS * 1000;
-export const iso = (offsetMs = 0) => new Date(NOW_MS + offsetMs).toISOString();
+export const iso = (offsetMs = 0, baseMs = NOW_MS) => new Date(baseMs + offsetMs).toISOString();
 
 type Json = Record<string, unknown>;
 
-export function buildSpan(overrides: Json = {}, index = 0): Json {
+/** `baseMs` is the clock the timestamps are near: the fixed test clock unless a test runs on the real one. */
+export function buildSpan(overrides: Json = {}, index = 0, baseMs = NOW_MS): Json {
   return {
     span_id: randomUUID(),
     parent_span_id: null,
-    timestamp: iso(index * 10),
+    timestamp: iso(index * 10, baseMs),
     duration_ms: 120.5,
     name: `step-${index}`,
     kind: 'llm',
@@ -34,11 +35,11 @@ export function buildSpan(overrides: Json = {}, index = 0): Json {
   };
 }
 
-export function buildTrace(overrides: Json = {}, spanCount = 2): Json {
-  const spans = Array.from({ length: spanCount }, (_, i) => buildSpan({}, i));
+export function buildTrace(overrides: Json = {}, spanCount = 2, baseMs = NOW_MS): Json {
+  const spans = Array.from({ length: spanCount }, (_, i) => buildSpan({}, i, baseMs));
   return {
     trace_id: randomUUID(),
-    timestamp: iso(),
+    timestamp: iso(0, baseMs),
     environment: 'production',
     workspace_slug: '',
     duration_ms: 1234.5,
@@ -58,9 +59,14 @@ export function buildTrace(overrides: Json = {}, spanCount = 2): Json {
   };
 }
 
-export function buildBatch(count: number, overrides: Json = {}, spanCount = 2): { traces: Json[] } {
-  return { traces: Array.from({ length: count }, () => buildTrace(overrides, spanCount)) };
+export function buildBatch(count: number, overrides: Json = {}, spanCount = 2, baseMs = NOW_MS): { traces: Json[] } {
+  return { traces: Array.from({ length: count }, () => buildTrace(overrides, spanCount, baseMs)) };
 }
+
+/** Timestamps near the real clock, for handlers that run on it (integration tests against real engines). */
+export const liveTrace = (overrides: Json = {}, spanCount = 2): Json => buildTrace(overrides, spanCount, Date.now());
+export const liveBatch = (count: number, overrides: Json = {}, spanCount = 2): { traces: Json[] } =>
+  buildBatch(count, overrides, spanCount, Date.now());
 
 export interface EventOptions {
   apiKey?: string | string[];
