@@ -20,9 +20,17 @@ const traceStream = requireEnv(ENV.traceStream);
 const dataBucket = requireEnv(ENV.dataBucket);
 const cacheSeconds = Number(process.env[ENV.keyCacheSeconds] ?? DEFAULT_TENANCY_CACHE.ttlMs / 1000);
 
-const dynamodb = new DynamoDBClient({ maxAttempts: 3 });
-const kinesis = new KinesisClient({ maxAttempts: 3 });
-const s3 = new S3Client({ maxAttempts: 3, forcePathStyle: process.env[ENV.s3ForcePathStyle] === 'true' });
+// A call that hangs fails fast and is retried instead of running the function into its timeout
+// (without throwOnRequestTimeout the SDK only warns). Kinesis is retried by KinesisTraceSink alone
+// (6 attempts, backoff under 1 s): 6 × 3 s stays inside the 25 s function timeout.
+const timeouts = { connectionTimeout: 1_000, throwOnRequestTimeout: true };
+const dynamodb = new DynamoDBClient({ maxAttempts: 3, requestHandler: { ...timeouts, requestTimeout: 2_000 } });
+const kinesis = new KinesisClient({ maxAttempts: 1, requestHandler: { ...timeouts, requestTimeout: 3_000 } });
+const s3 = new S3Client({
+  maxAttempts: 3,
+  requestHandler: { ...timeouts, requestTimeout: 5_000 },
+  forcePathStyle: process.env[ENV.s3ForcePathStyle] === 'true',
+});
 
 export const handler = createIngestHandler({
   deps: {
