@@ -4,7 +4,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { IngestError } from './errors.js';
+import { IngestError, UnavailableError } from './errors.js';
 import { errorResponse, type GatewayEvent, requestIdOf, successResponse, toIngestRequest } from './http.js';
 import { ingestBatch, type IngestDeps } from './ingest-batch.js';
 
@@ -17,12 +17,16 @@ export interface IngestHandlerOptions {
 }
 
 const defaultNowMicros = () => Date.now() * 1000;
+/** How long before the function's timeout the handler gives up and answers 503 itself. */
+export const DEADLINE_MARGIN_MS = 1_000;
+const RETRY_AFTER_DEADLINE_SECONDS = 5;
 
 /** Last line of defence: whatever escapes the chain becomes a JSON 503, never a 500. */
 function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatewayProxyResult> {
   return {
     onError: (request) => {
-      logger.error('Unhandled error in ingest', { error: request.error as Error });
+      if (request.error instanceof UnavailableError) logger.error('Function deadline reached; answered 503');
+      else logger.error('Unhandled error in ingest', { error: request.error as Error });
       request.response = errorResponse(request.error, requestIdOf(request.event));
     },
   };
@@ -63,7 +67,17 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     return response;
   };
 
-  return middy<GatewayEvent, APIGatewayProxyResult, Error, Context>()
+  return middy<GatewayEvent, APIGatewayProxyResult, Error, Context>({
+    // A second before the function's deadline, answer for ourselves rather than leave the client a
+    // gateway 502/504. The work may still be in flight, so the answer cannot say nothing was accepted.
+    timeoutEarlyInMillis: DEADLINE_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new UnavailableError(
+        'Service temporarily unavailable: the request did not finish in time and part of the batch may have been accepted; resend it with the same Idempotency-Key',
+        RETRY_AFTER_DEADLINE_SECONDS,
+      );
+    },
+  })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics))
     .use(httpErrorBoundary(logger))

@@ -56,7 +56,10 @@ export class RateLimitedError extends IngestError {
   }
 }
 
-/** A dependency still failing after bounded retries; nothing of the batch was accepted. */
+/**
+ * A dependency still failing after bounded retries (nothing of the batch was accepted), or the
+ * function's deadline reached with the work still in flight (its message says so).
+ */
 export class UnavailableError extends IngestError {
   override name = 'UnavailableError';
   readonly code = 'unavailable';

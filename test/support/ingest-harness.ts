@@ -30,7 +30,7 @@ export interface HarnessOptions {
 }
 
 export interface Harness {
-  invoke(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult>;
+  invoke(event: APIGatewayProxyEvent, context?: typeof lambdaContext): Promise<APIGatewayProxyResult>;
   orgId: string;
   orgKey: string;
   workspaceKey: string;
@@ -106,7 +106,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     nowMicros: () => NOW_MICROS,
   });
   return {
-    invoke: (event) => handler(event, lambdaContext) as Promise<APIGatewayProxyResult>,
+    invoke: (event, context = lambdaContext) => handler(event, context) as Promise<APIGatewayProxyResult>,
     orgId,
     orgKey: orgKey.secret,
     workspaceKey: workspaceKey.secret,

@@ -1,20 +1,17 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createHarness, type Harness } from '../../support/ingest-harness.js';
-import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
+import { DEADLINE_MARGIN_MS } from '../../../lambda/ingest/create-handler.js';
+import { buildBatch, gatewayEvent, lambdaContext } from '../../support/trace-builders.js';
 import { RateTableFake, StreamFake } from './fault-fakes.js';
 
 /**
- * The Lambda times out (or is killed) after PutRecords wrote the batch and before the handler
- * answered. Nothing in the function can run any more, so the outcome is fixed by the platform:
- * API Gateway answers the client with a 5xx of its own (504 after its 29 s, or 502 when the
- * function dies), the client resends as the contract tells it to after any error, and the batch
- * lands twice. Each copy carries its request's request_id, which tells them apart. Without an
- * Idempotency-Key nothing can prevent it; the key (issue 6, "Safe retries") makes the resend return
- * the first answer instead of publishing again.
+ * PutRecords wrote the batch and then never answered, until the function's deadline. A second
+ * before it, the handler answers 503 itself (middy's early timeout), saying that part of the batch
+ * may have been accepted: it cannot know. Without the early answer API Gateway would send its own
+ * 502/504; either way the client resends, as the contract tells it to after any error, and the
+ * batch lands twice. Each copy carries its request's request_id, which tells them apart; an
+ * Idempotency-Key makes the resend return the first answer instead of publishing again.
  */
-const LAMBDA_TIMEOUT = Symbol('lambda timeout');
-const withTimeout = (promise: Promise<APIGatewayProxyResult>, ms: number) =>
-  Promise.race([promise, new Promise<typeof LAMBDA_TIMEOUT>((resolve) => setTimeout(() => resolve(LAMBDA_TIMEOUT), ms))]);
+const nearDeadline = { ...lambdaContext, getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + 50 };
 
 describe('a Lambda timeout between publishing and answering', () => {
   let h: Harness;
@@ -26,14 +23,16 @@ describe('a Lambda timeout between publishing and answering', () => {
     stream = new StreamFake().install();
   });
 
-  it('the client sees a timeout and resends: the batch lands twice, once per request_id, and is counted twice', async () => {
+  it('the client gets a 503 at the deadline and resends: the batch lands twice, once per request_id, and is counted twice', async () => {
     const batch = buildBatch(3);
     const payload = JSON.stringify(batch);
     const sent = batch.traces.map((t) => String(t.trace_id)).sort();
 
     stream.hangAfterWrite = true;
-    const first = await withTimeout(h.invoke(gatewayEvent({ apiKey: h.orgKey, body: payload, requestId: 'req-first' })), 50);
-    expect(first).toBe(LAMBDA_TIMEOUT);
+    const first = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: payload, requestId: 'req-first' }), nearDeadline);
+    expect(first.statusCode).toBe(503);
+    expect(first.headers?.['Retry-After']).toBe('5');
+    expect(JSON.parse(first.body)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/did not finish in time.*may have been accepted.*Idempotency-Key/) });
     // Already on the stream and counted, though the client never heard back.
     expect(stream.traceIds().sort()).toEqual(sent);
     expect(rate.count('minute')).toBe(3);
