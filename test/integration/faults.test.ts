@@ -11,7 +11,7 @@ import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sin
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
-import { provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /**
@@ -40,6 +40,9 @@ describe('faults against DynamoDB Local and kinesalite', () => {
     kinesis?.destroy();
     await Promise.all([dynamoEngine?.stop(), kinesisEngine?.stop()]);
   });
+
+  // Each test reads the minute window after its requests.
+  beforeEach(() => awayFromMinuteEdge());
 
   function handlerWith(kinesisClient: KinesisClient, stream: string, rateAttempts = 5) {
     const handler = createIngestHandler({

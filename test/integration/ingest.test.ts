@@ -11,7 +11,7 @@ import { KinesisTraceSink, type TraceSink } from '../../lambda/shared/adapters/k
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
-import { provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
 import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../support/trace-builders.js';
 
 /**
@@ -41,6 +41,9 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     kinesis?.destroy();
     await Promise.all([dynamoEngine?.stop(), kinesisEngine?.stop()]);
   });
+
+  // Each test reads the minute window after its requests.
+  beforeEach(() => awayFromMinuteEdge());
 
   function handlerWith(sink: TraceSink = new KinesisTraceSink(kinesis, stream)) {
     const handler = createIngestHandler({

@@ -42,6 +42,15 @@ export async function provisionOrg(
   return { orgId, apiKey: secret.secret, keyId: secret.keyId };
 }
 
+/**
+ * Waits for the next UTC minute when fewer than `marginMs` are left in this one, so a test that reads
+ * the minute window after a few requests never sees it roll over in between.
+ */
+export async function awayFromMinuteEdge(marginMs = 15_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
 /** The current count of one of an organization's windows, read consistently. */
 export async function windowCount(dynamodb: DynamoDBClient, rateTable: string, orgId: string, window: RateWindow): Promise<number> {
   const counter = countersFor({ minute: 1, hour: 1, day: 1, month: 1 }, new Date()).find((c) => c.window === window);
