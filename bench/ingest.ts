@@ -9,6 +9,7 @@ import { generateApiKeySecret, type ApiKey, type Organization } from '../lambda/
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
 import type { BenchResult } from './types.js';
 import { bundleAndLoad } from './bundle.js';
+import { measureIngestMemory } from './ingest-memory.js';
 
 const TRACES = 500;
 const SPANS = 8;
@@ -83,30 +84,36 @@ async function cpuMicrosAsync(fn: () => Promise<unknown>): Promise<number> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
-/** Handler CPU per trace against the bare work on the same body, with in-memory fakes of AWS. */
-export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
-  const body = realisticBatch();
+/** The real ingest handler over in-memory fakes of AWS that accept everything. */
+export function fakedIngestHandler() {
   const secret = generateApiKeySecret();
   const key: ApiKey = { keyId: secret.keyId, orgId: 'bench', workspaceSlug: null, status: 'active', name: 'bench', displayPrefix: '', createdAt: '' };
   const org: Organization = {
     orgId: 'bench', plan: 'bench', planStatus: 'active', billingStatus: 'ok',
     quotas: { minute: null, hour: null, day: null, month: null }, createdAt: '', updatedAt: '',
   };
-  let published = 0;
+  const stats = { published: 0 };
   // Metrics are flushed once per request, not per trace; keep their EMF lines off the table.
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   const handler = createIngestHandler({
     deps: {
       tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
-      sink: { publish: async (records: readonly StreamRecord[]) => void (published += records.length) },
+      sink: { publish: async (records: readonly StreamRecord[]) => void (stats.published += records.length) },
       overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
       newId: randomUUID,
     },
     logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
   });
-  const event = gatewayEvent({ apiKey: secret.secret, body });
+  return { handler, apiKey: secret.secret, stats };
+}
+
+/** Handler CPU per trace against the bare work on the same body, with in-memory fakes of AWS. */
+export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
+  const body = realisticBatch();
+  const { handler, apiKey, stats } = fakedIngestHandler();
+  const event = gatewayEvent({ apiKey, body });
 
   const bare = () => {
     const parsed = JSON.parse(body) as { traces: unknown[] };
@@ -126,9 +133,10 @@ export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
       bareSamples.push(b / TRACES);
     }
   }
-  if (published === 0) throw new Error('bench published nothing');
+  if (stats.published === 0) throw new Error('bench published nothing');
   const handlerPerTrace = median(handlerSamples);
   const barePerTrace = median(bareSamples);
+  const memory = measureIngestMemory();
   const bundle = await bundleAndLoad('lambda/ingest/handler.ts', {
     TENANCY_TABLE: 't', RATE_TABLE: 'r', TRACE_STREAM: 's', DATA_BUCKET: 'b', AWS_REGION: 'us-east-1',
   });
@@ -142,6 +150,13 @@ export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
       ratio: round(handlerPerTrace / barePerTrace, 2),
       target: '<= 1.5',
       note: 'baseline: JSON.parse + JSON.stringify + gzip level 1 per trace, same body, same run',
+    },
+    {
+      group: 'ingest',
+      metric: `peak RSS over ${memory.requests} full batches sent gzip (base64 event), fresh process`,
+      value: memory.peakRssMb,
+      unit: 'MB',
+      note: `RSS before the first request ${memory.rssBeforeMb} MB (Node, tsx, the handler and the event); ${(memory.jsonBytes / 1e6).toFixed(1)} MB JSON per batch`,
     },
     { group: 'cold-start', metric: 'ingest bundle size (minified, AWS SDK included)', value: round(bundle.bytes / 1024, 1), unit: 'KiB' },
     { group: 'cold-start', metric: 'ingest module load time in a fresh node process (median of 5)', value: round(bundle.loadMs, 1), unit: 'ms' },
