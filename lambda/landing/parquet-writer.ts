@@ -1,6 +1,7 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnBatch } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
+import { type PageScratch, type TextChunk, writePlainTextChunk } from './plain-text-chunk.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 type ColumnSource = Parameters<ParquetWriter['write']>[0]['columnData'][number];
@@ -38,19 +39,51 @@ export function parquetSchema(spec: DatasetSpec): SchemaElement[] {
   return [{ name: 'schema', num_children: spec.columns.length }, ...spec.columns.flatMap(schemaElements)];
 }
 
+/** Columns of PLAIN text (`id`, `distinct`), encoded by {@link writePlainTextChunk} rather than by hyparquet-writer. */
+function isPlainText(spec: ColumnSpec): boolean {
+  return spec.shape === 'id' || spec.shape === 'distinct';
+}
+
 /** The writer's options for a column of the given shape (see `TextShape` in landing-schema.ts). */
 function columnSource(spec: ColumnSpec, values: ColumnBatch['columns'][number]): ColumnSource {
   const source: ColumnSource = { name: spec.name, data: values as ColumnSource['data'] };
-  switch (spec.shape) {
-    case 'id':
-      return { ...source, encoding: 'PLAIN', statistics: false, codec: 'UNCOMPRESSED' };
-    case 'distinct':
-      return { ...source, encoding: 'PLAIN', statistics: false };
-    case 'long':
-      return { ...source, statistics: false };
-    default:
-      return source;
-  }
+  return spec.shape === 'long' ? { ...source, statistics: false } : source;
+}
+
+function writePlainTextColumn(parquet: ParquetWriter, scratch: PageScratch, spec: ColumnSpec, values: ColumnBatch['columns'][number]): TextChunk {
+  const codec = spec.shape === 'id' ? 'UNCOMPRESSED' : parquet.codec;
+  const compress = codec === 'UNCOMPRESSED' ? undefined : parquet.compressors[codec];
+  const target = { writer: parquet.writer, scratch, codec, compress };
+  const chunk = writePlainTextChunk(target, spec.name, values as (string | null)[], spec.type === 'nullable_string');
+  parquet.pendingIndexes.push(chunk);
+  return chunk;
+}
+
+/**
+ * Writes one batch as one row group: hyparquet-writer writes the other columns in one `write`, the PLAIN text
+ * columns are written around it, and their chunks are put back in schema order in the row group's metadata.
+ */
+function writeRowGroup(parquet: ParquetWriter, scratch: PageScratch, spec: DatasetSpec, batch: ColumnBatch): void {
+  const groupStart = parquet.writer.offset;
+  const firstOther = spec.columns.findIndex((column) => !isPlainText(column));
+  if (firstOther < 0) throw new Error(`dataset ${spec.name} has only PLAIN text columns`);
+  const text = new Map<number, TextChunk>();
+  const writeText = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      if (isPlainText(spec.columns[i]!)) text.set(i, writePlainTextColumn(parquet, scratch, spec.columns[i]!, batch.columns[i]!));
+    }
+  };
+  // Readers locate a row group by its first column's chunk (Spark assigns it to the split holding its
+  // midpoint), so the first column's chunk must start the row group.
+  writeText(0, firstOther);
+  const columnData = spec.columns.flatMap((column, i) => (isPlainText(column) ? [] : [columnSource(column, batch.columns[i]!)]));
+  void parquet.write({ columnData, rowGroupSize: batch.rows });
+  writeText(firstOther, spec.columns.length);
+  const group = parquet.row_groups.at(-1)!;
+  const others = group.columns.values();
+  group.columns = spec.columns.map((_, i) => text.get(i)?.chunk ?? others.next().value!);
+  for (const chunk of text.values()) group.total_byte_size += BigInt(chunk.uncompressedBytes);
+  group.total_compressed_size = BigInt(parquet.writer.offset - groupStart);
 }
 
 export interface ParquetFile {
@@ -65,11 +98,11 @@ export interface ParquetFile {
 export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>): ParquetFile {
   const writer = new ByteWriter();
   const parquet = new ParquetWriter({ writer, schema: parquetSchema(spec), codec: 'SNAPPY', createdBy: 'trace-ingest landing' });
+  const scratch = { buffer: Buffer.alloc(0) };
   let rows = 0;
   for (const batch of batches) {
     if (batch.rows === 0) continue;
-    const columnData = spec.columns.map((column, i) => columnSource(column, batch.columns[i]!));
-    void parquet.write({ columnData, rowGroupSize: batch.rows });
+    writeRowGroup(parquet, scratch, spec, batch);
     rows += batch.rows;
   }
   void parquet.finish();
