@@ -1,6 +1,7 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnBatch } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
+import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
 import { type PageScratch, type TextChunk, writePlainTextChunk } from './plain-text-chunk.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
@@ -91,13 +92,17 @@ export interface ParquetFile {
   rows: number;
 }
 
+const LANDING_CODEC = parquetCodec();
+
 /**
- * Encodes row batches into one Parquet file (SNAPPY except random ids, one row group per batch). Only one batch of
- * column values is alive at a time; the output grows by compressed row groups.
+ * Encodes row batches into one Parquet file (`codec`, see {@link parquetCodec}, except random ids, which are
+ * stored uncompressed; one row group per batch). Only one batch of column values is alive at a time; the output
+ * grows by compressed row groups.
  */
-export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>): ParquetFile {
+export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>, codec: ParquetCodec = LANDING_CODEC): ParquetFile {
   const writer = new ByteWriter();
-  const parquet = new ParquetWriter({ writer, schema: parquetSchema(spec), codec: 'SNAPPY', createdBy: 'trace-ingest landing' });
+  const compressors = { [codec.codec]: codec.compress };
+  const parquet = new ParquetWriter({ writer, schema: parquetSchema(spec), codec: codec.codec, compressors, createdBy: 'trace-ingest landing' });
   const scratch = { buffer: Buffer.alloc(0) };
   let rows = 0;
   for (const batch of batches) {

@@ -1,4 +1,5 @@
 import { parquetReadObjects } from 'hyparquet';
+import { gunzipSync } from 'node:zlib';
 import type { KinesisStreamEvent } from 'aws-lambda';
 import type { LandingRecord } from '../../../lambda/landing/land-records.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
@@ -96,8 +97,14 @@ export function kinesisEvent(records: readonly LandingRecord[]): KinesisStreamEv
   };
 }
 
-/** Rows of a Parquet body, read with hyparquet (the reader of the writer's family; integration tests read with DuckDB). */
-export async function parquetRows(body: Uint8Array): Promise<Record<string, unknown>[]> {
+/** Decompressors the hyparquet reader lacks; a test may add its own. */
+export type Decompressors = NonNullable<Parameters<typeof parquetReadObjects>[0]['compressors']>;
+
+/**
+ * Rows of a Parquet body, read with hyparquet (the reader of the writer's family; integration tests read with
+ * DuckDB). hyparquet reads only Snappy by itself; GZIP is node:zlib's (there is no zstd on Node 20).
+ */
+export async function parquetRows(body: Uint8Array, compressors: Decompressors = {}): Promise<Record<string, unknown>[]> {
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  return (await parquetReadObjects({ file })) as Record<string, unknown>[];
+  return (await parquetReadObjects({ file, compressors: { GZIP: (input) => gunzipSync(input), ...compressors } })) as Record<string, unknown>[];
 }
