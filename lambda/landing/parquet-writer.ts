@@ -2,7 +2,7 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnBatch } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
-import { type PageScratch, type TextChunk, writePlainTextChunk } from './plain-text-chunk.js';
+import { type PageScratch, type TextChunk, writeDictionaryTextChunk, writePlainTextChunk } from './text-chunks.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 type ColumnSource = Parameters<ParquetWriter['write']>[0]['columnData'][number];
@@ -40,9 +40,15 @@ export function parquetSchema(spec: DatasetSpec): SchemaElement[] {
   return [{ name: 'schema', num_children: spec.columns.length }, ...spec.columns.flatMap(schemaElements)];
 }
 
-/** Columns of PLAIN text (`id`, `distinct`), encoded by {@link writePlainTextChunk} rather than by hyparquet-writer. */
-function isPlainText(spec: ColumnSpec): boolean {
-  return spec.shape === 'id' || spec.shape === 'distinct';
+/**
+ * How a string column is written by text-chunks.ts rather than by hyparquet-writer: PLAIN for the `id` and
+ * `distinct` shapes, a dictionary for the plain string columns (few distinct values). `long` text, where a
+ * dictionary pays only sometimes, and the other types stay with hyparquet-writer.
+ */
+function ownTextEncoding(spec: ColumnSpec): 'PLAIN' | 'RLE_DICTIONARY' | undefined {
+  if (spec.type !== 'string' && spec.type !== 'nullable_string') return undefined;
+  if (spec.shape === 'id' || spec.shape === 'distinct') return 'PLAIN';
+  return spec.shape === undefined ? 'RLE_DICTIONARY' : undefined;
 }
 
 /** The writer's options for a column of the given shape (see `TextShape` in landing-schema.ts). */
@@ -51,33 +57,38 @@ function columnSource(spec: ColumnSpec, values: ColumnBatch['columns'][number]):
   return spec.shape === 'long' ? { ...source, statistics: false } : source;
 }
 
-function writePlainTextColumn(parquet: ParquetWriter, scratch: PageScratch, spec: ColumnSpec, values: ColumnBatch['columns'][number]): TextChunk {
+function ownsText(spec: ColumnSpec): boolean {
+  return ownTextEncoding(spec) !== undefined;
+}
+
+function writeTextColumn(parquet: ParquetWriter, scratch: PageScratch, spec: ColumnSpec, values: ColumnBatch['columns'][number]): TextChunk {
   const codec = spec.shape === 'id' ? 'UNCOMPRESSED' : parquet.codec;
   const compress = codec === 'UNCOMPRESSED' ? undefined : parquet.compressors[codec];
   const target = { writer: parquet.writer, scratch, codec, compress };
-  const chunk = writePlainTextChunk(target, spec.name, values as (string | null)[], spec.type === 'nullable_string');
+  const write = ownTextEncoding(spec) === 'PLAIN' ? writePlainTextChunk : writeDictionaryTextChunk;
+  const chunk = write(target, spec.name, values as (string | null)[], spec.type === 'nullable_string');
   parquet.pendingIndexes.push(chunk);
   return chunk;
 }
 
 /**
- * Writes one batch as one row group: hyparquet-writer writes the other columns in one `write`, the PLAIN text
- * columns are written around it, and their chunks are put back in schema order in the row group's metadata.
+ * Writes one batch as one row group: hyparquet-writer writes the other columns in one `write`, the text
+ * columns of {@link ownTextEncoding} are written around it, and their chunks are put back in schema order in the row group's metadata.
  */
 function writeRowGroup(parquet: ParquetWriter, scratch: PageScratch, spec: DatasetSpec, batch: ColumnBatch): void {
   const groupStart = parquet.writer.offset;
-  const firstOther = spec.columns.findIndex((column) => !isPlainText(column));
-  if (firstOther < 0) throw new Error(`dataset ${spec.name} has only PLAIN text columns`);
+  const firstOther = spec.columns.findIndex((column) => !ownsText(column));
+  if (firstOther < 0) throw new Error(`dataset ${spec.name} has no column for hyparquet-writer`);
   const text = new Map<number, TextChunk>();
   const writeText = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      if (isPlainText(spec.columns[i]!)) text.set(i, writePlainTextColumn(parquet, scratch, spec.columns[i]!, batch.columns[i]!));
+      if (ownsText(spec.columns[i]!)) text.set(i, writeTextColumn(parquet, scratch, spec.columns[i]!, batch.columns[i]!));
     }
   };
   // Readers locate a row group by its first column's chunk (Spark assigns it to the split holding its
   // midpoint), so the first column's chunk must start the row group.
   writeText(0, firstOther);
-  const columnData = spec.columns.flatMap((column, i) => (isPlainText(column) ? [] : [columnSource(column, batch.columns[i]!)]));
+  const columnData = spec.columns.flatMap((column, i) => (ownsText(column) ? [] : [columnSource(column, batch.columns[i]!)]));
   void parquet.write({ columnData, rowGroupSize: batch.rows });
   writeText(firstOther, spec.columns.length);
   const group = parquet.row_groups.at(-1)!;

@@ -3,7 +3,7 @@ import * as zlib from 'node:zlib';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { spanBatches, traceBatches } from '../../../lambda/landing/column-batches.js';
 import { toLandableTrace } from '../../../lambda/landing/landable-trace.js';
-import { SPANS, TRACES } from '../../../lambda/landing/landing-schema.js';
+import { type DatasetSpec, SPANS, TRACES } from '../../../lambda/landing/landing-schema.js';
 import { parquetCodec } from '../../../lambda/landing/parquet-codec.js';
 import { writeParquet } from '../../../lambda/landing/parquet-writer.js';
 import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from './landing-builders.js';
@@ -52,6 +52,29 @@ describe('writeParquet', () => {
         expectedStart += group.total_compressed_size!;
       }
     }
+  });
+
+  it('dictionary-encodes the plain string columns, with min/max in code point order and null counts', async () => {
+    // UTF-16 order would put '\uffff' after '😀' (a surrogate pair); Parquet orders strings by UTF-8 bytes.
+    const values = ['b', null, 'a', '\uffff', '😀', 'é', 'a', null, 'b'];
+    const spec: DatasetSpec = { name: 'spans', columns: [{ name: 'n', type: 'int32' }, { name: 's', type: 'nullable_string' }, { name: 'empty', type: 'nullable_string' }] };
+    const batch = { rows: values.length, columns: [Int32Array.from(values, (_, i) => i), values, values.map(() => null)] };
+    const file = writeParquet(spec, [batch, batch]);
+
+    expect((await parquetRows(file.bytes)).map((r) => r.s)).toEqual([...values, ...values]);
+    for (const group of parquetMetadata(arrayBuffer(file.bytes)).row_groups) {
+      const [, s, empty] = group.columns.map((c) => c.meta_data!);
+      expect(s!.encodings).toContain('RLE_DICTIONARY');
+      expect(s!.statistics).toMatchObject({ min_value: 'a', max_value: '😀', null_count: 2n });
+      expect(empty!.statistics).toMatchObject({ null_count: 9n });
+    }
+  });
+
+  it('keeps the statistics of the other string columns', () => {
+    const metadata = parquetMetadata(arrayBuffer(writeParquet(SPANS, spanBatches(landable)).bytes));
+    const stats = Object.fromEntries(metadata.row_groups[0]!.columns.map((c) => [c.meta_data!.path_in_schema[0], c.meta_data!.statistics]));
+    expect(stats.name).toMatchObject({ min_value: 'step-0', max_value: 'step-4', null_count: 0n });
+    expect(stats.span_id).toBeUndefined();
   });
 
   const codecs = (bytes: Uint8Array) =>

@@ -1,0 +1,247 @@
+import type { ColumnChunk, CompressionCodec, OffsetIndex, PageHeader } from 'hyparquet';
+import { ByteWriter, type Writer } from 'hyparquet-writer';
+import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
+import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js';
+
+/**
+ * Flat UTF-8 column chunks written the way hyparquet-writer writes them (data pages v2, its page size,
+ * page layout and metadata) but without its per-value work: hyparquet-writer UTF-8-encodes every value into
+ * its own `Uint8Array`, copies it again into the page and walks every value for min/max and the dictionary
+ * decision. Here a page's values are encoded with `Buffer.write` into one reused buffer, and a dictionary
+ * column's min/max are taken over its dictionary.
+ */
+
+/** Values per page are cut at this many UTF-16 code units, about hyparquet-writer's 1 MiB page size. */
+const PAGE_CHARS = 1 << 20;
+
+/** A reusable output buffer for one file's pages: growing it per page would churn external memory. */
+export interface PageScratch {
+  buffer: Buffer;
+}
+
+/** A written column chunk, with what the row group and the offset index need about it. */
+export interface TextChunk {
+  chunk: ColumnChunk;
+  offsetIndex: OffsetIndex;
+  uncompressedBytes: number;
+}
+
+/** Where a column chunk's pages are written and how they are compressed. */
+export interface TextChunkTarget {
+  writer: Writer;
+  scratch: PageScratch;
+  codec: CompressionCodec;
+  compress: ((bytes: Uint8Array) => Uint8Array) | undefined;
+}
+
+type Text = string | null;
+
+function pushVarInt(bytes: number[], value: number): void {
+  while (value > 0x7f) {
+    bytes.push((value & 0x7f) | 0x80);
+    value = Math.floor(value / 128);
+  }
+  bytes.push(value);
+}
+
+/** Definition levels (0 null, 1 present) as RLE runs of bit width 1, the hybrid encoding data page v2 stores unprefixed. */
+function definitionLevels(values: readonly Text[], start: number, end: number): Uint8Array {
+  const bytes: number[] = [];
+  for (let i = start; i < end; ) {
+    const present = values[i] !== null;
+    let j = i + 1;
+    while (j < end && (values[j] !== null) === present) j++;
+    pushVarInt(bytes, (j - i) * 2);
+    bytes.push(present ? 1 : 0);
+    i = j;
+  }
+  return Uint8Array.from(bytes);
+}
+
+/**
+ * PLAIN values (4-byte little-endian length, UTF-8 bytes) of the non-null values in `[start, end)`, in the
+ * scratch buffer; `offsets` (when given) receives where each value's bytes start.
+ */
+function plainValues(values: readonly Text[], start: number, end: number, scratch: PageScratch, offsets?: Int32Array): Buffer {
+  let capacity = 0;
+  for (let i = start; i < end; i++) capacity += 4 + 3 * (values[i]?.length ?? 0);
+  if (scratch.buffer.length < capacity) scratch.buffer = Buffer.allocUnsafe(Math.max(capacity, 2 * scratch.buffer.length));
+  const buffer = scratch.buffer;
+  let offset = 0;
+  for (let i = start; i < end; i++) {
+    const value = values[i];
+    if (value === null || value === undefined) continue;
+    const length = buffer.write(value, offset + 4);
+    buffer.writeUInt32LE(length, offset);
+    if (offsets) offsets[i] = offset + 4;
+    offset += 4 + length;
+  }
+  return buffer.subarray(0, offset);
+}
+
+/** Writes one page (header, then uncompressed levels, then the compressed data); returns its uncompressed size. */
+function writePage(target: TextChunkTarget, header: (dataBytes: number, storedBytes: number) => PageHeader, levels: Uint8Array, data: Uint8Array): number {
+  const { writer } = target;
+  const stored = target.compress ? target.compress(data) : data;
+  const headerStart = writer.offset;
+  writePageHeader(writer, header(data.length, stored.length));
+  const headerBytes = writer.offset - headerStart;
+  writer.appendBytes(levels);
+  writer.appendBytes(stored);
+  return headerBytes + levels.length + data.length;
+}
+
+function dataPageHeader(target: TextChunkTarget, rows: number, nulls: number, encoding: 'PLAIN' | 'RLE_DICTIONARY', levels: Uint8Array) {
+  return (dataBytes: number, storedBytes: number): PageHeader => ({
+    type: 'DATA_PAGE_V2',
+    uncompressed_page_size: levels.length + dataBytes,
+    compressed_page_size: levels.length + storedBytes,
+    data_page_header_v2: {
+      num_values: rows,
+      num_nulls: nulls,
+      num_rows: rows,
+      encoding,
+      definition_levels_byte_length: levels.length,
+      repetition_levels_byte_length: 0,
+      is_compressed: target.compress !== undefined,
+    },
+  });
+}
+
+function countNulls(values: readonly Text[], start: number, end: number): number {
+  let nulls = 0;
+  for (let i = start; i < end; i++) if (values[i] === null) nulls++;
+  return nulls;
+}
+
+/**
+ * Writes one flat UTF-8 column chunk, PLAIN-encoded, no statistics (the `id` and `distinct` shapes).
+ * `values` holds strings, or nulls when `nullable`.
+ */
+export function writePlainTextChunk(target: TextChunkTarget, name: string, values: readonly Text[], nullable: boolean): TextChunk {
+  const { writer } = target;
+  const chunkStart = writer.offset;
+  const page_locations: OffsetIndex['page_locations'] = [];
+  let uncompressedBytes = 0;
+  for (let start = 0; start < values.length; ) {
+    let end = start;
+    let chars = 0;
+    while (end < values.length && (end === start || chars < PAGE_CHARS)) chars += values[end++]?.length ?? 0;
+    const pageStart = writer.offset;
+    const levels = nullable ? definitionLevels(values, start, end) : new Uint8Array(0);
+    const header = dataPageHeader(target, end - start, nullable ? countNulls(values, start, end) : 0, 'PLAIN', levels);
+    uncompressedBytes += writePage(target, header, levels, plainValues(values, start, end, target.scratch));
+    page_locations.push({ offset: BigInt(pageStart), compressed_page_size: writer.offset - pageStart, first_row_index: BigInt(start) });
+    start = end;
+  }
+  const chunk: ColumnChunk = {
+    file_offset: BigInt(chunkStart),
+    meta_data: {
+      type: 'BYTE_ARRAY',
+      encodings: nullable ? ['PLAIN', 'RLE'] : ['PLAIN'],
+      path_in_schema: [name],
+      codec: target.codec,
+      num_values: BigInt(values.length),
+      total_compressed_size: BigInt(writer.offset - chunkStart),
+      total_uncompressed_size: BigInt(uncompressedBytes),
+      data_page_offset: BigInt(chunkStart),
+    },
+  };
+  return { chunk, offsetIndex: { page_locations }, uncompressedBytes };
+}
+
+/** The distinct non-null values in first-seen order and each row's index into them (-1 for null). */
+function dictionaryOf(values: readonly Text[]): { dictionary: string[]; indexes: Int32Array } {
+  const positions = new Map<string, number>();
+  const dictionary: string[] = [];
+  const indexes = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === null || value === undefined) {
+      indexes[i] = -1;
+      continue;
+    }
+    let index = positions.get(value);
+    if (index === undefined) {
+      index = dictionary.length;
+      dictionary.push(value);
+      positions.set(value, index);
+    }
+    indexes[i] = index;
+  }
+  return { dictionary, indexes };
+}
+
+/**
+ * Indexes of the smallest and largest dictionary values in UTF-8 byte order (which is code point order, the
+ * order Parquet's min/max of strings use), compared in the dictionary page's encoded bytes.
+ */
+function minMaxOf(page: Buffer, starts: Int32Array): { min: number; max: number } {
+  const end = (i: number) => starts[i]! + page.readUInt32LE(starts[i]! - 4);
+  // Buffer#compare compares `page` in [sourceStart, sourceEnd) (here a) with the target range (here b).
+  const compare = (a: number, b: number) => page.compare(page, starts[b]!, end(b), starts[a]!, end(a));
+  let min = 0;
+  let max = 0;
+  for (let i = 1; i < starts.length; i++) {
+    if (compare(i, min) < 0) min = i;
+    if (compare(i, max) > 0) max = i;
+  }
+  return { min, max };
+}
+
+/**
+ * Writes one flat UTF-8 column chunk dictionary-encoded (a PLAIN dictionary page, then one RLE_DICTIONARY data
+ * page), with min/max and null count statistics: the columns of few distinct values. Always a dictionary,
+ * as hyparquet-writer does when one is asked for; `values` holds strings, or nulls when `nullable`.
+ */
+export function writeDictionaryTextChunk(target: TextChunkTarget, name: string, values: readonly Text[], nullable: boolean): TextChunk {
+  const { writer } = target;
+  const chunkStart = writer.offset;
+  const { dictionary, indexes } = dictionaryOf(values);
+  const offsets = new Int32Array(dictionary.length);
+  const dictionaryPage = plainValues(dictionary, 0, dictionary.length, target.scratch, offsets);
+  const { min, max } = minMaxOf(dictionaryPage, offsets);
+  let uncompressedBytes = writePage(
+    target,
+    (dataBytes, storedBytes) => ({
+      type: 'DICTIONARY_PAGE',
+      uncompressed_page_size: dataBytes,
+      compressed_page_size: storedBytes,
+      dictionary_page_header: { num_values: dictionary.length, encoding: 'PLAIN' },
+    }),
+    new Uint8Array(0),
+    dictionaryPage,
+  );
+
+  const dataPageOffset = writer.offset;
+  const nulls = nullable ? countNulls(values, 0, values.length) : 0;
+  const presentIndexes = nulls > 0 ? indexes.filter((index) => index >= 0) : indexes;
+  const bitWidth = Math.ceil(Math.log2(Math.max(dictionary.length, 1)));
+  const data = new ByteWriter();
+  data.appendUint8(bitWidth);
+  writeRleBitPackedHybrid(data, presentIndexes, bitWidth);
+  const levels = nullable ? definitionLevels(values, 0, values.length) : new Uint8Array(0);
+  uncompressedBytes += writePage(target, dataPageHeader(target, values.length, nulls, 'RLE_DICTIONARY', levels), levels, data.getBytes());
+
+  const chunk: ColumnChunk = {
+    file_offset: BigInt(chunkStart),
+    meta_data: {
+      type: 'BYTE_ARRAY',
+      encodings: nullable ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['PLAIN', 'RLE_DICTIONARY'],
+      path_in_schema: [name],
+      codec: target.codec,
+      num_values: BigInt(values.length),
+      total_compressed_size: BigInt(writer.offset - chunkStart),
+      total_uncompressed_size: BigInt(uncompressedBytes),
+      data_page_offset: BigInt(dataPageOffset),
+      dictionary_page_offset: BigInt(chunkStart),
+      statistics: { min_value: dictionary[min], max_value: dictionary[max], null_count: BigInt(nulls) },
+      encoding_stats: [
+        { page_type: 'DICTIONARY_PAGE', encoding: 'PLAIN', count: 1 },
+        { page_type: 'DATA_PAGE_V2', encoding: 'RLE_DICTIONARY', count: 1 },
+      ],
+    },
+  };
+  const page_locations = [{ offset: BigInt(dataPageOffset), compressed_page_size: writer.offset - dataPageOffset, first_row_index: 0n }];
+  return { chunk, offsetIndex: { page_locations }, uncompressedBytes };
+}
