@@ -1,8 +1,9 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { ColumnBatch } from './column-batches.js';
+import type { ColumnBatch, ColumnValues } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
-import { type PageScratch, type TextChunk, writeDictionaryTextChunk, writePlainTextChunk } from './text-chunks.js';
+import { type NumberValues, writeNumberChunk } from './number-chunks.js';
+import { type ChunkTarget, type PageScratch, type WrittenChunk, writeDictionaryTextChunk, writePlainTextChunk } from './text-chunks.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 type ColumnSource = Parameters<ParquetWriter['write']>[0]['columnData'][number];
@@ -40,61 +41,80 @@ export function parquetSchema(spec: DatasetSpec): SchemaElement[] {
   return [{ name: 'schema', num_children: spec.columns.length }, ...spec.columns.flatMap(schemaElements)];
 }
 
+type ChunkWriter = (target: ChunkTarget, name: string, values: ColumnValues, nullable: boolean) => WrittenChunk;
+
+const writeNumbers: ChunkWriter = (target, name, values) => writeNumberChunk(target, name, values as NumberValues);
+const writePlainText: ChunkWriter = (target, name, values, nullable) => writePlainTextChunk(target, name, values as (string | null)[], nullable);
+const writeDictionaryText: ChunkWriter = (target, name, values, nullable) => writeDictionaryTextChunk(target, name, values as (string | null)[], nullable);
+
 /**
- * How a string column is written by text-chunks.ts rather than by hyparquet-writer: PLAIN for the `id` and
- * `distinct` shapes, a dictionary for the plain string columns (few distinct values). `long` text, where a
- * dictionary pays only sometimes, and the other types stay with hyparquet-writer.
+ * The columns written by number-chunks.ts and text-chunks.ts rather than by hyparquet-writer: numbers PLAIN
+ * from their typed arrays, `id` and `distinct` text PLAIN, the plain string columns (few distinct values) as a
+ * dictionary. `long` text, where a dictionary pays only sometimes, and the lists stay with hyparquet-writer.
  */
-function ownTextEncoding(spec: ColumnSpec): 'PLAIN' | 'RLE_DICTIONARY' | undefined {
-  if (spec.type !== 'string' && spec.type !== 'nullable_string') return undefined;
-  if (spec.shape === 'id' || spec.shape === 'distinct') return 'PLAIN';
-  return spec.shape === undefined ? 'RLE_DICTIONARY' : undefined;
+function ownWriter(spec: ColumnSpec): ChunkWriter | undefined {
+  switch (spec.type) {
+    case 'int32':
+    case 'int64':
+    case 'double':
+    case 'timestamp':
+      return writeNumbers;
+    case 'string':
+    case 'nullable_string':
+      if (spec.shape === 'id' || spec.shape === 'distinct') return writePlainText;
+      return spec.shape === undefined ? writeDictionaryText : undefined;
+    default:
+      return undefined;
+  }
 }
 
-/** The writer's options for a column of the given shape (see `TextShape` in landing-schema.ts). */
-function columnSource(spec: ColumnSpec, values: ColumnBatch['columns'][number]): ColumnSource {
+/** hyparquet-writer's options for a column of the given shape (see `TextShape` in landing-schema.ts). */
+function columnSource(spec: ColumnSpec, values: ColumnValues): ColumnSource {
   const source: ColumnSource = { name: spec.name, data: values as ColumnSource['data'] };
   return spec.shape === 'long' ? { ...source, statistics: false } : source;
 }
 
-function ownsText(spec: ColumnSpec): boolean {
-  return ownTextEncoding(spec) !== undefined;
+function ownsColumn(spec: ColumnSpec): boolean {
+  return ownWriter(spec) !== undefined;
 }
 
-function writeTextColumn(parquet: ParquetWriter, scratch: PageScratch, spec: ColumnSpec, values: ColumnBatch['columns'][number]): TextChunk {
+function writeOwnColumn(parquet: ParquetWriter, scratch: PageScratch, spec: ColumnSpec, values: ColumnValues): WrittenChunk {
   const codec = spec.shape === 'id' ? 'UNCOMPRESSED' : parquet.codec;
   const compress = codec === 'UNCOMPRESSED' ? undefined : parquet.compressors[codec];
   const target = { writer: parquet.writer, scratch, codec, compress };
-  const write = ownTextEncoding(spec) === 'PLAIN' ? writePlainTextChunk : writeDictionaryTextChunk;
-  const chunk = write(target, spec.name, values as (string | null)[], spec.type === 'nullable_string');
+  const chunk = ownWriter(spec)!(target, spec.name, values, spec.type === 'nullable_string');
   parquet.pendingIndexes.push(chunk);
   return chunk;
 }
 
 /**
- * Writes one batch as one row group: hyparquet-writer writes the other columns in one `write`, the text
- * columns of {@link ownTextEncoding} are written around it, and their chunks are put back in schema order in the row group's metadata.
+ * Writes one batch as one row group: hyparquet-writer writes its columns in one `write`, the columns of
+ * {@link ownWriter} are written around it, and their chunks are put back in schema order in the row group's metadata.
  */
 function writeRowGroup(parquet: ParquetWriter, scratch: PageScratch, spec: DatasetSpec, batch: ColumnBatch): void {
   const groupStart = parquet.writer.offset;
-  const firstOther = spec.columns.findIndex((column) => !ownsText(column));
-  if (firstOther < 0) throw new Error(`dataset ${spec.name} has no column for hyparquet-writer`);
-  const text = new Map<number, TextChunk>();
-  const writeText = (from: number, to: number) => {
+  const firstOther = spec.columns.findIndex((column) => !ownsColumn(column));
+  const own = new Map<number, WrittenChunk>();
+  const writeOwn = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      if (ownsText(spec.columns[i]!)) text.set(i, writeTextColumn(parquet, scratch, spec.columns[i]!, batch.columns[i]!));
+      if (ownsColumn(spec.columns[i]!)) own.set(i, writeOwnColumn(parquet, scratch, spec.columns[i]!, batch.columns[i]!));
     }
   };
   // Readers locate a row group by its first column's chunk (Spark assigns it to the split holding its
   // midpoint), so the first column's chunk must start the row group.
-  writeText(0, firstOther);
-  const columnData = spec.columns.flatMap((column, i) => (ownsText(column) ? [] : [columnSource(column, batch.columns[i]!)]));
-  void parquet.write({ columnData, rowGroupSize: batch.rows });
-  writeText(firstOther, spec.columns.length);
+  writeOwn(0, firstOther < 0 ? spec.columns.length : firstOther);
+  if (firstOther < 0) {
+    parquet.row_groups.push({ columns: [], total_byte_size: 0n, num_rows: BigInt(batch.rows) });
+    parquet.num_rows += BigInt(batch.rows);
+  } else {
+    const columnData = spec.columns.flatMap((column, i) => (ownsColumn(column) ? [] : [columnSource(column, batch.columns[i]!)]));
+    void parquet.write({ columnData, rowGroupSize: batch.rows });
+    writeOwn(firstOther, spec.columns.length);
+  }
   const group = parquet.row_groups.at(-1)!;
   const others = group.columns.values();
-  group.columns = spec.columns.map((_, i) => text.get(i)?.chunk ?? others.next().value!);
-  for (const chunk of text.values()) group.total_byte_size += BigInt(chunk.uncompressedBytes);
+  group.columns = spec.columns.map((_, i) => own.get(i)?.chunk ?? others.next().value!);
+  for (const chunk of own.values()) group.total_byte_size += BigInt(chunk.uncompressedBytes);
   group.total_compressed_size = BigInt(parquet.writer.offset - groupStart);
 }
 

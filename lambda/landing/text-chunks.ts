@@ -20,14 +20,14 @@ export interface PageScratch {
 }
 
 /** A written column chunk, with what the row group and the offset index need about it. */
-export interface TextChunk {
+export interface WrittenChunk {
   chunk: ColumnChunk;
   offsetIndex: OffsetIndex;
   uncompressedBytes: number;
 }
 
 /** Where a column chunk's pages are written and how they are compressed. */
-export interface TextChunkTarget {
+export interface ChunkTarget {
   writer: Writer;
   scratch: PageScratch;
   codec: CompressionCodec;
@@ -80,7 +80,7 @@ function plainValues(values: readonly Text[], start: number, end: number, scratc
 }
 
 /** Writes one page (header, then uncompressed levels, then the compressed data); returns its uncompressed size. */
-function writePage(target: TextChunkTarget, header: (dataBytes: number, storedBytes: number) => PageHeader, levels: Uint8Array, data: Uint8Array): number {
+export function writePage(target: ChunkTarget, header: (dataBytes: number, storedBytes: number) => PageHeader, levels: Uint8Array, data: Uint8Array): number {
   const { writer } = target;
   const stored = target.compress ? target.compress(data) : data;
   const headerStart = writer.offset;
@@ -91,7 +91,8 @@ function writePage(target: TextChunkTarget, header: (dataBytes: number, storedBy
   return headerBytes + levels.length + data.length;
 }
 
-function dataPageHeader(target: TextChunkTarget, rows: number, nulls: number, encoding: 'PLAIN' | 'RLE_DICTIONARY', levels: Uint8Array) {
+/** The header of a data page v2 of `rows` rows, `nulls` of them null, levels uncompressed before the data. */
+export function dataPageHeader(target: ChunkTarget, rows: number, nulls: number, encoding: 'PLAIN' | 'RLE_DICTIONARY', levels: Uint8Array) {
   return (dataBytes: number, storedBytes: number): PageHeader => ({
     type: 'DATA_PAGE_V2',
     uncompressed_page_size: levels.length + dataBytes,
@@ -118,7 +119,7 @@ function countNulls(values: readonly Text[], start: number, end: number): number
  * Writes one flat UTF-8 column chunk, PLAIN-encoded, no statistics (the `id` and `distinct` shapes).
  * `values` holds strings, or nulls when `nullable`.
  */
-export function writePlainTextChunk(target: TextChunkTarget, name: string, values: readonly Text[], nullable: boolean): TextChunk {
+export function writePlainTextChunk(target: ChunkTarget, name: string, values: readonly Text[], nullable: boolean): WrittenChunk {
   const { writer } = target;
   const chunkStart = writer.offset;
   const page_locations: OffsetIndex['page_locations'] = [];
@@ -194,7 +195,7 @@ function minMaxOf(page: Buffer, starts: Int32Array): { min: number; max: number 
  * page), with min/max and null count statistics: the columns of few distinct values. Always a dictionary,
  * as hyparquet-writer does when one is asked for; `values` holds strings, or nulls when `nullable`.
  */
-export function writeDictionaryTextChunk(target: TextChunkTarget, name: string, values: readonly Text[], nullable: boolean): TextChunk {
+export function writeDictionaryTextChunk(target: ChunkTarget, name: string, values: readonly Text[], nullable: boolean): WrittenChunk {
   const { writer } = target;
   const chunkStart = writer.offset;
   const { dictionary, indexes } = dictionaryOf(values);

@@ -70,6 +70,38 @@ describe('writeParquet', () => {
     }
   });
 
+  it('writes numbers PLAIN from their typed arrays, in pages of ~1 MiB, with min/max', async () => {
+    const rows = 140_000; // more than one page of INT64 (131,072 values)
+    const spec: DatasetSpec = {
+      name: 'spans',
+      columns: [
+        { name: 'i', type: 'int32' },
+        { name: 'n', type: 'int64' },
+        { name: 'd', type: 'double' },
+        { name: 't', type: 'timestamp' },
+        { name: 'l', type: 'string_list' },
+      ],
+    };
+    const i = Int32Array.from({ length: rows }, (_, k) => k - 5);
+    const n = BigInt64Array.from({ length: rows }, (_, k) => BigInt(k) * 3n - 2n ** 53n);
+    const d = Float64Array.from({ length: rows }, (_, k) => (k % 2 ? 0 : -k / 4));
+    const t = BigInt64Array.from({ length: rows }, (_, k) => 1_795_341_600_000_000n + BigInt(k));
+    const file = writeParquet(spec, [{ rows, columns: [i, n, d, t, Array.from({ length: rows }, () => [])] }]);
+
+    const read = await parquetRows(file.bytes);
+    expect(read.map((r) => r.i)).toEqual([...i]);
+    expect(read.map((r) => r.n)).toEqual([...n]);
+    expect(read.map((r) => r.d)).toEqual([...d]);
+    expect(read[rows - 1]!.t).toEqual(new Date(Number(t[rows - 1]! / 1000n)));
+    const [ci, cn, cd, ct] = parquetMetadata(arrayBuffer(file.bytes)).row_groups[0]!.columns.map((c) => c.meta_data!);
+    expect(ci!.statistics).toMatchObject({ min_value: -5, max_value: rows - 6 });
+    expect(cn!.statistics).toMatchObject({ min_value: -(2n ** 53n), max_value: BigInt(rows - 1) * 3n - 2n ** 53n });
+    expect(Object.is(cd!.statistics!.max_value, 0)).toBe(true);
+    expect(cd!.statistics!.min_value).toBe(-(rows - 2) / 4);
+    expect(ct!.statistics).toMatchObject({ min_value: new Date(1_795_341_600_000), null_count: 0n });
+    expect(cn!.encoding_stats).toEqual([{ page_type: 'DATA_PAGE_V2', encoding: 'PLAIN', count: 2 }]);
+  });
+
   it('keeps the statistics of the other string columns', () => {
     const metadata = parquetMetadata(arrayBuffer(writeParquet(SPANS, spanBatches(landable)).bytes));
     const stats = Object.fromEntries(metadata.row_groups[0]!.columns.map((c) => [c.meta_data!.path_in_schema[0], c.meta_data!.statistics]));
