@@ -305,7 +305,7 @@ export async function runLandingBench(): Promise<BenchResult[]> {
     const bundle = await bundleConsumer(outDir);
     const rows = `${ours.rows} span rows (${TRACE_COUNT} traces × ${SPANS_PER_TRACE})`;
     return [
-      { group: 'landing', metric: `span rows/s encoded to Parquet (hyparquet-writer + own PLAIN text pages, ${parquetCodec().codec}) vs DuckDB's fastest path`, value: Math.round(oursRate), unit: 'rows/s', baseline: Math.round(duckRate), ratio: +(oursRate / duckRate).toFixed(2), target: '>= 0.5', note: `${rows}; baseline: DuckDB ${duckWay} + COPY (ZSTD), 1 thread, same rows, same run (appender ${Math.round(appender.rows / appender.seconds)}, read_json ${Math.round(json.rows / json.seconds)} rows/s)` },
+      { group: 'landing', metric: `span rows/s encoded to Parquet (hyparquet-writer + own column chunks, ${parquetCodec().codec}) vs DuckDB's fastest path`, value: Math.round(oursRate), unit: 'rows/s', baseline: Math.round(duckRate), ratio: +(oursRate / duckRate).toFixed(2), target: '>= 0.5', note: `${rows}; baseline: DuckDB ${duckWay} + COPY (ZSTD), 1 thread, same rows, same run (appender ${Math.round(appender.rows / appender.seconds)}, read_json ${Math.round(json.rows / json.seconds)} rows/s)` },
       {
         group: 'landing',
         metric: 'span rows/s vs DuckDB appending the same JS values',
