@@ -82,8 +82,6 @@ async function cpuMicrosAsync(fn: () => Promise<unknown>): Promise<number> {
   return used.user + used.system;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-
 /** The real ingest handler over in-memory fakes of AWS that accept everything. */
 export function fakedIngestHandler() {
   const secret = generateApiKeySecret();
@@ -110,7 +108,7 @@ export function fakedIngestHandler() {
 }
 
 /** Handler CPU per trace against the bare work on the same body, with in-memory fakes of AWS. */
-export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
+export async function runIngestBench(rounds = 15): Promise<BenchResult[]> {
   const body = realisticBatch();
   const { handler, apiKey, stats } = fakedIngestHandler();
   const event = gatewayEvent({ apiKey, body });
@@ -134,8 +132,10 @@ export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
     }
   }
   if (stats.published === 0) throw new Error('bench published nothing');
-  const handlerPerTrace = median(handlerSamples);
-  const barePerTrace = median(bareSamples);
+  // The fastest of the alternating samples: interference from other work on a shared machine only
+  // ever adds time, so the minimum is the least disturbed estimate of each.
+  const handlerPerTrace = Math.min(...handlerSamples);
+  const barePerTrace = Math.min(...bareSamples);
   const memory = measureIngestMemory();
   const bundle = await bundleAndLoad('lambda/ingest/handler.ts', {
     TENANCY_TABLE: 't', RATE_TABLE: 'r', TRACE_STREAM: 's', DATA_BUCKET: 'b', AWS_REGION: 'us-east-1',
@@ -149,7 +149,7 @@ export async function runIngestBench(rounds = 9): Promise<BenchResult[]> {
       baseline: round(barePerTrace),
       ratio: round(handlerPerTrace / barePerTrace, 2),
       target: '<= 1.5',
-      note: 'baseline: JSON.parse + JSON.stringify + gzip level 1 per trace, same body, same run',
+      note: `baseline: JSON.parse + JSON.stringify + gzip level 1 per trace, same body, same run; fastest of ${rounds} alternating samples each`,
     },
     {
       group: 'ingest',
