@@ -229,6 +229,7 @@ interface ChildMeasurement {
 }
 
 const TRACE_COUNT = 2_000;
+const LANDING_ROUNDS = 3;
 const SPANS_PER_TRACE = 50;
 
 async function measureInThisProcess(which: string, outDir: string): Promise<ChildMeasurement> {
@@ -293,9 +294,16 @@ export async function runLandingBench(): Promise<BenchResult[]> {
   const outDir = mkdtempSync(path.join(tmpdir(), 'landing-bench-'));
   const script = fileURLToPath(import.meta.url);
   try {
-    const ours = measureInChild(script, 'landing-spans', outDir);
-    const appender = measureInChild(script, 'duckdb-zstd', outDir);
-    const json = measureInChild(script, 'duckdb-json-zstd', outDir);
+    // Alternating fresh processes, fastest of each: interference on a shared machine only adds time,
+    // and read_json's rate alone moves by ~1.5× between single runs.
+    const samples: Record<string, ChildMeasurement[]> = { 'landing-spans': [], 'duckdb-zstd': [], 'duckdb-json-zstd': [] };
+    for (let round = 0; round < LANDING_ROUNDS; round++) {
+      for (const [which, list] of Object.entries(samples)) list.push(measureInChild(script, which, outDir));
+    }
+    const fastest = (list: ChildMeasurement[]) => list.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+    const ours = fastest(samples['landing-spans']!);
+    const appender = fastest(samples['duckdb-zstd']!);
+    const json = fastest(samples['duckdb-json-zstd']!);
     // The faster of DuckDB's two ways in is the baseline.
     const duck = appender.seconds <= json.seconds ? appender : json;
     const duckWay = duck === appender ? 'appender from the same JS values' : 'read_json of the same rows (JSON serialisation not timed)';
@@ -305,7 +313,7 @@ export async function runLandingBench(): Promise<BenchResult[]> {
     const bundle = await bundleConsumer(outDir);
     const rows = `${ours.rows} span rows (${TRACE_COUNT} traces × ${SPANS_PER_TRACE})`;
     return [
-      { group: 'landing', metric: `span rows/s encoded to Parquet (hyparquet-writer + own column chunks, ${parquetCodec().codec}) vs DuckDB's fastest path`, value: Math.round(oursRate), unit: 'rows/s', baseline: Math.round(duckRate), ratio: +(oursRate / duckRate).toFixed(2), target: '>= 0.5', note: `${rows}; baseline: DuckDB ${duckWay} + COPY (ZSTD), 1 thread, same rows, same run (appender ${Math.round(appender.rows / appender.seconds)}, read_json ${Math.round(json.rows / json.seconds)} rows/s)` },
+      { group: 'landing', metric: `span rows/s encoded to Parquet (hyparquet-writer + own column chunks, ${parquetCodec().codec}) vs DuckDB's fastest path`, value: Math.round(oursRate), unit: 'rows/s', baseline: Math.round(duckRate), ratio: +(oursRate / duckRate).toFixed(2), target: '>= 0.5', note: `${rows}; baseline: DuckDB ${duckWay} + COPY (ZSTD), 1 thread, same rows, same run, fastest of ${LANDING_ROUNDS} alternating fresh processes each (appender ${Math.round(appender.rows / appender.seconds)}, read_json ${Math.round(json.rows / json.seconds)} rows/s)` },
       {
         group: 'landing',
         metric: 'span rows/s vs DuckDB appending the same JS values',
