@@ -1,6 +1,6 @@
 import { endianness } from 'node:os';
-import type { ColumnChunk, OffsetIndex } from 'hyparquet';
-import { type WrittenChunk, type ChunkTarget, dataPageHeader, writePage } from './text-chunks.js';
+import type { OffsetIndex } from 'hyparquet';
+import { type ChunkTarget, dataPageHeader, type WrittenChunk, writePage, writtenChunk } from './text-chunks.js';
 
 /** A required numeric column's values, in the typed array that holds them in memory. */
 export type NumberValues = Int32Array | BigInt64Array | Float64Array;
@@ -50,20 +50,12 @@ export function writeNumberChunk(target: ChunkTarget, name: string, values: Numb
     page_locations.push({ offset: BigInt(pageStart), compressed_page_size: writer.offset - pageStart, first_row_index: BigInt(start) });
   }
   const { min, max } = minMaxOf(values);
-  const chunk: ColumnChunk = {
-    file_offset: BigInt(chunkStart),
-    meta_data: {
-      type,
-      encodings: ['PLAIN'],
-      path_in_schema: [name],
-      codec: target.codec,
-      num_values: BigInt(values.length),
-      total_compressed_size: BigInt(writer.offset - chunkStart),
-      total_uncompressed_size: BigInt(uncompressedBytes),
-      data_page_offset: BigInt(chunkStart),
-      statistics: { min_value: min, max_value: max, null_count: 0n, ...(type === 'DOUBLE' ? { nan_count: 0n } : {}) },
-      encoding_stats: [{ page_type: 'DATA_PAGE_V2', encoding: 'PLAIN', count: page_locations.length }],
-    },
-  };
-  return { chunk, offsetIndex: { page_locations }, uncompressedBytes };
+  return writtenChunk(target, chunkStart, uncompressedBytes, page_locations, {
+    type,
+    encodings: ['PLAIN'],
+    path_in_schema: [name],
+    num_values: BigInt(values.length),
+    statistics: { min_value: min, max_value: max, null_count: 0n, ...(type === 'DOUBLE' ? { nan_count: 0n } : {}) },
+    encoding_stats: [{ page_type: 'DATA_PAGE_V2', encoding: 'PLAIN', count: page_locations.length }],
+  });
 }

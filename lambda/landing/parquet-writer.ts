@@ -74,30 +74,40 @@ function columnSource(spec: ColumnSpec, values: ColumnValues): ColumnSource {
   return spec.shape === 'long' ? { ...source, statistics: false } : source;
 }
 
-function ownsColumn(spec: ColumnSpec): boolean {
-  return ownWriter(spec) !== undefined;
+/** One file being written: its writer, and per column the chunk writer and target of our own columns. */
+interface FileWriting {
+  parquet: ParquetWriter;
+  spec: DatasetSpec;
+  /** By column index: our own chunk writer and where it writes, or undefined for hyparquet-writer's columns. */
+  own: ({ write: ChunkWriter; target: ChunkTarget } | undefined)[];
 }
 
-function writeOwnColumn(parquet: ParquetWriter, scratch: PageScratch, spec: ColumnSpec, values: ColumnValues): WrittenChunk {
-  const codec = spec.shape === 'id' ? 'UNCOMPRESSED' : parquet.codec;
-  const compress = codec === 'UNCOMPRESSED' ? undefined : parquet.compressors[codec];
-  const target = { writer: parquet.writer, scratch, codec, compress };
-  const chunk = ownWriter(spec)!(target, spec.name, values, spec.type === 'nullable_string');
-  parquet.pendingIndexes.push(chunk);
-  return chunk;
+function fileWriting(parquet: ParquetWriter, spec: DatasetSpec, codec: ParquetCodec): FileWriting {
+  const scratch: PageScratch = { buffer: Buffer.alloc(0) };
+  const compressed: ChunkTarget = { writer: parquet.writer, scratch, codec: codec.codec, compress: codec.compress };
+  const uncompressed: ChunkTarget = { writer: parquet.writer, scratch, codec: 'UNCOMPRESSED', compress: undefined };
+  const own = spec.columns.map((column) => {
+    const write = ownWriter(column);
+    return write && { write, target: column.shape === 'id' ? uncompressed : compressed };
+  });
+  return { parquet, spec, own };
 }
 
 /**
  * Writes one batch as one row group: hyparquet-writer writes its columns in one `write`, the columns of
  * {@link ownWriter} are written around it, and their chunks are put back in schema order in the row group's metadata.
  */
-function writeRowGroup(parquet: ParquetWriter, scratch: PageScratch, spec: DatasetSpec, batch: ColumnBatch): void {
+function writeRowGroup({ parquet, spec, own }: FileWriting, batch: ColumnBatch): void {
   const groupStart = parquet.writer.offset;
-  const firstOther = spec.columns.findIndex((column) => !ownsColumn(column));
-  const own = new Map<number, WrittenChunk>();
+  const firstOther = own.indexOf(undefined);
+  const written = new Map<number, WrittenChunk>();
   const writeOwn = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      if (ownsColumn(spec.columns[i]!)) own.set(i, writeOwnColumn(parquet, scratch, spec.columns[i]!, batch.columns[i]!));
+      const column = own[i];
+      if (!column) continue;
+      const chunk = column.write(column.target, spec.columns[i]!.name, batch.columns[i]!, spec.columns[i]!.type === 'nullable_string');
+      parquet.pendingIndexes.push(chunk);
+      written.set(i, chunk);
     }
   };
   // Readers locate a row group by its first column's chunk (Spark assigns it to the split holding its
@@ -107,14 +117,14 @@ function writeRowGroup(parquet: ParquetWriter, scratch: PageScratch, spec: Datas
     parquet.row_groups.push({ columns: [], total_byte_size: 0n, num_rows: BigInt(batch.rows) });
     parquet.num_rows += BigInt(batch.rows);
   } else {
-    const columnData = spec.columns.flatMap((column, i) => (ownsColumn(column) ? [] : [columnSource(column, batch.columns[i]!)]));
+    const columnData = spec.columns.flatMap((column, i) => (own[i] ? [] : [columnSource(column, batch.columns[i]!)]));
     void parquet.write({ columnData, rowGroupSize: batch.rows });
     writeOwn(firstOther, spec.columns.length);
   }
   const group = parquet.row_groups.at(-1)!;
   const others = group.columns.values();
-  group.columns = spec.columns.map((_, i) => own.get(i)?.chunk ?? others.next().value!);
-  for (const chunk of own.values()) group.total_byte_size += BigInt(chunk.uncompressedBytes);
+  group.columns = spec.columns.map((_, i) => written.get(i)?.chunk ?? others.next().value!);
+  for (const chunk of written.values()) group.total_byte_size += BigInt(chunk.uncompressedBytes);
   group.total_compressed_size = BigInt(parquet.writer.offset - groupStart);
 }
 
@@ -134,11 +144,11 @@ export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>, 
   const writer = new ByteWriter();
   const compressors = { [codec.codec]: codec.compress };
   const parquet = new ParquetWriter({ writer, schema: parquetSchema(spec), codec: codec.codec, compressors, createdBy: 'trace-ingest landing' });
-  const scratch = { buffer: Buffer.alloc(0) };
+  const writing = fileWriting(parquet, spec, codec);
   let rows = 0;
   for (const batch of batches) {
     if (batch.rows === 0) continue;
-    writeRowGroup(parquet, scratch, spec, batch);
+    writeRowGroup(writing, batch);
     rows += batch.rows;
   }
   void parquet.finish();

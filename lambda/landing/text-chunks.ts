@@ -1,4 +1,4 @@
-import type { ColumnChunk, CompressionCodec, OffsetIndex, PageHeader } from 'hyparquet';
+import type { ColumnChunk, ColumnMetaData, CompressionCodec, OffsetIndex, PageHeader } from 'hyparquet';
 import { ByteWriter, type Writer } from 'hyparquet-writer';
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
 import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js';
@@ -109,6 +109,28 @@ export function dataPageHeader(target: ChunkTarget, rows: number, nulls: number,
   });
 }
 
+/** What a chunk writer says of its chunk; the rest of the metadata follows from where the chunk was written. */
+export type ChunkFacts = Omit<ColumnMetaData, 'codec' | 'total_compressed_size' | 'total_uncompressed_size' | 'data_page_offset'> &
+  Partial<Pick<ColumnMetaData, 'data_page_offset'>>;
+
+/** The chunk written from `chunkStart` up to the writer's offset: its metadata (data pages from `chunkStart` unless said) and offset index. */
+export function writtenChunk(
+  target: ChunkTarget,
+  chunkStart: number,
+  uncompressedBytes: number,
+  page_locations: OffsetIndex['page_locations'],
+  facts: ChunkFacts,
+): WrittenChunk {
+  const meta_data: ColumnMetaData = {
+    codec: target.codec,
+    total_compressed_size: BigInt(target.writer.offset - chunkStart),
+    total_uncompressed_size: BigInt(uncompressedBytes),
+    data_page_offset: BigInt(chunkStart),
+    ...facts,
+  };
+  return { chunk: { file_offset: BigInt(chunkStart), meta_data }, offsetIndex: { page_locations }, uncompressedBytes };
+}
+
 function countNulls(values: readonly Text[], start: number, end: number): number {
   let nulls = 0;
   for (let i = start; i < end; i++) if (values[i] === null) nulls++;
@@ -135,20 +157,12 @@ export function writePlainTextChunk(target: ChunkTarget, name: string, values: r
     page_locations.push({ offset: BigInt(pageStart), compressed_page_size: writer.offset - pageStart, first_row_index: BigInt(start) });
     start = end;
   }
-  const chunk: ColumnChunk = {
-    file_offset: BigInt(chunkStart),
-    meta_data: {
-      type: 'BYTE_ARRAY',
-      encodings: nullable ? ['PLAIN', 'RLE'] : ['PLAIN'],
-      path_in_schema: [name],
-      codec: target.codec,
-      num_values: BigInt(values.length),
-      total_compressed_size: BigInt(writer.offset - chunkStart),
-      total_uncompressed_size: BigInt(uncompressedBytes),
-      data_page_offset: BigInt(chunkStart),
-    },
-  };
-  return { chunk, offsetIndex: { page_locations }, uncompressedBytes };
+  return writtenChunk(target, chunkStart, uncompressedBytes, page_locations, {
+    type: 'BYTE_ARRAY',
+    encodings: nullable ? ['PLAIN', 'RLE'] : ['PLAIN'],
+    path_in_schema: [name],
+    num_values: BigInt(values.length),
+  });
 }
 
 /** The distinct non-null values in first-seen order and each row's index into them (-1 for null). */
@@ -224,25 +238,18 @@ export function writeDictionaryTextChunk(target: ChunkTarget, name: string, valu
   const levels = nullable ? definitionLevels(values, 0, values.length) : new Uint8Array(0);
   uncompressedBytes += writePage(target, dataPageHeader(target, values.length, nulls, 'RLE_DICTIONARY', levels), levels, data.getBytes());
 
-  const chunk: ColumnChunk = {
-    file_offset: BigInt(chunkStart),
-    meta_data: {
-      type: 'BYTE_ARRAY',
-      encodings: nullable ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['PLAIN', 'RLE_DICTIONARY'],
-      path_in_schema: [name],
-      codec: target.codec,
-      num_values: BigInt(values.length),
-      total_compressed_size: BigInt(writer.offset - chunkStart),
-      total_uncompressed_size: BigInt(uncompressedBytes),
-      data_page_offset: BigInt(dataPageOffset),
-      dictionary_page_offset: BigInt(chunkStart),
-      statistics: { min_value: dictionary[min], max_value: dictionary[max], null_count: BigInt(nulls) },
-      encoding_stats: [
-        { page_type: 'DICTIONARY_PAGE', encoding: 'PLAIN', count: 1 },
-        { page_type: 'DATA_PAGE_V2', encoding: 'RLE_DICTIONARY', count: 1 },
-      ],
-    },
-  };
   const page_locations = [{ offset: BigInt(dataPageOffset), compressed_page_size: writer.offset - dataPageOffset, first_row_index: 0n }];
-  return { chunk, offsetIndex: { page_locations }, uncompressedBytes };
+  return writtenChunk(target, chunkStart, uncompressedBytes, page_locations, {
+    type: 'BYTE_ARRAY',
+    encodings: nullable ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['PLAIN', 'RLE_DICTIONARY'],
+    path_in_schema: [name],
+    num_values: BigInt(values.length),
+    data_page_offset: BigInt(dataPageOffset),
+    dictionary_page_offset: BigInt(chunkStart),
+    statistics: { min_value: dictionary[min], max_value: dictionary[max], null_count: BigInt(nulls) },
+    encoding_stats: [
+      { page_type: 'DICTIONARY_PAGE', encoding: 'PLAIN', count: 1 },
+      { page_type: 'DATA_PAGE_V2', encoding: 'RLE_DICTIONARY', count: 1 },
+    ],
+  });
 }
