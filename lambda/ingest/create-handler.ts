@@ -4,7 +4,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { IngestError, UnavailableError } from './errors.js';
+import { DeadlineReachedError, IngestError } from './errors.js';
 import { errorResponse, type GatewayEvent, requestIdOf, successResponse, toIngestRequest } from './http.js';
 import { ingestBatch, type IngestDeps } from './ingest-batch.js';
 
@@ -25,7 +25,7 @@ const RETRY_AFTER_DEADLINE_SECONDS = 5;
 function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatewayProxyResult> {
   return {
     onError: (request) => {
-      if (request.error instanceof UnavailableError) logger.error('Function deadline reached; answered 503');
+      if (request.error instanceof DeadlineReachedError) logger.error('Function deadline reached; answered 503');
       else logger.error('Unhandled error in ingest', { error: request.error as Error });
       request.response = errorResponse(request.error, requestIdOf(request.event));
     },
@@ -72,7 +72,7 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     // gateway 502/504. The work may still be in flight, so the answer cannot say nothing was accepted.
     timeoutEarlyInMillis: DEADLINE_MARGIN_MS,
     timeoutEarlyResponse: () => {
-      throw new UnavailableError(
+      throw new DeadlineReachedError(
         'Service temporarily unavailable: the request did not finish in time and part of the batch may have been accepted; resend it with the same Idempotency-Key',
         RETRY_AFTER_DEADLINE_SECONDS,
       );

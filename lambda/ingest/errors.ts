@@ -56,10 +56,7 @@ export class RateLimitedError extends IngestError {
   }
 }
 
-/**
- * A dependency still failing after bounded retries (nothing of the batch was accepted), or the
- * function's deadline reached with the work still in flight (its message says so).
- */
+/** A dependency still failing after bounded retries; nothing of the batch was accepted. */
 export class UnavailableError extends IngestError {
   override name = 'UnavailableError';
   readonly code = 'unavailable';
@@ -70,6 +67,11 @@ export class UnavailableError extends IngestError {
   ) {
     super(message, options);
   }
+}
+
+/** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
+export class DeadlineReachedError extends UnavailableError {
+  override name = 'DeadlineReachedError';
 }
 
 export class InvalidIdempotencyKeyError extends IngestError {
