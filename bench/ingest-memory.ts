@@ -1,8 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
+import { inFreshProcess } from './fresh-process.js';
 import { fakedIngestHandler, realisticBatch } from './ingest.js';
 
 export interface IngestMemory {
@@ -15,19 +14,12 @@ export interface IngestMemory {
   jsonBytes: number;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-
 /**
  * Peak memory of full batches through the real handler, as the deployed API delivers them (gzip,
  * base64 in the event), in a fresh Node process so that the peak is the handler's own.
  */
 export function measureIngestMemory(requests = 5): IngestMemory {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--measure', String(requests)], {
-    cwd: path.resolve(here, '..'),
-    encoding: 'utf8',
-  });
-  if (result.status !== 0) throw new Error(`ingest memory measurement failed: ${result.stderr}`);
-  return JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as IngestMemory;
+  return inFreshProcess<IngestMemory>(fileURLToPath(import.meta.url), ['--measure', String(requests)]);
 }
 
 async function measureHere(requests: number): Promise<IngestMemory> {

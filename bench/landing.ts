@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { type LandableTrace, toLandableTrace } from '../lambda/landing/landable-
 import { SPANS, TRACES } from '../lambda/landing/landing-schema.js';
 import { parquetCodec } from '../lambda/landing/parquet-codec.js';
 import { writeParquet } from '../lambda/landing/parquet-writer.js';
+import { inFreshProcess } from './fresh-process.js';
 import type { BenchResult } from './types.js';
 
 
@@ -259,15 +260,11 @@ async function measureInThisProcess(which: string, outDir: string): Promise<Chil
   return { seconds, bytes, rows, peakRssMb: peakRssMb(), baselineRssMb };
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Runs one measurement in a fresh Node process so that its peak memory is its own. */
 export function measureInChild(script: string, which: string, outDir: string): ChildMeasurement {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', script, '--measure', which, outDir], { cwd: root, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${which} failed: ${result.stderr}`);
-  const line = result.stdout.trim().split('\n').pop() ?? '';
-  return JSON.parse(line) as ChildMeasurement;
+  return inFreshProcess<ChildMeasurement>(script, ['--measure', which, outDir]);
 }
 
 /** Bundles the consumer the way it is deployed (esbuild, minified, node platform) and times a cold import. */
