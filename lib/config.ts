@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FUNCTION_TIMEOUT_SECONDS } from '../lambda/shared/service-constants.js';
 
 /** Settings of the consumer that lands stream records as Parquet. */
 export interface LandingSettings {
@@ -55,7 +56,7 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
   accessLogRetentionDays: 90,
   ingest: {
     memorySize: 1024,
-    timeout: Duration.seconds(25),
+    timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.ingest),
     keyCacheSeconds: 30,
   },
   landing: {
@@ -65,7 +66,7 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
     maxRecordAge: Duration.hours(6),
     // docs/landing.md "Sizing": 1,024 MB; 1,769 MB (a full vCPU) if the iterator age grows.
     memorySize: 1024,
-    timeout: Duration.minutes(2),
+    timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.landing),
   },
 };
 

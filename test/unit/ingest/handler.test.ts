@@ -32,7 +32,7 @@ function publishedRecords(): InlineTraceRecord[] {
     .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
 }
 
-describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
+describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
   let h: Harness;
   beforeEach(async () => {
     h = await createHarness();
