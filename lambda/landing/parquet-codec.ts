@@ -17,9 +17,10 @@ const nodeZstd = (zlib as { zstdCompressSync?: ZstdCompressSync }).zstdCompressS
 /**
  * The codec of landed files, from node:zlib rather than hyparquet-writer's JavaScript Snappy (docs/landing.md
  * compares them): ZSTD (level 1) where node:zlib has it (Node >= 22.15, the Lambda runtimes), otherwise
- * GZIP level 1. Athena, DuckDB and Spark read both. `zstd` is injectable so that tests cover both branches.
+ * GZIP level 1. Athena, DuckDB and Spark read both. `zstd` is injectable so that tests cover both branches
+ * (`null`: as on a Node without zstd).
  */
-export function parquetCodec(zstd: ZstdCompressSync | undefined = nodeZstd): ParquetCodec {
+export function parquetCodec(zstd: ZstdCompressSync | null = nodeZstd ?? null): ParquetCodec {
   if (zstd) {
     const options = { params: { [ZSTD_C_COMPRESSION_LEVEL]: 1 } };
     return { codec: 'ZSTD', compress: (bytes) => zstd(bytes, options) };
