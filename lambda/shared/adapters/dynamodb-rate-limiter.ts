@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type CancellationReason,
   type DynamoDBClient,
   TransactionCanceledException,
   TransactWriteItemsCommand,
@@ -15,6 +16,12 @@ import { rateKeys } from '../tables.js';
 export const DEFAULT_RATE_BACKOFF: BackoffPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 400 };
 
 const RETRYABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+
+/** The count a window item held when its condition failed, if DynamoDB returned it. */
+function usedCount(reason: CancellationReason | undefined): number | undefined {
+  const count = reason?.Item?.count?.N;
+  return count === undefined ? undefined : Number(count);
+}
 
 /** Tokens make a retried transaction idempotent for 10 minutes: a lost response cannot count twice. */
 function requestToken(requestId: string, purpose: string, generation: number): string {
@@ -43,6 +50,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
         Key: this.key(orgId, counter),
         UpdateExpression: 'ADD #count :n SET #expires = if_not_exists(#expires, :expires)',
         ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
+        // A full window's count comes back with the cancellation, so the 429 can say what is used.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeNames: { '#count': 'count', '#expires': 'expires_at' },
         ExpressionAttributeValues: {
           ':n': { N: String(count) },
@@ -63,10 +72,12 @@ export class DynamoDbRateLimiter implements RateLimiter {
       },
     });
     const markerIndex = counters.length;
-    const outcome = await this.transact(items, requestId, 'reserve', (reasons) => {
+    const outcome = await this.transact(items, requestId, 'reserve', (reasons, cancellation) => {
       // The marker exists: an earlier attempt of this request was applied and only its answer was lost.
       if (reasons[markerIndex] === 'ConditionalCheckFailed') return 'applied' as const;
-      const overflowing = counters.filter((_, i) => reasons[i] === 'ConditionalCheckFailed');
+      const overflowing = counters
+        .map((counter, i) => ({ ...counter, used: usedCount(cancellation[i]) }))
+        .filter((_, i) => reasons[i] === 'ConditionalCheckFailed');
       return overflowing.length > 0 ? overflowing : undefined;
     });
     return outcome === undefined || outcome === 'applied' ? { allowed: true } : { allowed: false, overflowing: outcome };
@@ -110,7 +121,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
     items: TransactWriteItem[],
     requestId: string,
     purpose: string,
-    final: (reasons: (string | undefined)[]) => T | undefined,
+    final: (reasons: (string | undefined)[], cancellation: CancellationReason[]) => T | undefined,
   ): Promise<T | undefined> {
     let generation = 0;
     const giveUp = (lastError: unknown) =>
@@ -124,7 +135,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
       } catch (error) {
         if (!(error instanceof TransactionCanceledException)) return { failed: error, retryable: true };
         const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-        const verdict = final(reasons);
+        const verdict = final(reasons, error.CancellationReasons ?? []);
         if (verdict !== undefined) return { done: verdict };
         const transient = reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) || !reasons.some((c) => c && c !== 'None');
         generation++;
