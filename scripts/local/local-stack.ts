@@ -139,16 +139,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
 
   try {
+    const began = performance.now();
+    // Each engine reports when it answers, so the seconds a JVM takes to start are not silent.
+    const announce = (name: string) => (engine: Engine) => {
+      log(`${name} answers on ${engine.endpoint} (${((performance.now() - began) / 1000).toFixed(1)} s)`);
+      return engine;
+    };
     const started = await Promise.allSettled([
-      startDynamoDbLocal({ dataDir: paths.dynamodb }),
-      startKinesalite({ dataDir: paths.kinesis }),
-      startS3rver({ dataDir: paths.s3 }),
+      startDynamoDbLocal({ dataDir: paths.dynamodb }).then(announce('DynamoDB Local')),
+      startKinesalite({ dataDir: paths.kinesis }).then(announce('kinesalite')),
+      startS3rver({ dataDir: paths.s3 }).then(announce('s3rver')),
     ]);
     for (const result of started) if (result.status === 'fulfilled') stops.push(() => result.value.stop());
     const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
     const [dynamo, kinesis, s3] = started.map((result) => (result as PromiseFulfilledResult<Engine>).value) as [Engine, Engine, Engine];
-    log(`engines up: DynamoDB Local ${dynamo.endpoint}, kinesalite ${kinesis.endpoint}, s3rver ${s3.endpoint}`);
+    log('creating the tables, the stream and the bucket (first start) or finding them');
 
     const dynamodb = new DynamoDBClient(localClientConfig(dynamo.endpoint));
     const kinesisClient = new KinesisClient(localClientConfig(kinesis.endpoint));
