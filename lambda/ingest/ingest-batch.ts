@@ -163,11 +163,13 @@ function rateLimited(counters: readonly WindowCounter[], count: number, batchToo
   return new RateLimitedError(message, decisive.window, decisive.quota, RETRY_AFTER_SECONDS[decisive.window]);
 }
 
-type RequestContext = Omit<TraceContext, 'workspace_slug'>;
+type RequestContext = Omit<TraceContext, 'workspace_slug' | 'record_id'>;
 
 /** An accepted trace, already serialised and compressed as its stream record. */
 interface EncodedTrace {
   context: TraceContext;
+  /** Index of the trace in the request's `traces`. */
+  index: number;
   traceId: string;
   data: Buffer;
 }
@@ -175,17 +177,17 @@ interface EncodedTrace {
 // Encoded as soon as it validates, so the normalized copy dies young instead of outliving the
 // reserve: ~5% less handler CPU on a full batch (npm run bench), at the price of encoding a batch
 // that the rate windows then refuse.
-function encodeTrace(requestContext: RequestContext, trace: AcceptedTrace): EncodedTrace {
-  const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug };
-  return { context, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };
+function encodeTrace(requestContext: RequestContext, requestIdentity: string, index: number, trace: AcceptedTrace): EncodedTrace {
+  const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug, record_id: `${requestIdentity}/${index}` };
+  return { context, index, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };
 }
 
 async function toStreamRecords(deps: IngestDeps, traces: readonly EncodedTrace[]): Promise<StreamRecord[]> {
   return Promise.all(
-    traces.map(async ({ context, traceId, data }) => {
+    traces.map(async ({ context, index, traceId, data }) => {
       if (data.byteLength + traceId.length <= MAX_INLINE_RECORD_BYTES) return { partitionKey: traceId, data };
       // Too large for one record: the body goes to S3 and the stream carries a pointer (decisions §4).
-      const stored = await deps.overflow.put(overflowObjectKey(context, traceId), data);
+      const stored = await deps.overflow.put(overflowObjectKey(context, index, traceId), data);
       const pointer: TraceReferenceRecord = {
         v: TRACE_RECORD_VERSION,
         context,
@@ -194,6 +196,12 @@ async function toStreamRecords(deps: IngestDeps, traces: readonly EncodedTrace[]
       return { partitionKey: traceId, data: compressRecordJson(JSON.stringify(pointer)) };
     }),
   );
+}
+
+// One rule at every size: two traces of a batch with one trace_id would otherwise land as two rows
+// (inline) or as one trace's content twice (by reference), and collapse into one in compacted tables.
+function duplicateTraceId(firstIndex: number): ValidationIssue {
+  return { path: '/trace_id', code: 'duplicate_trace_id', message: `repeats the trace_id of trace ${firstIndex}, accepted earlier in this batch` };
 }
 
 function unavailable(error: unknown): UnavailableError {
@@ -214,10 +222,19 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   const org = await authorizeOrganization(deps.tenancy, key);
   const idempotencyKey = deps.idempotency ? parseIdempotencyKey(request.idempotencyKeyValues) : undefined;
   const text = decodeBody(request.body);
-  if (!deps.idempotency || idempotencyKey === undefined) return processBatch(deps, request, key, org, text);
+  if (!deps.idempotency || idempotencyKey === undefined) return processBatch(deps, request, key, org, text, request.requestId);
+  const identity = idempotentRequestIdentity(org.orgId, idempotencyKey, text);
   return withIdempotency(deps.idempotency, deps, org.orgId, key.keyId, idempotencyKey, text, request.receivedAtMicros, () =>
-    processBatch(deps, request, key, org, text),
+    processBatch(deps, request, key, org, text, identity),
   );
+}
+
+/**
+ * The identity of a request sent under an Idempotency-Key, the same for every resend of that body
+ * with that key, so the records of a resend after an unknown outcome are copies of the first ones.
+ */
+export function idempotentRequestIdentity(orgId: string, idempotencyKey: string, text: string): string {
+  return `idem-${createHash('sha256').update(`${orgId}\n${idempotencyKey}\n`).update(text, 'utf8').digest('base64url')}`;
 }
 
 /**
@@ -280,6 +297,7 @@ async function processBatch(
   key: ApiKey,
   org: Organization,
   text: string,
+  requestIdentity: string,
 ): Promise<IngestResult> {
   const traces = parseBatch(text);
   await checkWorkspaceScope(deps.tenancy, key, traces);
@@ -292,13 +310,17 @@ async function processBatch(
   };
   const accepted: EncodedTrace[] = [];
   const errors: TraceError[] = [];
+  const acceptedAt = new Map<string, number>();
   traces.forEach((input, index) => {
     const result = validateTrace(input, request.receivedAtMicros, deps.newId);
-    if (result.ok) {
-      accepted.push(encodeTrace(requestContext, result.trace));
+    const firstIndex = result.ok ? acceptedAt.get(result.trace.trace_id) : undefined;
+    if (result.ok && firstIndex === undefined) {
+      acceptedAt.set(result.trace.trace_id, index);
+      accepted.push(encodeTrace(requestContext, requestIdentity, index, result.trace));
     } else {
       const sentId = isObject(input) && typeof input.trace_id === 'string' ? echo(input.trace_id) : null;
-      errors.push({ index, trace_id: sentId, issues: result.issues });
+      const issues = result.ok ? [duplicateTraceId(firstIndex as number)] : result.issues;
+      errors.push({ index, trace_id: sentId, issues });
     }
   });
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
