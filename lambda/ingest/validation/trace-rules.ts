@@ -1,3 +1,4 @@
+import { isJsonObject, type JsonObject } from '../../shared/domain/json.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
@@ -8,16 +9,12 @@ import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
  * wrong types are the schema's to report.
  */
 
-type Json = Record<string, unknown>;
-
 export interface RuleResult {
   issues: ValidationIssue[];
   /** Parsed timestamps, reused by normalization: the trace's, then each span's in order. */
   traceMicros: number | undefined;
   spanMicros: (number | undefined)[];
 }
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
   if (typeof value !== 'string') return undefined;
@@ -53,7 +50,7 @@ function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
     issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });
-  } else if (!isObject(parsed)) {
+  } else if (!isJsonObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
   } else if ('tags' in parsed) {
     const tags = parsed.tags;
@@ -75,7 +72,7 @@ const LONE_SURROGATE_MESSAGE =
 
 const isWellFormed = (text: string): boolean => text.isWellFormed();
 
-function checkWellFormed(subject: Json, members: readonly string[], base: string, issues: ValidationIssue[]): void {
+function checkWellFormed(subject: JsonObject, members: readonly string[], base: string, issues: ValidationIssue[]): void {
   for (const member of members) {
     const value = subject[member];
     if (typeof value === 'string' && !isWellFormed(value)) {
@@ -84,7 +81,7 @@ function checkWellFormed(subject: Json, members: readonly string[], base: string
   }
 }
 
-export function checkTraceRules(trace: Json, nowMicros: number): RuleResult {
+export function checkTraceRules(trace: JsonObject, nowMicros: number): RuleResult {
   const issues: ValidationIssue[] = [];
   const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues);
   checkAttributes(trace.attributes, '/attributes', issues);
@@ -99,7 +96,7 @@ export function checkTraceRules(trace: Json, nowMicros: number): RuleResult {
   for (let i = 0; i < spans.length; i++) {
     const span: unknown = spans[i];
     const base = `/spans/${i}`;
-    if (!isObject(span)) {
+    if (!isJsonObject(span)) {
       spanMicros.push(undefined);
       continue;
     }
