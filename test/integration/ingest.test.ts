@@ -141,6 +141,7 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
       api_key_id: expect.stringMatching(/^key_/),
       request_id: expect.any(String),
       received_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+      record_id: `${landed?.context.request_id}/0`,
     });
   });
 });
