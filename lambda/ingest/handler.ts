@@ -6,6 +6,7 @@ import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
 import { DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
+import { LeasingRateLimiter } from '../shared/adapters/leasing-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
 import { S3OverflowStore } from '../shared/adapters/s3-overflow-store.js';
@@ -38,7 +39,7 @@ export const handler = createIngestHandler({
       ...DEFAULT_TENANCY_CACHE,
       ttlMs: Number.isFinite(cacheSeconds) && cacheSeconds >= 0 ? cacheSeconds * 1000 : DEFAULT_TENANCY_CACHE.ttlMs,
     }),
-    rateLimiter: new DynamoDbRateLimiter(dynamodb, rateTable),
+    rateLimiter: new LeasingRateLimiter(new DynamoDbRateLimiter(dynamodb, rateTable)),
     sink: new KinesisTraceSink(kinesis, traceStream),
     overflow: new S3OverflowStore(s3, dataBucket),
     idempotency: new DynamoDbIdempotencyStore(dynamodb, rateTable),
