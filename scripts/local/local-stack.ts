@@ -3,8 +3,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, KinesisStreamEvent } from 'aws-lambda';
+import { composeIngest, ingestConfigFromEnv } from '../../lambda/ingest/compose.js';
+import { composeLanding, landingConfigFromEnv } from '../../lambda/landing/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../admin/commands.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from './engines.js';
 import { type HttpGateway, startHttpGateway } from './http-gateway.js';
@@ -59,9 +62,6 @@ export class LocalStackAlreadyRunningError extends Error {
 type ProxyLambda = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type KinesisLambda = (event: KinesisStreamEvent, context: Context) => Promise<unknown>;
 
-/** Timeouts of the deployed functions, so `getRemainingTimeInMillis` behaves alike. */
-const INGEST_TIMEOUT_MS = 29_000;
-const LANDING_TIMEOUT_MS = 120_000;
 
 /** The environment the deployed functions get, pointed at the local engines. */
 export function handlerEnvironment(endpoints: Omit<LocalEndpoints, 'api' | 'pid' | 's3Directory'>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -174,15 +174,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tables: { ...LOCAL_NAMES.tables },
       stream: LOCAL_NAMES.stream,
     };
-    // The handlers read their configuration when first imported.
+    // Composed as the deployed handlers are, from the environment they would get (the AWS SDK reads
+    // the endpoints and credentials from process.env).
     Object.assign(process.env, handlerEnvironment(base));
-    const ingest = (await import('../../lambda/ingest/handler.js')).handler as unknown as ProxyLambda;
-    const landing = (await import('../../lambda/landing/handler.js')).handler as unknown as KinesisLambda;
+    const ingest = composeIngest(ingestConfigFromEnv()) as unknown as ProxyLambda;
+    const landing = composeLanding(landingConfigFromEnv()) as unknown as KinesisLambda;
 
     const gateway: HttpGateway = await startHttpGateway({
       port: options.port,
       ...(options.host ? { host: options.host } : {}),
-      handler: (event) => ingest(event, lambdaContext('trace-ingest-local', INGEST_TIMEOUT_MS, LOCAL_REGION)),
+      handler: (event) => ingest(event, lambdaContext({ functionName: 'trace-ingest-local', timeoutMs: FUNCTION_TIMEOUT_SECONDS.ingest * 1000, region: LOCAL_REGION })),
       onError: (error) => log(`ingest handler threw (API Gateway would answer 502): ${(error as Error).stack ?? String(error)}`),
     });
     stops.push(() => gateway.stop());
@@ -191,7 +192,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       kinesis: kinesisClient,
       streamName: LOCAL_NAMES.stream,
       region: LOCAL_REGION,
-      handler: (event) => landing(event, lambdaContext('trace-landing-local', LANDING_TIMEOUT_MS, LOCAL_REGION)),
+      handler: (event) => landing(event, lambdaContext({ functionName: 'trace-landing-local', timeoutMs: FUNCTION_TIMEOUT_SECONDS.landing * 1000, region: LOCAL_REGION })),
       checkpoints: fileCheckpoints(paths.checkpoints),
       ...(options.poller ? { settings: options.poller } : {}),
       onRetry: ({ shardId, records, attempt, error }) =>

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type CancellationReason,
   type DynamoDBClient,
   TransactionCanceledException,
   TransactWriteItemsCommand,
@@ -7,25 +8,20 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../domain/errors.js';
 import type { WindowCounter } from '../domain/rate-windows.js';
+import type { RateDecision, RateLimiter } from '../../ingest/ports.js';
 import { backoffDelay, type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import { retryWithBackoff } from '../runtime/retry.js';
 import { rateKeys } from '../tables.js';
-
-export type RateDecision = { allowed: true } | { allowed: false; overflowing: WindowCounter[] };
-
-/** Port: reserves a batch's traces in every window at once, or none. */
-export interface RateLimiter {
-  /** Never counts one request twice: a retried or repeated reserve of the same request id is a no-op. */
-  reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision>;
-  /**
-   * Gives a request's reservation back when the request fails after reserving, or when the outcome
-   * of its reserve is unknown: exact either way, because only an applied reservation is released.
-   */
-  release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
-}
 
 export const DEFAULT_RATE_BACKOFF: BackoffPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 400 };
 
 const RETRYABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+
+/** The count a window item held when its condition failed, if DynamoDB returned it. */
+function usedCount(reason: CancellationReason | undefined): number | undefined {
+  const count = reason?.Item?.count?.N;
+  return count === undefined ? undefined : Number(count);
+}
 
 /** Tokens make a retried transaction idempotent for 10 minutes: a lost response cannot count twice. */
 function requestToken(requestId: string, purpose: string, generation: number): string {
@@ -49,6 +45,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
     private readonly sleep: Sleep = realSleep,
     /** Delay before retry number `retry`; injected by the model bench for repeatable jitter. */
     private readonly retryDelay: (retry: number) => number = (retry) => backoffDelay(policy, retry),
+    /** Keeps the idempotency tokens of a derived limiter (`withAttempts`) apart from this one's. */
+    private readonly tokenScope = '',
   ) {}
 
   async reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
@@ -59,6 +57,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
         Key: this.key(orgId, counter),
         UpdateExpression: 'ADD #count :n SET #expires = if_not_exists(#expires, :expires)',
         ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
+        // A full window's count comes back with the cancellation, so the 429 can say what is used.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeNames: { '#count': 'count', '#expires': 'expires_at' },
         ExpressionAttributeValues: {
           ':n': { N: String(count) },
@@ -79,10 +79,12 @@ export class DynamoDbRateLimiter implements RateLimiter {
       },
     });
     const markerIndex = counters.length;
-    const outcome = await this.transact(orgId, items, requestId, 'reserve', (reasons) => {
+    const outcome = await this.transact(orgId, items, requestId, 'reserve', (reasons, cancellation) => {
       // The marker exists: an earlier attempt of this request was applied and only its answer was lost.
       if (reasons[markerIndex] === 'ConditionalCheckFailed') return 'applied' as const;
-      const overflowing = counters.filter((_, i) => reasons[i] === 'ConditionalCheckFailed');
+      const overflowing = counters
+        .map((counter, i) => ({ ...counter, used: usedCount(cancellation[i]) }))
+        .filter((_, i) => reasons[i] === 'ConditionalCheckFailed');
       return overflowing.length > 0 ? overflowing : undefined;
     });
     return outcome === undefined || outcome === 'applied' ? { allowed: true } : { allowed: false, overflowing: outcome };
@@ -138,9 +140,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
     await this.transact(orgId, items, giveBackId, 'give-back', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'already-given' : undefined));
   }
 
-  /** The same limiter with at most `maxAttempts` attempts per transaction. */
-  withAttempts(maxAttempts: number): DynamoDbRateLimiter {
-    return new DynamoDbRateLimiter(this.client, this.tableName, { ...this.policy, maxAttempts }, this.sleep, this.retryDelay);
+  /** The same limiter with at most `maxAttempts` attempts per transaction and its own token scope. */
+  withAttempts(maxAttempts: number, tokenScope: string): DynamoDbRateLimiter {
+    return new DynamoDbRateLimiter(this.client, this.tableName, { ...this.policy, maxAttempts }, this.sleep, this.retryDelay, tokenScope);
   }
 
   /** How many of this instance's transactions for `orgId` were cancelled for a conflict or throttling. */
@@ -169,33 +171,30 @@ export class DynamoDbRateLimiter implements RateLimiter {
     items: TransactWriteItem[],
     requestId: string,
     purpose: string,
-    final: (reasons: (string | undefined)[]) => T | undefined,
+    final: (reasons: (string | undefined)[], cancellation: CancellationReason[]) => T | undefined,
   ): Promise<T | undefined> {
     let generation = 0;
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= this.policy.maxAttempts; attempt++) {
-      if (attempt > 1) await this.sleep(this.retryDelay(attempt - 1));
+    const giveUp = (lastError: unknown) =>
+      new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
+    return retryWithBackoff({ policy: this.policy, sleep: this.sleep, delay: this.retryDelay, giveUp }, async () => {
       try {
         await this.client.send(
-          new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: requestToken(requestId, purpose, generation) }),
+          new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: requestToken(requestId, `${this.tokenScope}${purpose}`, generation) }),
         );
-        return undefined;
+        return { done: undefined };
       } catch (error) {
-        lastError = error;
-        if (error instanceof TransactionCanceledException) {
-          const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-          const verdict = final(reasons);
-          if (verdict !== undefined) return verdict;
-          if (!reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) && reasons.some((c) => c && c !== 'None')) {
-            break;
-          }
-          if (reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code))) {
-            this.contention.set(orgId, (this.contention.get(orgId) ?? 0) + 1);
-          }
-          generation++;
+        if (!(error instanceof TransactionCanceledException)) return { failed: error, retryable: true };
+        const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+        const verdict = final(reasons, error.CancellationReasons ?? []);
+        if (verdict !== undefined) return { done: verdict };
+        const transient = reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) || !reasons.some((c) => c && c !== 'None');
+        if (reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code))) {
+          // Cancelled for a conflict or throttling: other writers are on this organization's items.
+          this.contention.set(orgId, (this.contention.get(orgId) ?? 0) + 1);
         }
+        generation++;
+        return { failed: error, retryable: transient };
       }
-    }
-    throw new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
+    });
   }
 }

@@ -3,7 +3,8 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../domain/errors.js';
 import { countersFor, type WindowCounter } from '../domain/rate-windows.js';
 import type { Quotas } from '../domain/tenancy.js';
-import type { DynamoDbRateLimiter, RateDecision, RateLimiter } from './dynamodb-rate-limiter.js';
+import type { RateDecision, RateLimiter } from '../../ingest/ports.js';
+import type { DynamoDbRateLimiter } from './dynamodb-rate-limiter.js';
 
 /**
  * Quota leases for hot organizations. A container that serves an organization often reserves a
@@ -109,7 +110,7 @@ export class LeasingRateLimiter implements RateLimiter {
     private readonly now: () => number = Date.now,
     options: Partial<LeaseOptions> = {},
     /** One attempt of the per-request transaction: a conflict on it marks the organization hot. */
-    private readonly probe: DynamoDbRateLimiter = exact.withAttempts(1),
+    private readonly probe: DynamoDbRateLimiter = exact.withAttempts(1, 'probe-'),
     random: () => number = Math.random,
   ) {
     this.options = { ...DEFAULT_LEASE_OPTIONS, ...options };
@@ -281,10 +282,12 @@ export class LeasingRateLimiter implements RateLimiter {
       return await this.probe.reserve(orgId, counters, count, requestId);
     } catch (error) {
       if (!(error instanceof DependencyUnavailableError)) throw error;
-      if (!(error.cause instanceof TransactionCanceledException)) {
-        // The attempt's outcome is unknown: give it back (exact either way) before answering from a lease.
-        await this.exact.release(orgId, counters, count, requestId);
-      }
+      const contended =
+        error.cause instanceof TransactionCanceledException &&
+        (error.cause.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError');
+      // Not contention (a timeout, a 5xx): the ordinary retries take over. The reservation marker
+      // makes that exact even if the probe was applied with only its answer lost.
+      if (!contended) return this.exactReserve(state, orgId, counters, count, requestId);
       state.hotUntil = this.now() + this.options.hotForMs;
       return undefined;
     }

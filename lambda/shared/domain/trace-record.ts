@@ -1,4 +1,5 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
+import { DATA_PREFIXES } from '../service-constants.js';
 import type { AcceptedTrace, TraceContext } from './trace.js';
 
 /**
@@ -100,5 +101,5 @@ export function decodeTraceRecord(data: Uint8Array): TraceRecord {
 /** Where an oversized trace's body is stored; deterministic so a retried request overwrites its own object. */
 export function overflowObjectKey(context: TraceContext, traceId: string): string {
   const dt = context.received_at.slice(0, 10);
-  return `overflow/org_id=${context.org_id}/dt=${dt}/${context.request_id}/${traceId}.json.gz`;
+  return `${DATA_PREFIXES.overflow}org_id=${context.org_id}/dt=${dt}/${context.request_id}/${traceId}.json.gz`;
 }

@@ -1,4 +1,5 @@
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter, type RateLimiter } from '../../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import type { RateLimiter } from '../../../lambda/ingest/ports.js';
 import { LeasingRateLimiter } from '../../../lambda/shared/adapters/leasing-rate-limiter.js';
 import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
 import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
@@ -81,7 +82,7 @@ export async function simulateHotOrg(input: SimulationInput): Promise<Simulation
   const newLimiter = (): RateLimiter => {
     const policy = input.policy ?? DEFAULT_RATE_BACKOFF;
     const exact = new DynamoDbRateLimiter(client, RATE_TABLE_NAME, policy, clock.sleep, (retry) => backoffDelay(policy, retry, random));
-    return input.design === 'leases' ? new LeasingRateLimiter(exact, clock.now, {}, exact.withAttempts(1), random) : exact;
+    return input.design === 'leases' ? new LeasingRateLimiter(exact, clock.now, {}, exact.withAttempts(1, 'probe-'), random) : exact;
   };
   const idle: { limiter: RateLimiter; bornAt: number }[] = [];
   let containers = 0;
