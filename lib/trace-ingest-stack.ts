@@ -53,7 +53,7 @@ export class TraceIngestStack extends Stack {
     const entries = { ...DEFAULT_ENTRIES, ...props.entries };
 
     this.tables = new TenancyTables(this, 'Tables');
-    this.traceStream = new TraceStream(this, 'TraceStream', { retentionHours: config.streamRetentionHours });
+    this.traceStream = new TraceStream(this, 'TraceStream', { retentionHours: config.streamRetentionHours, capacity: config.streamCapacity });
     this.landing = new Landing(this, 'Landing', {
       projectRoot,
       entry: entries.landing,

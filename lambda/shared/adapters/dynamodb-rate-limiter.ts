@@ -9,7 +9,7 @@ import {
 import { DependencyUnavailableError } from '../domain/errors.js';
 import type { WindowCounter } from '../domain/rate-windows.js';
 import type { RateDecision, RateLimiter } from '../../ingest/ports.js';
-import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import { backoffDelay, type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
 import { retryWithBackoff } from '../runtime/retry.js';
 import { rateKeys } from '../tables.js';
 
@@ -35,11 +35,18 @@ function requestToken(requestId: string, purpose: string, generation: number): s
  * for the request, which makes a retried reserve and a give-back exact.
  */
 export class DynamoDbRateLimiter implements RateLimiter {
+  /** Per organization: transactions of this instance cancelled for a conflict or throttling (the org is hot). */
+  private readonly contention = new Map<string, number>();
+
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
     private readonly policy: BackoffPolicy = DEFAULT_RATE_BACKOFF,
     private readonly sleep: Sleep = realSleep,
+    /** Delay before retry number `retry`; injected by the model bench for repeatable jitter. */
+    private readonly retryDelay: (retry: number) => number = (retry) => backoffDelay(policy, retry),
+    /** Keeps the idempotency tokens of a derived limiter (`withAttempts`) apart from this one's. */
+    private readonly tokenScope = '',
   ) {}
 
   async reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
@@ -72,7 +79,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
       },
     });
     const markerIndex = counters.length;
-    const outcome = await this.transact(items, requestId, 'reserve', (reasons, cancellation) => {
+    const outcome = await this.transact(orgId, items, requestId, 'reserve', (reasons, cancellation) => {
       // The marker exists: an earlier attempt of this request was applied and only its answer was lost.
       if (reasons[markerIndex] === 'ConditionalCheckFailed') return 'applied' as const;
       const overflowing = counters
@@ -98,7 +105,49 @@ export class DynamoDbRateLimiter implements RateLimiter {
         },
       })),
     ];
-    await this.transact(items, requestId, 'release', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'nothing-reserved' : undefined));
+    await this.transact(orgId, items, requestId, 'release', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'nothing-reserved' : undefined));
+  }
+
+  /**
+   * Subtracts `count` from every window once per `giveBackId`, with no reservation to delete: for
+   * quota admitted from a lease (no per-request marker) whose lease was already closed. A marker
+   * written in the same transaction makes a retried or repeated give-back a no-op.
+   */
+  async giveBack(orgId: string, counters: readonly WindowCounter[], count: number, giveBackId: string): Promise<void> {
+    if (counters.length === 0 || count === 0) return;
+    const items: TransactWriteItem[] = [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            ...this.reservationKey(orgId, `giveback-${giveBackId}`),
+            count: { N: String(-count) },
+            expires_at: { N: String(Math.min(...counters.map((c) => c.expiresAt))) },
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      ...counters.map((counter): TransactWriteItem => ({
+        Update: {
+          TableName: this.tableName,
+          Key: this.key(orgId, counter),
+          UpdateExpression: 'ADD #count :minus',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':minus': { N: String(-count) } },
+        },
+      })),
+    ];
+    await this.transact(orgId, items, giveBackId, 'give-back', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'already-given' : undefined));
+  }
+
+  /** The same limiter with at most `maxAttempts` attempts per transaction and its own token scope. */
+  withAttempts(maxAttempts: number, tokenScope: string): DynamoDbRateLimiter {
+    return new DynamoDbRateLimiter(this.client, this.tableName, { ...this.policy, maxAttempts }, this.sleep, this.retryDelay, tokenScope);
+  }
+
+  /** How many of this instance's transactions for `orgId` were cancelled for a conflict or throttling. */
+  contentionCount(orgId: string): number {
+    return this.contention.get(orgId) ?? 0;
   }
 
   private reservationKey(orgId: string, requestId: string) {
@@ -118,6 +167,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
    * outcome (timeout, 5xx) is retried with the same token so it cannot apply twice.
    */
   private async transact<T>(
+    orgId: string,
     items: TransactWriteItem[],
     requestId: string,
     purpose: string,
@@ -126,10 +176,10 @@ export class DynamoDbRateLimiter implements RateLimiter {
     let generation = 0;
     const giveUp = (lastError: unknown) =>
       new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
-    return retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
+    return retryWithBackoff({ policy: this.policy, sleep: this.sleep, delay: this.retryDelay, giveUp }, async () => {
       try {
         await this.client.send(
-          new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: requestToken(requestId, purpose, generation) }),
+          new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: requestToken(requestId, `${this.tokenScope}${purpose}`, generation) }),
         );
         return { done: undefined };
       } catch (error) {
@@ -138,6 +188,10 @@ export class DynamoDbRateLimiter implements RateLimiter {
         const verdict = final(reasons, error.CancellationReasons ?? []);
         if (verdict !== undefined) return { done: verdict };
         const transient = reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) || !reasons.some((c) => c && c !== 'None');
+        if (reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code))) {
+          // Cancelled for a conflict or throttling: other writers are on this organization's items.
+          this.contention.set(orgId, (this.contention.get(orgId) ?? 0) + 1);
+        }
         generation++;
         return { failed: error, retryable: transient };
       }
