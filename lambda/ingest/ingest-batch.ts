@@ -36,9 +36,16 @@ export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: reado
 
 /**
  * Checks 6 to 10 on trace objects already taken out of a request, whatever its wire format:
- * workspace scope, per-trace validation, rate windows, publish.
+ * workspace scope, per-trace validation, rate windows, publish. `spansOnly(index)` marks a trace
+ * whose row comes from another request (OTLP), so that only its spans land.
  */
-export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Arrival, traces: readonly unknown[]): Promise<IngestResult> {
+export async function ingestTraces(
+  deps: IngestDeps,
+  caller: Caller,
+  arrival: Arrival,
+  traces: readonly unknown[],
+  spansOnly?: (index: number) => boolean,
+): Promise<IngestResult> {
   const { key, org } = caller;
   await checkWorkspaceScope(deps.tenancy, key, traces);
   const requestContext = {
@@ -47,7 +54,7 @@ export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Ar
     request_id: arrival.requestId,
     received_at: formatMicros(arrival.receivedAtMicros),
   };
-  const { accepted, errors } = validateTraces(traces, requestContext, arrival.receivedAtMicros, deps.newId);
+  const { accepted, errors } = validateTraces(traces, requestContext, arrival.receivedAtMicros, deps.newId, spansOnly);
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
   if (accepted.length === 0) return result;
 

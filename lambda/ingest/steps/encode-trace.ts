@@ -16,7 +16,8 @@ export type RequestContext = Omit<TraceContext, 'workspace_slug'>;
  * the reserve (less handler CPU on a full batch), at the price of encoding a batch the rate windows
  * then refuse.
  */
-export function encodeTrace(requestContext: RequestContext, trace: AcceptedTrace): EncodedTrace {
+export function encodeTrace(requestContext: RequestContext, trace: AcceptedTrace, spansOnly = false): EncodedTrace {
   const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug };
+  if (spansOnly) context.spans_only = true;
   return { context, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };
 }

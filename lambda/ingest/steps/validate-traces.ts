@@ -17,13 +17,14 @@ export function validateTraces(
   requestContext: RequestContext,
   receivedAtMicros: number,
   newId: () => string,
+  spansOnly: (index: number) => boolean = () => false,
 ): ValidatedBatch {
   const accepted: EncodedTrace[] = [];
   const errors: TraceError[] = [];
   traces.forEach((input, index) => {
     const result = validateTrace(input, receivedAtMicros, newId);
     if (result.ok) {
-      accepted.push(encodeTrace(requestContext, result.trace));
+      accepted.push(encodeTrace(requestContext, result.trace, spansOnly(index)));
     } else {
       const sentId = isJsonObject(input) && typeof input.trace_id === 'string' ? echo(input.trace_id) : null;
       errors.push({ index, trace_id: sentId, issues: result.issues });

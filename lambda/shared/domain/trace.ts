@@ -65,4 +65,9 @@ export interface TraceContext {
   request_id: string;
   /** UTC, microsecond precision. */
   received_at: string;
+  /**
+   * True when the record carries spans of a trace whose own row comes from another request (an
+   * OTLP export without the trace's root span): its spans land, its `traces` row does not.
+   */
+  spans_only?: true;
 }
