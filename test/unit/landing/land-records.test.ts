@@ -46,6 +46,17 @@ describe('landRecords', () => {
     expect(groupA.map((r) => r.timestamp)).toEqual([new Date('2026-11-22T23:59:59.999Z'), new Date('2026-11-22T01:00:00.000Z')]);
   });
 
+  it('lands the spans of a spans-only record (an OTLP export without its root span) but no traces row for it', async () => {
+    const records = [
+      inlineRecord(1, acceptedTrace({ trace_id: 'with-root' }), traceContext()),
+      inlineRecord(2, acceptedTrace({ trace_id: 'spans-only' }), traceContext({ spans_only: true })),
+    ];
+    const summary = await landRecords(deps(), records);
+    expect(summary.rows).toEqual({ traces: 1, spans: 4 });
+    const traces = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    expect(traces.map((row) => row.trace_id)).toEqual(['with-root']);
+  });
+
   it('keeps span order and position, provenance columns and tags in the spans object', async () => {
     const trace = acceptedTrace({}, 0);
     trace.spans = [
