@@ -17,6 +17,7 @@ import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-c
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import type { IngestSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
@@ -46,9 +47,9 @@ export const ACCESS_LOG_FIELDS = {
 };
 
 /** Path of the JSON route, below the stage. */
-export const INGEST_PATH = ['v1', 'traces', 'ingest'] as const;
+export const INGEST_PATH = INGEST_ROUTE.path.split('/').filter((part) => part !== '');
 /** Path of the OTLP/HTTP traces route: exporters append `v1/traces` to `{base_url}/otel`. */
-export const OTLP_TRACES_PATH = ['otel', 'v1', 'traces'] as const;
+export const OTLP_TRACES_PATH = OTLP_ROUTE.path.split('/').filter((part) => part !== '');
 
 /** Name of the access-log metric counting 429 answers (gateway throttling and rate limits). */
 export const THROTTLED_METRIC_NAME = 'Responses429';
@@ -191,7 +192,10 @@ export class IngestApi extends Construct {
         templates: { 'application/json': template },
         responseHeaders: { 'Content-Type': "'application/json'", ...headers },
       });
-    const notFound = body('not_found', 'No route for this method and path. The API has two routes: POST /v1/traces/ingest and POST /otel/v1/traces.');
+    const notFound = body(
+      'not_found',
+      `No route for this method and path. The API has two routes: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path} and ${OTLP_ROUTE.method} ${OTLP_ROUTE.path}.`,
+    );
     json('MissingRoute', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', notFound);
     json('ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, '404', notFound);
     json(

@@ -1,17 +1,16 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { OTLP_ROUTE } from '../../shared/service-constants.js';
 import { IngestError, UnavailableError } from '../errors.js';
 import { type GatewayEvent, headerValues } from '../http.js';
 import type { OtlpFormat, OtlpRequest, OtlpResult } from './ingest-otlp.js';
 import { exportResponseJson } from './otlp-json.js';
 import { encodeExportResponse, encodeStatus } from './otlp-protobuf.js';
 
-/** The OTLP/HTTP traces route; exporters append `/v1/traces` to `OTEL_EXPORTER_OTLP_ENDPOINT={base_url}/otel`. */
-export const OTLP_TRACES_PATH = '/otel/v1/traces';
 
-/** True for a request to {@link OTLP_TRACES_PATH} (REST API events carry the path without the stage). */
+/** True for a request to the OTLP route (REST API events carry the path without the stage). */
 export function isOtlpTracesEvent(event: GatewayEvent): boolean {
   const path = 'rawPath' in event ? event.rawPath : event.path;
-  return typeof path === 'string' && path.replace(/\/+$/, '').endsWith(OTLP_TRACES_PATH);
+  return typeof path === 'string' && path.replace(/\/+$/, '').endsWith(OTLP_ROUTE.path);
 }
 
 /** The OTLP encoding named by the `Content-Type` (parameters ignored), if it names one. */

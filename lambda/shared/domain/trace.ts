@@ -66,6 +66,12 @@ export interface TraceContext {
   /** UTC, microsecond precision. */
   received_at: string;
   /**
+   * The record's identity, `<request identity>/<index in the batch>`: the same for every copy of the
+   * record (a resent PutRecords entry, a resend under the same Idempotency-Key), so copies collapse.
+   * Absent on records written before it existed.
+   */
+  record_id?: string;
+  /**
    * True when the record carries spans of a trace whose own row comes from another request (an
    * OTLP export without the trace's root span): its spans land, its `traces` row does not.
    */
