@@ -14,6 +14,7 @@ const optionalSuites: Suite[] = [
   { group: 'rate-windows', file: 'rate-windows.ts', exportName: 'runRateWindowBench' },
   { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
+  { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
 ];
 
 const results: BenchResult[] = [];

@@ -57,8 +57,15 @@ interface MappedResource {
 }
 
 function mapResource(attributes: JsonObject): MappedResource {
-  const remaining = { ...attributes };
-  return { environment: takeGenAiFields(remaining, []).environment, attributes: remaining };
+  const bag = { attributes, taken: new Set<string>() };
+  const environment = takeGenAiFields(bag, []).environment;
+  return { environment, attributes: untaken(bag.attributes, bag.taken, {}) };
+}
+
+/** Copies the attributes no field took into `target`. */
+function untaken(attributes: JsonObject, taken: ReadonlySet<string>, target: JsonObject): JsonObject {
+  for (const key in attributes) if (!taken.has(key)) target[key] = attributes[key] as JsonValue;
+  return target;
 }
 
 function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, scopeVersion: string): MappedSpan | RejectedSpan {
@@ -70,9 +77,12 @@ function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, sc
   if (parentHex === span.spanId) return reject('parent_span_id equals span_id');
   if (span.problem !== undefined) return reject(span.problem);
 
-  const attributes: JsonObject = { ...resource.attributes, ...span.attributes };
-  const fields = takeGenAiFields(attributes, span.events);
+  const bag = { attributes: span.attributes, taken: new Set<string>() };
+  const fields = takeGenAiFields(bag, span.events);
   fields.environment ||= resource.environment;
+  // Span attributes win over resource attributes of the same name.
+  const attributes = untaken(span.attributes, bag.taken, { ...resource.attributes });
+  for (const key of bag.taken) if (Object.hasOwn(resource.attributes, key)) delete attributes[key];
   const startMicros = micros(span.startTimeUnixNano);
   const endMicros = Math.max(startMicros, micros(span.endTimeUnixNano));
   const tags = attributes.tags;
