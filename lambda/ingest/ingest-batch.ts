@@ -9,7 +9,7 @@ import { checkWorkspaceScope } from './steps/check-workspace-scope.js';
 import { idempotentRequestIdentity, readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
 import { publishTraces } from './steps/publish-traces.js';
 import { reserveRateWindows } from './steps/reserve-rate-windows.js';
-import { validateTraces } from './steps/validate-traces.js';
+import { type TraceOptions, validateTraces } from './steps/validate-traces.js';
 import { formatMicros } from './validation/timestamps.js';
 
 /**
@@ -37,15 +37,14 @@ export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: reado
 
 /**
  * Checks 6 to 10 on trace objects already taken out of a request, whatever its wire format:
- * workspace scope, per-trace validation, rate windows, publish. `spansOnly(index)` marks a trace
- * whose row comes from another request (OTLP), so that only its spans land.
+ * workspace scope, per-trace validation, rate windows, publish.
  */
 export async function ingestTraces(
   deps: IngestDeps,
   caller: Caller,
   arrival: Arrival,
   traces: readonly unknown[],
-  spansOnly?: (index: number) => boolean,
+  options?: TraceOptions,
 ): Promise<IngestResult> {
   const { key, org } = caller;
   await checkWorkspaceScope(deps.tenancy, key, traces);
@@ -56,7 +55,7 @@ export async function ingestTraces(
     received_at: formatMicros(arrival.receivedAtMicros),
   };
   const requestIdentity = arrival.requestIdentity ?? arrival.requestId;
-  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, deps.newId, spansOnly);
+  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, deps.newId, options);
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
   if (accepted.length === 0) return result;
 

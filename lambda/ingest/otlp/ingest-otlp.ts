@@ -4,7 +4,7 @@ import type { Arrival } from '../ingest-types.js';
 import type { IngestDeps } from '../ports.js';
 import { decodeBodyBytes, decodeUtf8, type RawBody } from '../request/decode-body.js';
 import { singleHeaderValue } from '../steps/single-header-value.js';
-import { validateTrace } from '../validation/validate-trace.js';
+import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
 import { buildTrace, groupSpans, type RejectedSpan, type SpanGroup, type TraceInput } from './map-export.js';
 import { decodeExportRequestJson } from './otlp-json.js';
 import type { OtlpExport } from './otlp-model.js';
@@ -92,9 +92,13 @@ function admitSpans(
   nowMicros: number,
   newId: () => string,
   rejected: RejectedSpan[],
+  validated: WeakMap<object, TraceValidation>,
 ): TraceInput | undefined {
   const whole = validateTrace(trace.input, nowMicros, newId);
-  if (whole.ok) return trace;
+  if (whole.ok) {
+    validated.set(trace.input, whole);
+    return trace;
+  }
   const spanIssue = /^\/spans\/\d+\//;
   if (!whole.issues.every((issue) => spanIssue.test(issue.path))) {
     for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(whole.issues)}` });
@@ -108,7 +112,10 @@ function admitSpans(
   }
   if (kept.spans.length === 0) return undefined;
   const rebuilt = buildTrace(kept, workspaceSlug);
-  return validateTrace(rebuilt.input, nowMicros, newId).ok ? rebuilt : undefined;
+  const again = validateTrace(rebuilt.input, nowMicros, newId);
+  if (!again.ok) return undefined;
+  validated.set(rebuilt.input, again);
+  return rebuilt;
 }
 
 /**
@@ -134,8 +141,9 @@ export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promis
   }
   const rejected = [...grouped.rejected];
   const traces: TraceInput[] = [];
+  const validated = new WeakMap<object, TraceValidation>();
   for (const group of grouped.groups) {
-    const admitted = admitSpans(buildTrace(group, workspaceSlug), workspaceSlug, request.receivedAtMicros, deps.newId, rejected);
+    const admitted = admitSpans(buildTrace(group, workspaceSlug), workspaceSlug, request.receivedAtMicros, deps.newId, rejected, validated);
     if (admitted) traces.push(admitted);
   }
   const base = { orgId: caller.org.orgId, apiKeyId: caller.key.keyId };
@@ -147,7 +155,10 @@ export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promis
     caller,
     request,
     traces.map((trace) => trace.input),
-    (index) => traces[index]?.spansOnly === true,
+    {
+      spansOnly: (index) => traces[index]?.spansOnly === true,
+      validate: (input, nowMicros, newId) => validated.get(input as object) ?? validateTrace(input, nowMicros, newId),
+    },
   );
   for (const error of result.errors) {
     const trace = traces[error.index] as TraceInput;
