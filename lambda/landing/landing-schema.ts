@@ -18,6 +18,20 @@ export type ColumnType = 'string' | 'nullable_string' | 'int32' | 'int64' | 'dou
  * Min/max of such values prune nothing in a query and cost encode time (they are compared value by
  * value); the other columns keep their statistics and SNAPPY.
  */
+/** How each column type is declared outside Parquet: the Glue/Athena (Hive) type and the DuckDB type. */
+export const COLUMN_TYPE_NAMES: Record<ColumnType, { hive: string; duckdb: string }> = {
+  string: { hive: 'string', duckdb: 'VARCHAR' },
+  nullable_string: { hive: 'string', duckdb: 'VARCHAR' },
+  int32: { hive: 'int', duckdb: 'INTEGER' },
+  int64: { hive: 'bigint', duckdb: 'BIGINT' },
+  double: { hive: 'double', duckdb: 'DOUBLE' },
+  timestamp: { hive: 'timestamp', duckdb: 'TIMESTAMP WITH TIME ZONE' },
+  string_list: { hive: 'array<string>', duckdb: 'VARCHAR[]' },
+};
+
+/** Hive partition keys of every landed and compacted dataset, in path order (not columns of the files). */
+export const PARTITION_KEYS = ['org_id', 'dt', 'hour'] as const;
+
 export type TextShape = 'id' | 'distinct' | 'long';
 
 export interface ColumnSpec {

@@ -3,18 +3,7 @@ import { CfnWorkGroup } from 'aws-cdk-lib/aws-athena';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { DATASETS, type ColumnType, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
-
-/** Hive types of the landed Parquet columns, as Athena reads them. */
-export const HIVE_TYPES: Record<ColumnType, string> = {
-  string: 'string',
-  nullable_string: 'string',
-  int32: 'int',
-  int64: 'bigint',
-  double: 'double',
-  timestamp: 'timestamp',
-  string_list: 'array<string>',
-};
+import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
 
 /** First day partition projection enumerates; a query over all days lists every day since. */
 export const PROJECTION_START_DATE = '2025-01-01';
@@ -66,11 +55,15 @@ export class TraceCatalog extends Construct {
             'projection.dt.range': `${PROJECTION_START_DATE},NOW+1DAYS`,
             'projection.dt.interval': '1',
             'projection.dt.interval.unit': 'DAYS',
-            'storage.location.template': `s3://${bucketName}/${dataset.name}/org_id=\${org_id}/dt=\${dt}/`,
+            'projection.hour.type': 'integer',
+            'projection.hour.range': '0,23',
+            'projection.hour.digits': '2',
+            'storage.location.template': `s3://${bucketName}/${dataset.name}/org_id=\${org_id}/dt=\${dt}/hour=\${hour}/`,
           },
           partitionKeys: [
             { name: 'org_id', type: 'string' },
             { name: 'dt', type: 'string' },
+            { name: 'hour', type: 'string' },
           ],
           storageDescriptor: {
             location: `s3://${bucketName}/${dataset.name}/`,
@@ -80,7 +73,7 @@ export class TraceCatalog extends Construct {
               serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
               parameters: { 'serialization.format': '1' },
             },
-            columns: dataset.columns.map((column) => ({ name: column.name, type: HIVE_TYPES[column.type] })),
+            columns: dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].hive })),
           },
         },
       });

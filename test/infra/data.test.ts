@@ -1,8 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { DATASETS } from '../../lambda/landing/landing-schema.js';
+import { COLUMN_TYPE_NAMES, DATASETS } from '../../lambda/landing/landing-schema.js';
 import { RATE_TABLE, TENANCY_TABLE } from '../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
-import { HIVE_TYPES } from '../../lib/constructs/trace-catalog.js';
 import { synthStack } from './support/synth-stack.js';
 
 describe('data resources', () => {
@@ -146,10 +145,11 @@ describe('data resources', () => {
 
     it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('defines the %s table with the landed Parquet columns', (name, dataset) => {
       const input = tableInput(name);
-      expect(input?.StorageDescriptor.Columns).toEqual(dataset.columns.map((column) => ({ Name: column.name, Type: HIVE_TYPES[column.type] })));
+      expect(input?.StorageDescriptor.Columns).toEqual(dataset.columns.map((column) => ({ Name: column.name, Type: COLUMN_TYPE_NAMES[column.type].hive })));
       expect(input?.PartitionKeys).toEqual([
         { Name: 'org_id', Type: 'string' },
         { Name: 'dt', Type: 'string' },
+        { Name: 'hour', Type: 'string' },
       ]);
       expect(input?.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe');
       expect(input?.StorageDescriptor.InputFormat).toBe('org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat');
@@ -167,11 +167,11 @@ describe('data resources', () => {
           'projection.dt.interval.unit': 'DAYS',
         }),
       );
-      expect(JSON.stringify(parameters?.['storage.location.template'])).toContain(`/${name}/org_id=\${org_id}/dt=\${dt}/`);
+      expect(JSON.stringify(parameters?.['storage.location.template'])).toContain(`/${name}/org_id=\${org_id}/dt=\${dt}/hour=\${hour}/`);
     });
 
     it('maps the column types the Parquet writer produces', () => {
-      expect(HIVE_TYPES).toEqual({
+      expect(Object.fromEntries(Object.entries(COLUMN_TYPE_NAMES).map(([type, names]) => [type, names.hive]))).toEqual({
         string: 'string',
         nullable_string: 'string',
         int32: 'int',

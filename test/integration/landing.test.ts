@@ -131,10 +131,10 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
       [
         `dead-letter/dt=${garbage!.approximateArrivalTimestamp.toISOString().slice(0, 10)}/${shard}-${garbage!.sequenceNumber}.json`,
         'overflow/big.json.gz',
-        `spans/org_id=org-a/dt=2026-11-22/${shard}-${first!.sequenceNumber}.parquet`,
-        `spans/org_id=org-b/dt=2026-11-23/${shard}-${third!.sequenceNumber}.parquet`,
-        `traces/org_id=org-a/dt=2026-11-22/${shard}-${first!.sequenceNumber}.parquet`,
-        `traces/org_id=org-b/dt=2026-11-23/${shard}-${third!.sequenceNumber}.parquet`,
+        `spans/org_id=org-a/dt=2026-11-22/hour=10/${shard}-${first!.sequenceNumber}.parquet`,
+        `spans/org_id=org-b/dt=2026-11-23/hour=00/${shard}-${third!.sequenceNumber}.parquet`,
+        `traces/org_id=org-a/dt=2026-11-22/hour=10/${shard}-${first!.sequenceNumber}.parquet`,
+        `traces/org_id=org-b/dt=2026-11-23/hour=00/${shard}-${third!.sequenceNumber}.parquet`,
       ].sort(),
     );
 
@@ -192,7 +192,7 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
     const { traces, records } = await mixedBatch(10);
     const mid = Math.ceil(records.length / 2);
     // A group whose records sit in both halves: it was written whole, then must be split exactly.
-    const failingKey = `spans/org_id=org-b/dt=2026-11-22/${records[1]!.shardId}-${records[1]!.sequenceNumber}.parquet`;
+    const failingKey = `spans/org_id=org-b/dt=2026-11-22/hour=08/${records[1]!.shardId}-${records[1]!.sequenceNumber}.parquet`;
     let attempt = 0;
     const store = flaky((key) => attempt === 0 && key === failingKey);
 
