@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { createIngestHandler } from '../lambda/ingest/create-handler.js';
-import type { StreamRecord } from '../lambda/shared/adapters/kinesis-trace-sink.js';
+import { composeIngest } from '../lambda/ingest/compose.js';
+import type { StreamRecord } from '../lambda/ingest/ports.js';
 import { compressRecordJson } from '../lambda/shared/domain/trace-record.js';
 import { generateApiKeySecret, type ApiKey, type Organization } from '../lambda/shared/domain/tenancy.js';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
@@ -93,14 +93,14 @@ export function fakedIngestHandler() {
   const stats = { published: 0 };
   // Metrics are flushed once per request, not per trace; keep their EMF lines off the table.
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const handler = createIngestHandler({
-    deps: {
+  const handler = composeIngest({
+    ports: {
       tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
       sink: { publish: async (records: readonly StreamRecord[]) => void (stats.published += records.length) },
       overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
-      newId: randomUUID,
     },
+    idempotency: false,
     logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
   });

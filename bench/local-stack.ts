@@ -12,13 +12,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createIngestHandler } from '../lambda/ingest/create-handler.js';
-import { CachedTenancyReader, DEFAULT_TENANCY_CACHE } from '../lambda/ingest/tenancy-cache.js';
-import { DynamoDbIdempotencyStore } from '../lambda/shared/adapters/dynamodb-idempotency-store.js';
-import { DynamoDbRateLimiter } from '../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { composeIngest } from '../lambda/ingest/compose.js';
 import { DynamoDbTenancyStore } from '../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { KinesisTraceSink } from '../lambda/shared/adapters/kinesis-trace-sink.js';
-import { S3OverflowStore } from '../lambda/shared/adapters/s3-overflow-store.js';
 import { type ApiKey, type Organization, generateApiKeySecret } from '../lambda/shared/domain/tenancy.js';
 import { freePort, startDynamoDbLocal, startKinesalite, startS3rver } from '../scripts/local/engines.js';
 import { createBucket, createStream, createTables, localClientConfig } from '../scripts/local/provision.js';
@@ -157,7 +152,7 @@ const lambdaContext = {
   succeed: () => undefined,
 };
 
-type IngestHandler = ReturnType<typeof createIngestHandler>;
+type IngestHandler = ReturnType<typeof composeIngest>;
 
 /** Powertools Metrics writes one EMF line per request to stdout unless disabled when it is created. */
 function quietMetrics(): Metrics {
@@ -206,14 +201,14 @@ async function startFakeAwsServer(defer: (c: () => unknown) => void): Promise<Ta
     orgId: 'bench', plan: 'bench', planStatus: 'active', billingStatus: 'ok',
     quotas: { minute: GENEROUS, hour: GENEROUS, day: GENEROUS, month: GENEROUS }, createdAt: '', updatedAt: '',
   };
-  const handler = createIngestHandler({
-    deps: {
+  const handler = composeIngest({
+    ports: {
       tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
       sink: { publish: async () => undefined },
       overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
-      newId: randomUUID,
     },
+    idempotency: false,
     logger: quietLogger(),
     metrics: quietMetrics(),
   });
@@ -258,15 +253,9 @@ async function startInProcessStack(defer: (c: () => unknown) => void): Promise<T
     secret.secretHash,
   );
 
-  const handler = createIngestHandler({
-    deps: {
-      tenancy: new CachedTenancyReader(store, DEFAULT_TENANCY_CACHE),
-      rateLimiter: new DynamoDbRateLimiter(dynamodb, tables.rate),
-      sink: new KinesisTraceSink(kinesis, stream),
-      overflow: new S3OverflowStore(s3, bucket),
-      idempotency: new DynamoDbIdempotencyStore(dynamodb, tables.rate),
-      newId: randomUUID,
-    },
+  const handler = composeIngest({
+    resources: { tenancyTable: tables.tenancy, rateTable: tables.rate, traceStream: stream, dataBucket: bucket },
+    clients: { dynamodb, kinesis, s3 },
     logger: quietLogger(),
     metrics: quietMetrics(),
   });

@@ -6,7 +6,8 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DeadlineReachedError, IngestError } from './errors.js';
 import { errorResponse, type GatewayEvent, requestIdOf, successResponse, toIngestRequest } from './http.js';
-import { ingestBatch, type IngestDeps } from './ingest-batch.js';
+import { ingestBatch } from './ingest-batch.js';
+import type { IngestDeps } from './ports.js';
 
 export interface IngestHandlerOptions {
   deps: Omit<IngestDeps, 'log'>;
@@ -19,7 +20,6 @@ export interface IngestHandlerOptions {
 const defaultNowMicros = () => Date.now() * 1000;
 /** How long before the function's timeout the handler gives up and answers 503 itself. */
 export const DEADLINE_MARGIN_MS = 1_000;
-const RETRY_AFTER_DEADLINE_SECONDS = 5;
 
 /** Last line of defence: whatever escapes the chain becomes a JSON 503, never a 500. */
 function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatewayProxyResult> {
@@ -74,7 +74,6 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     timeoutEarlyResponse: () => {
       throw new DeadlineReachedError(
         'Service temporarily unavailable: the request did not finish in time and part of the batch may have been accepted; resend it with the same Idempotency-Key',
-        RETRY_AFTER_DEADLINE_SECONDS,
       );
     },
   })

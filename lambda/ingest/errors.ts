@@ -1,72 +1,101 @@
+import { DependencyUnavailableError } from '../shared/domain/errors.js';
 import type { RateWindow } from '../shared/domain/tenancy.js';
 
+/** `Retry-After` of every 503: long enough for a throttled dependency to recover. */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+
 /**
- * Why a request was refused, as domain errors. `http-response.ts` is the one place that maps them
- * to statuses and bodies; `code` is the stable machine-readable code of the contract (decisions §1).
+ * Why a request was refused. Each refusal carries its own answer, the way middy's `createError`
+ * does: the HTTP `status`, the stable machine-readable `code` of the contract (docs/api.md) and,
+ * where a retry can succeed, `retryAfterSeconds`. `http.ts` writes every response from these alone.
  */
 export abstract class IngestError extends Error {
+  abstract readonly status: number;
   abstract readonly code: string;
+  /** Seconds for the `Retry-After` header; undefined where resending the same request cannot help. */
+  readonly retryAfterSeconds: number | undefined = undefined;
+
+  /** Fields of the JSON body beyond `detail`, `code` and `request_id`. */
+  bodyFields(): Record<string, unknown> {
+    return {};
+  }
 }
 
 export class InvalidApiKeyError extends IngestError {
   override name = 'InvalidApiKeyError';
+  readonly status = 401;
   readonly code = 'invalid_api_key';
 }
 
 export class NoActivePlanError extends IngestError {
   override name = 'NoActivePlanError';
+  readonly status = 403;
   readonly code = 'no_active_plan';
 }
 
 export class PaymentRequiredError extends IngestError {
   override name = 'PaymentRequiredError';
+  readonly status = 402;
   readonly code = 'payment_required';
 }
 
 export class PayloadTooLargeError extends IngestError {
   override name = 'PayloadTooLargeError';
+  readonly status = 413;
   readonly code = 'payload_too_large';
 }
 
 export class MalformedBodyError extends IngestError {
   override name = 'MalformedBodyError';
+  readonly status = 400;
   readonly code = 'malformed_body';
 }
 
 export class WorkspaceRequiredError extends IngestError {
   override name = 'WorkspaceRequiredError';
+  readonly status = 400;
   readonly code = 'workspace_required';
 }
 
 export class WorkspaceOutOfScopeError extends IngestError {
   override name = 'WorkspaceOutOfScopeError';
+  readonly status = 403;
   readonly code = 'workspace_out_of_scope';
 }
 
 export class RateLimitedError extends IngestError {
   override name = 'RateLimitedError';
+  readonly status = 429;
   readonly code = 'rate_limited';
   constructor(
     message: string,
     readonly window: RateWindow,
     readonly limit: number,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super(message);
   }
+
+  override bodyFields(): Record<string, unknown> {
+    return { window: this.window, limit: this.limit };
+  }
 }
 
-/** A dependency still failing after bounded retries; nothing of the batch was accepted. */
+/** A dependency still failing after bounded retries, or an unexpected error: nothing of the batch was accepted. */
 export class UnavailableError extends IngestError {
   override name = 'UnavailableError';
+  readonly status = 503;
   readonly code = 'unavailable';
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
+  override readonly retryAfterSeconds = RETRY_AFTER_UNAVAILABLE_SECONDS;
+}
+
+/** The 503 for a dependency that did not answer: names the dependency, keeps the cause for the log. */
+export function dependencyUnavailable(error: unknown): UnavailableError {
+  const dependency = error instanceof DependencyUnavailableError ? error.dependency : 'a dependency';
+  return new UnavailableError(
+    `Service temporarily unavailable: ${dependency} did not answer in time; nothing was accepted, retry the whole batch`,
+    { cause: error },
+  );
 }
 
 /** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
@@ -76,18 +105,21 @@ export class DeadlineReachedError extends UnavailableError {
 
 export class InvalidIdempotencyKeyError extends IngestError {
   override name = 'InvalidIdempotencyKeyError';
+  readonly status = 400;
   readonly code = 'invalid_idempotency_key';
 }
 
 /** The same Idempotency-Key was used with a different body. */
 export class IdempotencyKeyReusedError extends IngestError {
   override name = 'IdempotencyKeyReusedError';
+  readonly status = 422;
   readonly code = 'idempotency_key_reused';
 }
 
 /** A request with the same Idempotency-Key is still being processed. */
 export class IdempotencyInProgressError extends IngestError {
   override name = 'IdempotencyInProgressError';
+  readonly status = 409;
   readonly code = 'idempotency_in_progress';
-  readonly retryAfterSeconds = 1;
+  override readonly retryAfterSeconds = 1;
 }

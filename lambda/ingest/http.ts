@@ -1,23 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
-import { IdempotencyInProgressError, IngestError, RateLimitedError, UnavailableError } from './errors.js';
-import type { IngestRequest, IngestResult } from './ingest-batch.js';
-
-/** The one place that maps ingest outcomes to HTTP statuses and bodies (decisions §1). */
-export const STATUS_BY_CODE: Record<string, number> = {
-  invalid_api_key: 401,
-  no_active_plan: 403,
-  payment_required: 402,
-  payload_too_large: 413,
-  malformed_body: 400,
-  workspace_required: 400,
-  workspace_out_of_scope: 403,
-  rate_limited: 429,
-  unavailable: 503,
-  invalid_idempotency_key: 400,
-  idempotency_key_reused: 422,
-  idempotency_in_progress: 409,
-};
+import { IngestError, UnavailableError } from './errors.js';
+import type { IngestRequest, IngestResult } from './ingest-types.js';
 
 export type GatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
 
@@ -82,33 +66,19 @@ export function successResponse(result: IngestResult, requestId: string): APIGat
   );
 }
 
-/** Maps a refusal to its response; anything unexpected becomes a 503 that leaks nothing. */
+/**
+ * The one place that writes a refusal: status, code and `Retry-After` come from the error itself.
+ * Anything that is not an {@link IngestError} becomes a 503 that leaks nothing.
+ */
 export function errorResponse(error: unknown, requestId: string): APIGatewayProxyResult {
-  if (error instanceof RateLimitedError) {
-    return json(
-      429,
-      requestId,
-      { detail: error.message, code: error.code, window: error.window, limit: error.limit, request_id: requestId },
-      { 'Retry-After': String(error.retryAfterSeconds) },
-    );
-  }
-  if (error instanceof IdempotencyInProgressError) {
-    return json(409, requestId, { detail: error.message, code: error.code, request_id: requestId }, { 'Retry-After': String(error.retryAfterSeconds) });
-  }
-  if (error instanceof UnavailableError) {
-    return json(503, requestId, { detail: error.message, code: error.code, request_id: requestId }, { 'Retry-After': String(error.retryAfterSeconds) });
-  }
-  if (error instanceof IngestError) {
-    return json(STATUS_BY_CODE[error.code] ?? 400, requestId, { detail: error.message, code: error.code, request_id: requestId });
-  }
+  const refusal = error instanceof IngestError ? error : unexpectedError();
   return json(
-    503,
+    refusal.status,
     requestId,
-    {
-      detail: 'Service temporarily unavailable: an unexpected error occurred; nothing was accepted, retry the whole batch',
-      code: 'unavailable',
-      request_id: requestId,
-    },
-    { 'Retry-After': '5' },
+    { detail: refusal.message, code: refusal.code, ...refusal.bodyFields(), request_id: requestId },
+    refusal.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(refusal.retryAfterSeconds) },
   );
 }
+
+const unexpectedError = () =>
+  new UnavailableError('Service temporarily unavailable: an unexpected error occurred; nothing was accepted, retry the whole batch');

@@ -1,11 +1,5 @@
 import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
-
-/** Port: the tenancy lookups the ingest path makes. */
-export interface TenancyReader {
-  getApiKeyByHash(secretHash: string): Promise<ApiKey | undefined>;
-  getOrganization(orgId: string): Promise<Organization | undefined>;
-  workspaceExists(orgId: string, slug: string): Promise<boolean>;
-}
+import type { TenancyReader } from './ports.js';
 
 export interface TenancyCacheOptions {
   /** How long a found key, organization or workspace is trusted: the revocation delay. */

@@ -1,7 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
-import { type LandingDeps, type LandingRecord, landRecords } from './land-records.js';
+import { type LandingRecord, landRecords } from './land-records.js';
+import type { LandingDeps } from './ports.js';
 
 /** Maps an event source mapping record (`eventID` is `<shardId>:<sequenceNumber>`). */
 export function fromKinesisEventRecord(record: KinesisStreamRecord): LandingRecord {

@@ -4,6 +4,7 @@ import { type LandableTrace, UnlandableRecordError, toLandableTrace } from './la
 import { type LandingGroupKey, deadLetterObjectKey, landingObjectKey } from './landing-keys.js';
 import { type DatasetName, SPANS, TRACES } from './landing-schema.js';
 import { writeParquet } from './parquet-writer.js';
+import { type LandingDeps, ReferencedObjectNotFoundError } from './ports.js';
 
 /** One record of a shard, as the event source mapping or the replay command reads it. */
 export interface LandingRecord {
@@ -11,33 +12,6 @@ export interface LandingRecord {
   sequenceNumber: string;
   data: Uint8Array;
   approximateArrivalTimestamp: Date;
-}
-
-/** The referenced object does not exist: permanent, so the record is dead-lettered. */
-export class ReferencedObjectNotFoundError extends Error {
-  override name = 'ReferencedObjectNotFoundError';
-}
-
-/** The bucket the consumer writes to and reads references from. */
-export interface LandingStore {
-  putObject(key: string, body: Uint8Array, contentType: string): Promise<void>;
-  /** Throws {@link ReferencedObjectNotFoundError} when the object does not exist. */
-  getObject(bucket: string, key: string): Promise<Uint8Array>;
-}
-
-/** The part of a structured logger the use case needs (Powertools' `Logger` fits). */
-export interface LandingLogger {
-  warn(message: string, extra: Record<string, unknown>): void;
-  error(message: string, extra: Record<string, unknown>): void;
-}
-
-export interface LandingDeps {
-  store: LandingStore;
-  logger?: LandingLogger;
-  /** Rows per Parquet row group, also the most rows the encoder holds at once. */
-  rowsPerRowGroup?: number;
-  /** Uploads in flight at once while the next object is encoded. */
-  maxUploadsInFlight?: number;
 }
 
 export interface LandingSummary {

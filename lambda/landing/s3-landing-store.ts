@@ -1,5 +1,5 @@
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { type LandingStore, ReferencedObjectNotFoundError } from './land-records.js';
+import { type LandingStore, ReferencedObjectNotFoundError } from './ports.js';
 
 /** Adapter: the data bucket for landed objects and dead letters; reads referenced traces from any bucket. */
 export class S3LandingStore implements LandingStore {

@@ -3,6 +3,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, KinesisStreamEvent } from 'aws-lambda';
+import { composeIngest, ingestConfigFromEnv } from '../../lambda/ingest/compose.js';
+import { composeLanding, landingConfigFromEnv } from '../../lambda/landing/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../admin/commands.js';
@@ -174,10 +176,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tables: { ...LOCAL_NAMES.tables },
       stream: LOCAL_NAMES.stream,
     };
-    // The handlers read their configuration when first imported.
+    // Composed as the deployed handlers are, from the environment they would get (the AWS SDK reads
+    // the endpoints and credentials from process.env).
     Object.assign(process.env, handlerEnvironment(base));
-    const ingest = (await import('../../lambda/ingest/handler.js')).handler as unknown as ProxyLambda;
-    const landing = (await import('../../lambda/landing/handler.js')).handler as unknown as KinesisLambda;
+    const ingest = composeIngest(ingestConfigFromEnv()) as unknown as ProxyLambda;
+    const landing = composeLanding(landingConfigFromEnv()) as unknown as KinesisLambda;
 
     const gateway: HttpGateway = await startHttpGateway({
       port: options.port,

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
-import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { composeIngest } from '../../lambda/ingest/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /**
@@ -45,16 +42,13 @@ describe('faults against DynamoDB Local and kinesalite', () => {
   beforeEach(() => awayFromMinuteEdge());
 
   function handlerWith(kinesisClient: KinesisClient, stream: string, rateAttempts = 5) {
-    const handler = createIngestHandler({
-      deps: {
-        tenancy: store,
-        rateLimiter: new DynamoDbRateLimiter(dynamodb, tables.rate, { maxAttempts: rateAttempts, baseDelayMs: 5, maxDelayMs: 40 }),
-        sink: new KinesisTraceSink(kinesisClient, stream, { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 }),
-        overflow: { put: async () => Promise.reject(new Error('no overflow expected')) },
-        newId: randomUUID,
-      },
-      logger: new Logger({ serviceName: 'it', logLevel: 'SILENT' }),
-      metrics: new Metrics({ namespace: 'It', serviceName: 'it' }),
+    const handler = composeIngest({
+      resources: { tenancyTable: tables.tenancy, rateTable: tables.rate, traceStream: stream },
+      clients: { dynamodb, kinesis: kinesisClient },
+      ports: { tenancy: store, overflow: { put: async () => Promise.reject(new Error('no overflow expected')) } },
+      idempotency: false,
+      retries: { rateWindows: { maxAttempts: rateAttempts, baseDelayMs: 5, maxDelayMs: 40 }, publish: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 } },
+      ...quietTelemetry('it'),
     });
     return (apiKey: string, payload: unknown) =>
       handler(gatewayEvent({ apiKey, body: JSON.stringify(payload) }), lambdaContext) as Promise<APIGatewayProxyResult>;

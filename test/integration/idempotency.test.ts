@@ -1,16 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
-import { DynamoDbIdempotencyStore } from '../../lambda/shared/adapters/dynamodb-idempotency-store.js';
+import { composeIngest } from '../../lambda/ingest/compose.js';
+import type { StreamRecord, TraceSink } from '../../lambda/ingest/ports.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import type { StreamRecord, TraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { provisionOrg } from '../support/engine-fixtures.js';
+import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /** Idempotency-Key against DynamoDB Local, whose conditional writes are the real ones. */
@@ -37,8 +34,10 @@ describe('Idempotency-Key', () => {
     const published: StreamRecord[] = [];
     let reserves = 0;
     const limiter = new DynamoDbRateLimiter(dynamodb, tables.rate);
-    const handler = createIngestHandler({
-      deps: {
+    const handler = composeIngest({
+      resources: { rateTable: tables.rate },
+      clients: { dynamodb },
+      ports: {
         tenancy: store,
         rateLimiter: { reserve: (...args) => ((reserves += 1), limiter.reserve(...args)), release: (...args) => limiter.release(...args) },
         sink: sink ?? {
@@ -49,11 +48,8 @@ describe('Idempotency-Key', () => {
           },
         },
         overflow: { put: async () => Promise.reject(new Error('unused')) },
-        idempotency: new DynamoDbIdempotencyStore(dynamodb, tables.rate),
-        newId: randomUUID,
       },
-      logger: new Logger({ serviceName: 'it', logLevel: 'SILENT' }),
-      metrics: new Metrics({ namespace: 'It', serviceName: 'it' }),
+      ...quietTelemetry('it'),
     });
     const post = (apiKey: string, body: unknown, key?: string, extra: Record<string, string> = {}) =>
       handler(

@@ -1,26 +1,21 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
-import { createLandingHandler } from '../../lambda/landing/create-landing-handler.js';
+import { composeIngest } from '../../lambda/ingest/compose.js';
+import { composeLanding } from '../../lambda/landing/compose.js';
 import type { LandingRecord } from '../../lambda/landing/land-records.js';
-import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
-import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
-import { S3OverflowStore } from '../../lambda/shared/adapters/s3-overflow-store.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
 import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { provisionOrg, readStream } from '../support/engine-fixtures.js';
+import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { buildSpan, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
 import { kinesisEvent } from '../unit/landing/landing-builders.js';
 
@@ -65,16 +60,13 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
 
   /** The ingest handler as composed in production, over the local engines, with a fixed clock. */
   function ingestHandler(nowMicros: number) {
-    const handler = createIngestHandler({
-      deps: {
-        tenancy: new DynamoDbTenancyStore(dynamodb, tables.tenancy),
-        rateLimiter: new DynamoDbRateLimiter(dynamodb, tables.rate, { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 }),
-        sink: new KinesisTraceSink(kinesis, stream),
-        overflow: new S3OverflowStore(s3, bucket),
-        newId: randomUUID,
-      },
-      logger: new Logger({ serviceName: 'e2e-ingest', logLevel: 'SILENT' }),
-      metrics: new Metrics({ namespace: 'E2e', serviceName: 'e2e-ingest' }),
+    const handler = composeIngest({
+      resources: { tenancyTable: tables.tenancy, rateTable: tables.rate, traceStream: stream, dataBucket: bucket },
+      clients: { dynamodb, kinesis, s3 },
+      tenancyCache: false,
+      idempotency: false,
+      retries: { rateWindows: { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 } },
+      ...quietTelemetry('e2e-ingest'),
       nowMicros: () => nowMicros,
     });
     return (apiKey: string, payload: unknown, options: { gzip: boolean; requestId: string }) =>
@@ -138,11 +130,7 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
     const references = decoded.filter((r) => 'ref' in r);
     expect(references).toEqual([expect.objectContaining({ ref: expect.objectContaining({ bucket, trace_id: big.trace_id }) })]);
 
-    const land = createLandingHandler({
-      deps: { store: new S3LandingStore(s3, bucket) },
-      logger: new Logger({ serviceName: 'e2e-landing', logLevel: 'SILENT' }),
-      metrics: new Metrics({ namespace: 'E2e', serviceName: 'e2e-landing' }),
-    });
+    const land = composeLanding({ dataBucket: bucket, s3, ...quietTelemetry('e2e-landing') });
     for (const records of shards) if (records.length > 0) await land(kinesisEvent(records));
 
     const { dir, keys } = await download();

@@ -1,17 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
-import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { composeIngest } from '../../lambda/ingest/compose.js';
+import type { TraceSink } from '../../lambda/ingest/ports.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { KinesisTraceSink, type TraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
+import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
 import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../support/trace-builders.js';
 
 /**
@@ -46,16 +44,13 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
   beforeEach(() => awayFromMinuteEdge());
 
   function handlerWith(sink: TraceSink = new KinesisTraceSink(kinesis, stream)) {
-    const handler = createIngestHandler({
-      deps: {
-        tenancy: store,
-        rateLimiter: new DynamoDbRateLimiter(dynamodb, tables.rate, { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 }),
-        sink,
-        overflow: { put: async () => Promise.reject(new Error('no overflow expected')) },
-        newId: randomUUID,
-      },
-      logger: new Logger({ serviceName: 'it', logLevel: 'SILENT' }),
-      metrics: new Metrics({ namespace: 'It', serviceName: 'it' }),
+    const handler = composeIngest({
+      resources: { rateTable: tables.rate },
+      clients: { dynamodb },
+      ports: { tenancy: store, sink, overflow: { put: async () => Promise.reject(new Error('no overflow expected')) } },
+      idempotency: false,
+      retries: { rateWindows: { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 } },
+      ...quietTelemetry('it'),
     });
     return (apiKey: string, payload: unknown) =>
       handler(gatewayEvent({ apiKey, body: JSON.stringify(payload) }), lambdaContext) as Promise<APIGatewayProxyResult>;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
@@ -6,12 +5,8 @@ import { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createIngestHandler } from '../../lambda/ingest/create-handler.js';
-import { CachedTenancyReader } from '../../lambda/ingest/tenancy-cache.js';
-import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { composeIngest } from '../../lambda/ingest/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
-import { S3OverflowStore } from '../../lambda/shared/adapters/s3-overflow-store.js';
 import { generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { lambdaContext, NOW_MICROS } from './trace-builders.js';
 
@@ -93,14 +88,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   );
   ddbMock.resetHistory();
 
-  const handler = createIngestHandler({
-    deps: {
-      tenancy: new CachedTenancyReader(store),
-      rateLimiter: new DynamoDbRateLimiter(dynamodb, 'rate', TEST_POLICY, noSleep),
-      sink: new KinesisTraceSink(new KinesisClient({ region: 'us-east-1' }), 'traces', TEST_POLICY, noSleep),
-      overflow: new S3OverflowStore(new S3Client({ region: 'us-east-1' }), 'data-bucket'),
-      newId: randomUUID,
-    },
+  const handler = composeIngest({
+    resources: { tenancyTable: 'tenancy', rateTable: 'rate', traceStream: 'traces', dataBucket: 'data-bucket' },
+    clients: { dynamodb, kinesis: new KinesisClient({ region: 'us-east-1' }), s3: new S3Client({ region: 'us-east-1' }) },
+    idempotency: false,
+    retries: { rateWindows: TEST_POLICY, publish: TEST_POLICY, sleep: noSleep },
     logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),
     nowMicros: () => NOW_MICROS,

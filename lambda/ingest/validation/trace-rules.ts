@@ -1,3 +1,4 @@
+import { isJsonObject, type JsonObject } from '../../shared/domain/json.js';
 import type { ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
@@ -7,16 +8,12 @@ import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
  * itself. Each rule checks only values of the right type: wrong types are the schema's to report.
  */
 
-type Json = Record<string, unknown>;
-
 export interface RuleResult {
   issues: ValidationIssue[];
   /** Parsed timestamps, reused by normalization: the trace's, then each span's in order. */
   traceMicros: number | undefined;
   spanMicros: (number | undefined)[];
 }
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
   if (typeof value !== 'string') return undefined;
@@ -52,7 +49,7 @@ function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
     issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });
-  } else if (!isObject(parsed)) {
+  } else if (!isJsonObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
   } else if ('tags' in parsed) {
     const tags = parsed.tags;
@@ -62,7 +59,7 @@ function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]
   }
 }
 
-export function checkTraceRules(trace: Json, nowMicros: number): RuleResult {
+export function checkTraceRules(trace: JsonObject, nowMicros: number): RuleResult {
   const issues: ValidationIssue[] = [];
   const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues);
   checkAttributes(trace.attributes, '/attributes', issues);
@@ -72,7 +69,7 @@ export function checkTraceRules(trace: Json, nowMicros: number): RuleResult {
   for (let i = 0; i < spans.length; i++) {
     const span: unknown = spans[i];
     const base = `/spans/${i}`;
-    if (!isObject(span)) {
+    if (!isJsonObject(span)) {
       spanMicros.push(undefined);
       continue;
     }

@@ -7,24 +7,9 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import type { IdempotencyClaim, IdempotencyStore } from '../../ingest/ports.js';
 import { DependencyUnavailableError } from '../domain/errors.js';
 import { rateKeys } from '../tables.js';
-
-/** What a claim on an idempotency key found. */
-export type IdempotencyClaim =
-  | { kind: 'claimed' }
-  | { kind: 'completed'; bodyHash: string; response: string }
-  | { kind: 'in_progress'; bodyHash: string };
-
-/** Port: remembers, per organization and key, the first request's body hash and its response. */
-export interface IdempotencyStore {
-  /** Claims the key for this request, or reports the request that holds it. */
-  claim(orgId: string, key: string, bodyHash: string, nowSeconds: number): Promise<IdempotencyClaim>;
-  /** Stores the response of the request that holds the claim. Returns false when it could not be stored. */
-  complete(orgId: string, key: string, response: string, nowSeconds: number): Promise<boolean>;
-  /** Gives the claim up, so a retry is processed afresh. */
-  release(orgId: string, key: string): Promise<void>;
-}
 
 /** How long a request is remembered (issue: 24 hours). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;

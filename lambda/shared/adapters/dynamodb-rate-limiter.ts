@@ -7,21 +7,10 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../domain/errors.js';
 import type { WindowCounter } from '../domain/rate-windows.js';
-import { backoffDelay, type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import type { RateDecision, RateLimiter } from '../../ingest/ports.js';
+import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import { retryWithBackoff } from '../runtime/retry.js';
 import { rateKeys } from '../tables.js';
-
-export type RateDecision = { allowed: true } | { allowed: false; overflowing: WindowCounter[] };
-
-/** Port: reserves a batch's traces in every window at once, or none. */
-export interface RateLimiter {
-  /** Never counts one request twice: a retried or repeated reserve of the same request id is a no-op. */
-  reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision>;
-  /**
-   * Gives a request's reservation back when the request fails after reserving, or when the outcome
-   * of its reserve is unknown: exact either way, because only an applied reservation is released.
-   */
-  release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
-}
 
 export const DEFAULT_RATE_BACKOFF: BackoffPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 400 };
 
@@ -124,27 +113,23 @@ export class DynamoDbRateLimiter implements RateLimiter {
     final: (reasons: (string | undefined)[]) => T | undefined,
   ): Promise<T | undefined> {
     let generation = 0;
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= this.policy.maxAttempts; attempt++) {
-      if (attempt > 1) await this.sleep(backoffDelay(this.policy, attempt - 1));
+    const giveUp = (lastError: unknown) =>
+      new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
+    return retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
       try {
         await this.client.send(
           new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: requestToken(requestId, purpose, generation) }),
         );
-        return undefined;
+        return { done: undefined };
       } catch (error) {
-        lastError = error;
-        if (error instanceof TransactionCanceledException) {
-          const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-          const verdict = final(reasons);
-          if (verdict !== undefined) return verdict;
-          if (!reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) && reasons.some((c) => c && c !== 'None')) {
-            break;
-          }
-          generation++;
-        }
+        if (!(error instanceof TransactionCanceledException)) return { failed: error, retryable: true };
+        const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+        const verdict = final(reasons);
+        if (verdict !== undefined) return { done: verdict };
+        const transient = reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) || !reasons.some((c) => c && c !== 'None');
+        generation++;
+        return { failed: error, retryable: transient };
       }
-    }
-    throw new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
+    });
   }
 }

@@ -1,16 +1,8 @@
 import { type KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
 import { DependencyUnavailableError } from '../domain/errors.js';
-import { backoffDelay, type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
-
-export interface StreamRecord {
-  partitionKey: string;
-  data: Uint8Array;
-}
-
-/** Port: puts records on the trace stream, all of them or an error. */
-export interface TraceSink {
-  publish(records: readonly StreamRecord[]): Promise<void>;
-}
+import type { StreamRecord, TraceSink } from '../../ingest/ports.js';
+import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import { retryWithBackoff } from '../runtime/retry.js';
 
 /** PutRecords limits: 500 records and 5 MiB (data plus partition keys) per call. */
 export const PUT_RECORDS_MAX_COUNT = 500;
@@ -52,24 +44,21 @@ export class KinesisTraceSink implements TraceSink {
 
   private async publishChunk(chunk: readonly StreamRecord[]): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
-    let lastFailure = '';
-    for (let attempt = 1; attempt <= this.policy.maxAttempts; attempt++) {
-      if (attempt > 1) await this.sleep(backoffDelay(this.policy, attempt - 1));
-      try {
-        const response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }));
-        if (!response.FailedRecordCount) return;
-        const results = response.Records ?? [];
-        const failed = pending.filter((_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined);
-        lastFailure = `${failed.length} of ${pending.length} records failed (${results.find((r) => r.ErrorCode)?.ErrorCode ?? 'unknown'})`;
-        pending = failed;
-        if (pending.length === 0) return;
-      } catch (error) {
-        lastFailure = (error as Error).name ?? 'error';
-        if (attempt === this.policy.maxAttempts) {
-          throw new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempt} attempts: ${lastFailure}`, { cause: error });
-        }
-      }
-    }
-    throw new DependencyUnavailableError('kinesis', `PutRecords failed after ${this.policy.maxAttempts} attempts: ${lastFailure}`);
+    await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp: publishFailed }, async () => {
+      const response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }));
+      if (!response.FailedRecordCount) return { done: undefined };
+      const results = response.Records ?? [];
+      const failed = pending.filter((_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined);
+      const summary = `${failed.length} of ${pending.length} records failed (${results.find((r) => r.ErrorCode)?.ErrorCode ?? 'unknown'})`;
+      pending = failed;
+      return pending.length === 0 ? { done: undefined } : { failed: summary, retryable: true };
+    });
   }
+}
+
+/** A partial failure is described by its summary; a thrown error by its name, and kept as the cause. */
+function publishFailed(failure: unknown, attempts: number): DependencyUnavailableError {
+  if (typeof failure === 'string') return new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempts} attempts: ${failure}`);
+  const name = (failure as Error).name ?? 'error';
+  return new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempts} attempts: ${name}`, { cause: failure });
 }

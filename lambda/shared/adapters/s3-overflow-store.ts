@@ -1,10 +1,6 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { OverflowStore } from '../../ingest/ports.js';
 import { DependencyUnavailableError } from '../domain/errors.js';
-
-/** Port: stores the body of a trace too large for one stream record. */
-export interface OverflowStore {
-  put(key: string, body: Uint8Array): Promise<{ bucket: string; key: string }>;
-}
 
 export class S3OverflowStore implements OverflowStore {
   constructor(

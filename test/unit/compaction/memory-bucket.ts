@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CompactionStore, StoredObject } from '../../../lambda/compaction/compact-slice.js';
-import { type LandingStore, ReferencedObjectNotFoundError } from '../../../lambda/landing/land-records.js';
+import { type LandingStore, ReferencedObjectNotFoundError } from '../../../lambda/landing/ports.js';
 
 /**
  * One in-memory bucket behind both ports, with S3's semantics where compaction relies on them: a PUT replaces

@@ -1,19 +1,13 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { createLandingHandler } from '../../../lambda/landing/create-landing-handler.js';
-import { S3LandingStore } from '../../../lambda/landing/s3-landing-store.js';
+import { composeLanding } from '../../../lambda/landing/compose.js';
+import { quietTelemetry } from '../../support/quiet-telemetry.js';
 import { SHARD, acceptedTrace, inlineRecord, kinesisEvent, sequenceNumber } from './landing-builders.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 const s3Mock = mockClient(S3Client);
-const handler = createLandingHandler({
-  deps: { store: new S3LandingStore(new S3Client({ region: 'us-east-1' }), 'data-bucket') },
-  logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
-  metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),
-});
+const handler = composeLanding({ dataBucket: 'data-bucket', s3: new S3Client({ region: 'us-east-1' }), ...quietTelemetry() });
 
 beforeEach(() => s3Mock.reset());
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { type LandingRecord, type LandingStore, landRecords } from '../../../lambda/landing/land-records.js';
+import { type LandingRecord, landRecords } from '../../../lambda/landing/land-records.js';
+import type { LandingStore } from '../../../lambda/landing/ports.js';
 import { acceptedTrace, inlineRecord, parquetRows, traceContext } from './landing-builders.js';
 
 /** An in-memory bucket whose writes to chosen keys fail a given number of times first. */

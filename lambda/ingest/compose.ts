@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
+import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
+import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
+import { S3OverflowStore } from '../shared/adapters/s3-overflow-store.js';
+import type { BackoffPolicy, Sleep } from '../shared/runtime/backoff.js';
+import { ENV, requireEnv } from '../shared/runtime/env-names.js';
+import { createIngestHandler } from './create-handler.js';
+import type { IngestDeps } from './ports.js';
+import { CachedTenancyReader, DEFAULT_TENANCY_CACHE, type TenancyCacheOptions } from './tenancy-cache.js';
+
+/** The AWS resources the ingest function uses. */
+export interface IngestResources {
+  tenancyTable: string;
+  rateTable: string;
+  traceStream: string;
+  dataBucket: string;
+}
+
+/** Everything that varies between the deployed function, the local stack, the bench and the tests. */
+export interface IngestConfig {
+  /** Needed for every port not given in `ports`. */
+  resources?: Partial<IngestResources>;
+  /** Clients to use instead of the default ones (built with the deployed timeouts). */
+  clients?: { dynamodb?: DynamoDBClient; kinesis?: KinesisClient; s3?: S3Client };
+  /** Ports to use instead of the adapters built from `resources`: fakes, wrappers, failing doubles. */
+  ports?: Partial<Omit<IngestDeps, 'log'>>;
+  /** Tenancy lookups cached in a warm container (the default), or read every time (`false`). */
+  tenancyCache?: TenancyCacheOptions | false;
+  /** Honour the Idempotency-Key header (default true). */
+  idempotency?: boolean;
+  /** Backoff of the rate-window transaction and of PutRecords; `sleep` replaced in tests. */
+  retries?: { rateWindows?: BackoffPolicy; publish?: BackoffPolicy; sleep?: Sleep };
+  logger?: Logger;
+  metrics?: Metrics;
+  /** Microseconds since the epoch; injectable so tests can pin the clock. */
+  nowMicros?: () => number;
+}
+
+// A call that hangs fails fast and is retried instead of running the function into its timeout
+// (without throwOnRequestTimeout the SDK only warns). Kinesis is retried by KinesisTraceSink alone:
+// its attempts × the 3 s request timeout stay inside the function timeout.
+const FAIL_FAST = { connectionTimeout: 1_000, throwOnRequestTimeout: true };
+
+/** The clients of the deployed function. */
+export function defaultIngestClients(s3ForcePathStyle = false) {
+  return {
+    dynamodb: new DynamoDBClient({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 2_000 } }),
+    kinesis: new KinesisClient({ maxAttempts: 1, requestHandler: { ...FAIL_FAST, requestTimeout: 3_000 } }),
+    s3: new S3Client({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 5_000 }, forcePathStyle: s3ForcePathStyle }),
+  };
+}
+
+/** The configuration of the deployed function, read from its environment once at cold start. */
+export function ingestConfigFromEnv(env: NodeJS.ProcessEnv = process.env): IngestConfig {
+  const cacheSeconds = Number(env[ENV.keyCacheSeconds] ?? DEFAULT_TENANCY_CACHE.ttlMs / 1000);
+  return {
+    resources: {
+      tenancyTable: requireEnv(ENV.tenancyTable, env),
+      rateTable: requireEnv(ENV.rateTable, env),
+      traceStream: requireEnv(ENV.traceStream, env),
+      dataBucket: requireEnv(ENV.dataBucket, env),
+    },
+    clients: defaultIngestClients(env[ENV.s3ForcePathStyle] === 'true'),
+    tenancyCache: {
+      ...DEFAULT_TENANCY_CACHE,
+      ttlMs: Number.isFinite(cacheSeconds) && cacheSeconds >= 0 ? cacheSeconds * 1000 : DEFAULT_TENANCY_CACHE.ttlMs,
+    },
+  };
+}
+
+/** The ports of the use case: the ones given, and adapters over AWS for the rest. */
+export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
+  const given = config.ports ?? {};
+  let defaults: ReturnType<typeof defaultIngestClients> | undefined;
+  const client = <K extends 'dynamodb' | 'kinesis' | 's3'>(name: K) =>
+    config.clients?.[name] ?? (defaults ??= defaultIngestClients())[name];
+  const resource = (name: keyof IngestResources): string => {
+    const value = config.resources?.[name];
+    if (value === undefined) throw new Error(`composeIngest: resources.${name} is needed for the ports not given`);
+    return value;
+  };
+  const retries = config.retries ?? {};
+  const tenancy = () => {
+    const store = new DynamoDbTenancyStore(client('dynamodb'), resource('tenancyTable'));
+    return config.tenancyCache === false ? store : new CachedTenancyReader(store, config.tenancyCache ?? DEFAULT_TENANCY_CACHE);
+  };
+  return {
+    tenancy: given.tenancy ?? tenancy(),
+    rateLimiter:
+      given.rateLimiter ??
+      new DynamoDbRateLimiter(client('dynamodb'), resource('rateTable'), retries.rateWindows ?? DEFAULT_RATE_BACKOFF, retries.sleep),
+    sink: given.sink ?? new KinesisTraceSink(client('kinesis'), resource('traceStream'), retries.publish ?? DEFAULT_PUBLISH_BACKOFF, retries.sleep),
+    overflow: given.overflow ?? new S3OverflowStore(client('s3'), resource('dataBucket')),
+    idempotency:
+      config.idempotency === false ? undefined : (given.idempotency ?? new DynamoDbIdempotencyStore(client('dynamodb'), resource('rateTable'))),
+    newId: given.newId ?? randomUUID,
+  };
+}
+
+/**
+ * The one composition root of the ingest function: ports, logger, metrics and the middleware
+ * chain. The deployed handler, the local stack, the bench and the tests all build it here.
+ */
+export function composeIngest(config: IngestConfig) {
+  return createIngestHandler({
+    deps: ingestPorts(config),
+    logger: config.logger ?? new Logger({ serviceName: 'trace-ingest' }),
+    metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: 'trace-ingest' }),
+    nowMicros: config.nowMicros,
+  });
+}

@@ -1,0 +1,44 @@
+import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
+import type { RawBody } from './request/decode-body.js';
+import type { ValidationIssue } from './validation/issue-codes.js';
+
+/** One ingest request, as the HTTP layer hands it to the use case. */
+export interface IngestRequest {
+  requestId: string;
+  /** Every value of every `X-API-Key` header sent; exactly one distinct value is valid. */
+  apiKeyValues: readonly string[];
+  body: RawBody;
+  receivedAtMicros: number;
+  /** Every value of every `Idempotency-Key` header sent. */
+  idempotencyKeyValues?: readonly string[];
+}
+
+/** Who sent a request: an active key of an organization that may ingest. */
+export interface Caller {
+  key: ApiKey;
+  org: Organization;
+}
+
+/** When and as which request traces arrived; every accepted trace carries both. */
+export interface Arrival {
+  requestId: string;
+  receivedAtMicros: number;
+}
+
+/** Why one trace of a batch was rejected. */
+export interface TraceError {
+  index: number;
+  trace_id: string | null;
+  issues: ValidationIssue[];
+}
+
+export interface IngestResult {
+  accepted: number;
+  rejected: number;
+  errors: TraceError[];
+  /** What the request was authorized as, for logs and metrics. */
+  orgId: string;
+  apiKeyId: string;
+  /** True when this is the stored response of an earlier request with the same Idempotency-Key. */
+  replayed?: boolean;
+}

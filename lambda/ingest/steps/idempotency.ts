@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import {
+  dependencyUnavailable,
+  IdempotencyInProgressError,
+  IdempotencyKeyReusedError,
+  InvalidIdempotencyKeyError,
+} from '../errors.js';
+import type { IngestResult } from '../ingest-types.js';
+import type { IdempotencyStore, IngestLog } from '../ports.js';
+import { singleHeaderValue } from './single-header-value.js';
+
+/** Printable ASCII without spaces, 1 to 255 characters: a UUID, a ULID or any client token fits. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** The request's Idempotency-Key, or undefined when it sent none. */
+export function readIdempotencyKey(values: readonly string[] | undefined): string | undefined {
+  const header = singleHeaderValue(values ?? []);
+  if (header.kind === 'absent') return undefined;
+  if (header.kind === 'one' && IDEMPOTENCY_KEY_PATTERN.test(header.value)) return header.value;
+  throw new InvalidIdempotencyKeyError('Invalid Idempotency-Key: send one header of 1 to 255 printable ASCII characters without spaces');
+}
+
+export interface IdempotentRequest {
+  store: IdempotencyStore;
+  log: IngestLog;
+  orgId: string;
+  apiKeyId: string;
+  idempotencyKey: string;
+  /** The decoded body: a repeat must send the same. */
+  body: string;
+  receivedAtMicros: number;
+}
+
+/**
+ * Safe retries: the first request with a key claims it; a repeat with the same body gets the first
+ * 200 again without counting or publishing; a different body gets 422; a repeat while the first
+ * is still running gets 409. Only a 200 is remembered: any refusal frees the key for a retry.
+ */
+export async function withIdempotency(request: IdempotentRequest, run: () => Promise<IngestResult>): Promise<IngestResult> {
+  const { store, log, orgId, apiKeyId, idempotencyKey } = request;
+  const bodyHash = createHash('sha256').update(request.body, 'utf8').digest('base64url');
+  const nowSeconds = Math.floor(request.receivedAtMicros / 1_000_000);
+  let claim;
+  try {
+    claim = await store.claim(orgId, idempotencyKey, bodyHash, nowSeconds);
+  } catch (error) {
+    throw dependencyUnavailable(error);
+  }
+  if (claim.kind !== 'claimed') {
+    if (claim.bodyHash !== bodyHash) {
+      throw new IdempotencyKeyReusedError(
+        'Idempotency-Key reused with a different body: a key identifies one request; use a new key for a new batch',
+      );
+    }
+    if (claim.kind === 'in_progress') {
+      throw new IdempotencyInProgressError('A request with this Idempotency-Key is still in progress; retry after the Retry-After interval');
+    }
+    const stored = JSON.parse(claim.response) as Pick<IngestResult, 'accepted' | 'rejected' | 'errors'>;
+    return { accepted: stored.accepted, rejected: stored.rejected, errors: stored.errors, orgId, apiKeyId, replayed: true };
+  }
+  let result: IngestResult;
+  try {
+    result = await run();
+  } catch (error) {
+    await store.release(orgId, idempotencyKey).catch((releaseError: unknown) => {
+      log.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
+    });
+    throw error;
+  }
+  const response = JSON.stringify({ accepted: result.accepted, rejected: result.rejected, errors: result.errors });
+  const stored = await store.complete(orgId, idempotencyKey, response, nowSeconds).catch((error: unknown) => {
+    log.error('Could not store an idempotent response', { orgId, error: (error as Error).name });
+    return false;
+  });
+  // The batch is accepted either way; an unstored response only means a later repeat is not recognised.
+  if (!stored) log.warn('Idempotent response not stored; a repeat within the lock time gets 409', { orgId });
+  return result;
+}

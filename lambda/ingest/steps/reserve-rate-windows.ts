@@ -1,0 +1,54 @@
+import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type WindowCounter } from '../../shared/domain/rate-windows.js';
+import type { Organization } from '../../shared/domain/tenancy.js';
+import { dependencyUnavailable, RateLimitedError } from '../errors.js';
+import type { Arrival } from '../ingest-types.js';
+import type { IngestLog, RateLimiter } from '../ports.js';
+
+/** A reservation that a later failure gives back, so a refused batch counts nothing. */
+export interface Reservation {
+  giveBack(): Promise<void>;
+}
+
+/**
+ * Check 9: counts `count` traces in all four rate windows of the organization, or in none. Throws
+ * a 429 when a window has no room and a 503 when DynamoDB does not answer.
+ */
+export async function reserveRateWindows(
+  ports: { rateLimiter: RateLimiter; log: IngestLog },
+  org: Organization,
+  arrival: Arrival,
+  count: number,
+): Promise<Reservation> {
+  const counters = countersFor(org.quotas, new Date(Math.floor(arrival.receivedAtMicros / 1000)));
+  const reservation: Reservation = { giveBack: () => giveBack(ports, org.orgId, counters, count, arrival.requestId) };
+  const tooSmall = counters.filter((counter) => counter.quota < count);
+  if (tooSmall.length > 0) throw rateLimited(tooSmall, count, true);
+  let decision;
+  try {
+    decision = await ports.rateLimiter.reserve(org.orgId, counters, count, arrival.requestId);
+  } catch (error) {
+    // The reserve may have been applied with only its answer lost; giving back is exact either way.
+    await reservation.giveBack();
+    throw dependencyUnavailable(error);
+  }
+  if (!decision.allowed) throw rateLimited(decision.overflowing, count, false);
+  return reservation;
+}
+
+function rateLimited(counters: readonly WindowCounter[], count: number, batchTooLarge: boolean): RateLimitedError {
+  const decisive = decisiveWindow(counters) as WindowCounter;
+  const label = WINDOW_LABEL[decisive.window];
+  const message = batchTooLarge
+    ? `Rate limit exceeded: this batch of ${count} traces is larger than the whole ${label} quota of ${decisive.quota}; split the batch`
+    : `Rate limit exceeded: the ${label} quota of ${decisive.quota} traces is used up; retry after the Retry-After interval`;
+  return new RateLimitedError(message, decisive.window, decisive.quota, RETRY_AFTER_SECONDS[decisive.window]);
+}
+
+async function giveBack(ports: { rateLimiter: RateLimiter; log: IngestLog }, orgId: string, counters: WindowCounter[], count: number, requestId: string) {
+  try {
+    await ports.rateLimiter.release(orgId, counters, count, requestId);
+  } catch (error) {
+    // The counters stay too high until their windows pass: the safe direction for a quota.
+    ports.log.error('Could not give back rate-window increments', { orgId, count, error: (error as Error).name });
+  }
+}

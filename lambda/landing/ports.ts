@@ -1,0 +1,32 @@
+/**
+ * The ports of the landing Lambda: the bucket it writes to and reads references from, and its log.
+ * `S3LandingStore` implements the store; tests give fakes.
+ */
+
+/** The referenced object does not exist: permanent, so the record is dead-lettered. */
+export class ReferencedObjectNotFoundError extends Error {
+  override name = 'ReferencedObjectNotFoundError';
+}
+
+/** The bucket the consumer writes to and reads references from. */
+export interface LandingStore {
+  putObject(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  /** Throws {@link ReferencedObjectNotFoundError} when the object does not exist. */
+  getObject(bucket: string, key: string): Promise<Uint8Array>;
+}
+
+/** The part of a structured logger the use case needs (Powertools' `Logger` fits). */
+export interface LandingLogger {
+  warn(message: string, extra: Record<string, unknown>): void;
+  error(message: string, extra: Record<string, unknown>): void;
+}
+
+/** Everything the landing use case is given. */
+export interface LandingDeps {
+  store: LandingStore;
+  logger?: LandingLogger;
+  /** Rows per Parquet row group, also the most rows the encoder holds at once. */
+  rowsPerRowGroup?: number;
+  /** Uploads in flight at once while the next object is encoded. */
+  maxUploadsInFlight?: number;
+}
