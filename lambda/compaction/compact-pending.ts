@@ -25,21 +25,20 @@ export interface CompactionRun {
   stoppedEarly: boolean;
 }
 
-/** Raw objects of every slice, from a listing of the raw prefixes. */
+/**
+ * Raw objects of every slice, from one listing of each raw prefix. Raw objects expire a few days after they
+ * land (see "Retention" in docs/landing.md), so the listing is bounded by the traffic of those days.
+ */
 async function rawSlices(deps: CompactionDeps): Promise<Map<string, { slice: Slice; raw: Record<DatasetName, StoredObject[]> }>> {
   const slices = new Map<string, { slice: Slice; raw: Record<DatasetName, StoredObject[]> }>();
   for (const dataset of ['traces', 'spans'] as const) {
-    for (const org of await deps.store.listPrefixes(`${dataset}/`)) {
-      for (const day of await deps.store.listPrefixes(org)) {
-        for (const object of await deps.store.list(day)) {
-          const slice = sliceOfRawKey(object.key);
-          if (!slice) continue;
-          const id = sliceId(slice);
-          const entry = slices.get(id) ?? { slice, raw: { traces: [], spans: [] } };
-          entry.raw[dataset].push(object);
-          slices.set(id, entry);
-        }
-      }
+    for (const object of await deps.store.list(`${dataset}/`)) {
+      const slice = sliceOfRawKey(object.key);
+      if (!slice) continue;
+      const id = sliceId(slice);
+      const entry = slices.get(id) ?? { slice, raw: { traces: [], spans: [] } };
+      entry.raw[dataset].push(object);
+      slices.set(id, entry);
     }
   }
   return slices;

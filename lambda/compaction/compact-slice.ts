@@ -17,8 +17,6 @@ export interface StoredObject {
 export interface CompactionStore {
   /** Every object under `prefix`. */
   list(prefix: string): Promise<StoredObject[]>;
-  /** The next level of `/`-delimited prefixes under `prefix`. */
-  listPrefixes(prefix: string): Promise<string[]>;
   /** The object's bytes, or undefined when it does not exist. */
   get(key: string): Promise<Uint8Array | undefined>;
   /** The object as a byte source for the Parquet reader; reads fail if it no longer has the listed ETag. */

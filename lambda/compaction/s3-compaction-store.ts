@@ -25,17 +25,6 @@ export class S3CompactionStore implements CompactionStore {
     return objects;
   }
 
-  async listPrefixes(prefix: string): Promise<string[]> {
-    const prefixes: string[] = [];
-    let ContinuationToken: string | undefined;
-    do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken }));
-      for (const item of page.CommonPrefixes ?? []) if (item.Prefix) prefixes.push(item.Prefix);
-      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (ContinuationToken);
-    return prefixes;
-  }
-
   async get(key: string): Promise<Uint8Array | undefined> {
     try {
       const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));

@@ -29,16 +29,6 @@ export class MemoryBucket implements LandingStore, CompactionStore {
       .map(([key, object]) => ({ key, etag: object.etag, size: object.body.byteLength }));
   }
 
-  async listPrefixes(prefix: string): Promise<string[]> {
-    const prefixes = new Set<string>();
-    for (const key of this.objects.keys()) {
-      if (!key.startsWith(prefix)) continue;
-      const slash = key.indexOf('/', prefix.length);
-      if (slash >= 0) prefixes.add(key.slice(0, slash + 1));
-    }
-    return [...prefixes].sort();
-  }
-
   async get(key: string): Promise<Uint8Array | undefined> {
     return this.objects.get(key)?.body;
   }
