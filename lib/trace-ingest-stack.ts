@@ -3,6 +3,7 @@ import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import type { TraceIngestConfig } from './config.js';
 import { IngestApi, THROTTLED_METRIC_NAME } from './constructs/ingest-api.js';
+import { Compaction } from './constructs/compaction.js';
 import { DATA_PREFIXES, Landing } from './constructs/landing.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { TenancyTables } from './constructs/tenancy-tables.js';
@@ -31,11 +32,13 @@ export interface TraceIngestStackProps extends StackProps {
 export interface FunctionEntries {
   readonly ingest: string;
   readonly landing: string;
+  readonly compaction: string;
 }
 
 export const DEFAULT_ENTRIES: FunctionEntries = {
   ingest: 'lambda/ingest/handler.ts',
   landing: 'lambda/landing/handler.ts',
+  compaction: 'lambda/compaction/handler.ts',
 };
 
 /** The whole Trace Ingest service: API → ingest function → stream → consumer → Parquet in S3 → Athena. */
@@ -43,6 +46,7 @@ export class TraceIngestStack extends Stack {
   public readonly tables: TenancyTables;
   public readonly traceStream: TraceStream;
   public readonly landing: Landing;
+  public readonly compaction: Compaction;
   public readonly ingest: IngestApi;
   public readonly monitoring: Monitoring;
 
@@ -63,6 +67,13 @@ export class TraceIngestStack extends Stack {
       accessLogRetentionDays: config.accessLogRetentionDays,
       ...(config.dataRetentionDays === undefined ? {} : { dataRetentionDays: config.dataRetentionDays }),
     });
+    this.compaction = new Compaction(this, 'Compaction', {
+      projectRoot,
+      entry: entries.compaction,
+      bucket: this.landing.bucket,
+      logRetention: config.logRetention,
+      metricsNamespace: METRICS_NAMESPACE,
+    });
     this.ingest = new IngestApi(this, 'Ingest', {
       projectRoot,
       entry: entries.ingest,
@@ -82,6 +93,7 @@ export class TraceIngestStack extends Stack {
       api: this.ingest.api,
       ingestFunction: this.ingest.handler,
       consumer: this.landing.consumer,
+      compaction: this.compaction.function,
       tenancyTable: this.tables.tenancyTable,
       rateTable: this.tables.rateTable,
       stream: this.traceStream.stream,
