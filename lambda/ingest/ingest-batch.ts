@@ -6,14 +6,14 @@ import { parseBatch } from './request/parse-batch.js';
 import { authenticate } from './steps/authenticate.js';
 import { authorizeOrganization } from './steps/authorize-organization.js';
 import { checkWorkspaceScope } from './steps/check-workspace-scope.js';
-import { readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
+import { idempotentRequestIdentity, readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
 import { publishTraces } from './steps/publish-traces.js';
 import { reserveRateWindows } from './steps/reserve-rate-windows.js';
 import { validateTraces } from './steps/validate-traces.js';
 import { formatMicros } from './validation/timestamps.js';
 
 /**
- * The ingest use case, in the contract's order of checks: authenticate, plan, billing, body,
+ * The ingest use case, in the order of checks of docs/contract.md §1: authenticate, plan, billing, body,
  * workspace scope, per-trace validation, rate windows, publish. Throws an `IngestError` for every
  * refusal; an Idempotency-Key makes a resend safe.
  */
@@ -21,10 +21,11 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
   const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
   const body = decodeBody(request.body);
-  const run = () => ingestTraces(deps, caller, request, parseBatch(body));
-  if (!deps.idempotency || idempotencyKey === undefined) return run();
+  if (!deps.idempotency || idempotencyKey === undefined) return ingestTraces(deps, caller, request, parseBatch(body));
   const { orgId } = caller.org;
   const { receivedAtMicros } = request;
+  const arrival = { ...request, requestIdentity: idempotentRequestIdentity(orgId, idempotencyKey, body) };
+  const run = () => ingestTraces(deps, caller, arrival, parseBatch(body));
   return withIdempotency({ store: deps.idempotency, log: deps.log, orgId, apiKeyId: caller.key.keyId, idempotencyKey, body, receivedAtMicros }, run);
 }
 
@@ -47,7 +48,8 @@ export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Ar
     request_id: arrival.requestId,
     received_at: formatMicros(arrival.receivedAtMicros),
   };
-  const { accepted, errors } = validateTraces(traces, requestContext, arrival.receivedAtMicros, deps.newId);
+  const requestIdentity = arrival.requestIdentity ?? arrival.requestId;
+  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, deps.newId);
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
   if (accepted.length === 0) return result;
 

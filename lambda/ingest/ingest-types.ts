@@ -23,6 +23,11 @@ export interface Caller {
 export interface Arrival {
   requestId: string;
   receivedAtMicros: number;
+  /**
+   * What names the request's records (`record_id` = `<identity>/<index>`): the request id, unless
+   * an Idempotency-Key makes every resend of the same body a copy of the first.
+   */
+  requestIdentity?: string;
 }
 
 /** Why one trace of a batch was rejected. */

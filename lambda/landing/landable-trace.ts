@@ -51,9 +51,13 @@ export function timestampMicros(value: unknown, path: string): bigint {
   return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(cachedMinuteMillis + seconds * 1000) * 1000n + BigInt(fraction);
 }
 
-/** The `tags` member of a JSON-object attributes string; `[]` when absent or not a list. */
+/**
+ * The `tags` member of a JSON-object attributes string, read as validation reads it (`JSON.parse`,
+ * escapes such as `"t\\u0061gs"` included); `[]` when absent or not a list.
+ */
 export function tagsOf(attributes: string): string[] {
-  if (!attributes.includes('"tags"')) return [];
+  // Without the word or any escape the text cannot name `tags`: skip the parse on the hot path.
+  if (!attributes.includes('tags') && !attributes.includes('\\')) return [];
   let parsed: unknown;
   try {
     parsed = JSON.parse(attributes);

@@ -29,4 +29,8 @@ export interface LandingDeps {
   rowsPerRowGroup?: number;
   /** Uploads in flight at once while the next object is encoded. */
   maxUploadsInFlight?: number;
+  /** Span rows held before the pending groups are written out (see `LANDING_MEMORY_BOUNDS`). */
+  maxPendingSpanRows?: number;
+  /** Characters of span and trace text held before the pending groups are written out. */
+  maxPendingTextCharacters?: number;
 }

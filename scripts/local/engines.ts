@@ -5,10 +5,12 @@ import { type Http2Session, createServer as createHttp2Server } from 'node:http2
 import { type AddressInfo, type Server as NetServer, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import kinesalite from 'kinesalite';
 import S3rver from 's3rver';
 import { localClientConfig } from './provision.js';
+import { type S3rverFilesystemStore, writeObjectsAtomically } from './s3rver-atomic-writes.js';
 
 /** A running local engine. */
 export interface Engine {
@@ -93,8 +95,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
   liveChildren.delete(child);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** DynamoDB Local (the official jar) on the machine's `java`; answers ListTables before this resolves. */
 export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engine> {
   const home = dynamoDbLocalHome();
@@ -113,7 +113,9 @@ export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engi
       ...storage,
       '-sharedDb',
     ],
-    { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] },
+    // Its own process group: a Ctrl-C in the terminal reaches only us, and we stop DynamoDB Local
+    // after the HTTP server has stopped accepting, not before.
+    { cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   killChildrenOnExit();
   liveChildren.add(child);
@@ -247,6 +249,7 @@ export async function startS3rver(opts: EngineOptions = {}): Promise<Engine> {
   const directory = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 's3rver-'));
   mkdirSync(directory, { recursive: true });
   const s3rver = new S3rver({ address: HOST, port: opts.port ?? 0, silent: true, directory, resetOnClose: false });
+  writeObjectsAtomically(s3rver.store as S3rverFilesystemStore);
   const { port } = await s3rver.run();
   return {
     endpoint: `http://${HOST}:${port}`,

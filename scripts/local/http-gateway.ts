@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
 
-/** The route the deployed REST API serves. */
-export const INGEST_ROUTE = { method: 'POST', path: '/v1/traces/ingest' } as const;
 /** API Gateway's own payload limit; larger requests never reach the function. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export const LOCAL_STAGE = 'local';
@@ -36,6 +35,7 @@ export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), 
     (multiValueHeaders[name] ??= []).push(value);
   }
   const url = new URL(request.url, 'http://localhost');
+  const path = routePath(request.url) ?? url.pathname;
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
   for (const [name, value] of url.searchParams) {
@@ -46,8 +46,8 @@ export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), 
   const userAgent = headers['User-Agent'] ?? headers['user-agent'] ?? null;
   const hasBody = request.body.length > 0;
   return {
-    resource: url.pathname === INGEST_ROUTE.path ? INGEST_ROUTE.path : '/{proxy+}',
-    path: url.pathname,
+    resource: path === INGEST_ROUTE.path ? INGEST_ROUTE.path : '/{proxy+}',
+    path,
     httpMethod: request.method,
     headers,
     multiValueHeaders,
@@ -80,7 +80,7 @@ export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), 
         userAgent,
         userArn: null,
       },
-      path: `/${LOCAL_STAGE}${url.pathname}`,
+      path: `/${LOCAL_STAGE}${path}`,
       stage: LOCAL_STAGE,
       requestId,
       extendedRequestId: requestId,
@@ -90,6 +90,18 @@ export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), 
       resourcePath: INGEST_ROUTE.path,
     },
   };
+}
+
+/**
+ * The path of an origin-form request target (`/v1/traces/ingest?x=1` → `/v1/traces/ingest`), exactly
+ * as sent: API Gateway matches resources on the literal path, so a trailing slash, `//`, `/./`,
+ * `/x/../`, percent-encoded letters, an absolute-form target or a `#fragment` name no resource.
+ * Undefined for a target that is not origin-form.
+ */
+export function routePath(target: string): string | undefined {
+  if (!target.startsWith('/')) return undefined;
+  const end = target.indexOf('?');
+  return end === -1 ? target : target.slice(0, end);
 }
 
 function writeJson(res: ServerResponse, status: number, requestId: string, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
@@ -142,9 +154,8 @@ export interface HttpGateway {
 export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 'onError'>) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const requestId = randomUUID();
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '') || '/';
     try {
-      if (pathname !== INGEST_ROUTE.path) {
+      if (routePath(req.url ?? '') !== INGEST_ROUTE.path) {
         req.resume();
         return writeJson(res, 404, requestId, {
           detail: 'No route for this method and path. The API has one route: POST /v1/traces/ingest.',
@@ -188,14 +199,63 @@ export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 
       writeProxyResult(res, await options.handler(event));
     } catch (error) {
       options.onError?.(error);
-      if (!res.headersSent) writeJson(res, 502, requestId, { detail: 'Internal server error', code: 'bad_gateway' });
-      else res.destroy();
+      try {
+        if (!res.headersSent) writeJson(res, 502, requestId, { detail: 'Internal server error', code: 'bad_gateway' });
+        else res.destroy();
+      } catch {
+        res.destroy();
+      }
     }
   };
 }
 
+/** Status and `detail` for a request Node's HTTP parser refused before any listener saw it. */
+function clientErrorAnswer(error: NodeJS.ErrnoException): { status: number; reason: string; detail: string; code: string } {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, reason: 'Request Header Fields Too Large', detail: 'Request headers too large: send at most 16 KB of headers.', code: 'headers_too_large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return { status: 408, reason: 'Request Timeout', detail: 'Request timeout: the request was not received in time.', code: 'request_timeout' };
+    case 'HPE_INVALID_METHOD':
+      return {
+        status: 400,
+        reason: 'Bad Request',
+        detail: 'Malformed request: unknown HTTP method. The API has one route: POST /v1/traces/ingest.',
+        code: 'malformed_request',
+      };
+    default:
+      return { status: 400, reason: 'Bad Request', detail: 'Malformed request: the HTTP request line or headers could not be parsed.', code: 'malformed_request' };
+  }
+}
+
+/**
+ * Answers a request the HTTP parser refused (headers over 16 KB, duplicate Content-Length, an
+ * unknown method, a broken request line) with the same JSON and `X-Request-Id` as every other
+ * answer, then closes the connection: after a parse error its bytes cannot be trusted.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || (error.code === 'ECONNRESET' && socket.destroyed)) {
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const { status, reason, detail, code } = clientErrorAnswer(error);
+  const text = JSON.stringify({ detail, code, request_id: requestId });
+  const head = [
+    `HTTP/1.1 ${status} ${reason}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${text}`);
+}
+
 export async function startHttpGateway(options: GatewayOptions): Promise<HttpGateway> {
-  const server = createServer((req, res) => void createGatewayListener(options)(req, res));
+  const listener = createGatewayListener(options);
+  const server = createServer((req, res) => void listener(req, res));
+  server.on('clientError', answerClientError);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

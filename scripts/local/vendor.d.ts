@@ -32,6 +32,8 @@ declare module 's3rver' {
   class S3rver {
     constructor(options?: S3rverOptions);
     httpServer?: Server;
+    /** Internal: the `FilesystemStore` (see scripts/local/s3rver-atomic-writes.ts). */
+    store: unknown;
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
   }

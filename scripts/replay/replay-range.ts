@@ -69,12 +69,13 @@ export function replayChunkStore(store: LandingStore, lastSequenceNumber: string
 export async function replayRange(deps: LandingDeps & { kinesis: KinesisClient; chunkSize?: number }, range: ShardRange): Promise<LandingSummary & { chunks: number }> {
   const records = await readRange(deps.kinesis, range);
   const chunkSize = deps.chunkSize ?? 10_000;
-  const total: LandingSummary & { chunks: number } = { recordsIn: 0, deadLettered: 0, rows: { traces: 0, spans: 0 }, objectsWritten: 0, bytesWritten: 0, chunks: 0 };
+  const total: LandingSummary & { chunks: number } = { recordsIn: 0, deadLettered: 0, duplicatesSkipped: 0, rows: { traces: 0, spans: 0 }, objectsWritten: 0, bytesWritten: 0, chunks: 0 };
   for (let start = 0; start < records.length; start += chunkSize) {
     const chunk = records.slice(start, start + chunkSize);
     const summary = await landRecords({ ...deps, store: replayChunkStore(deps.store, chunk.at(-1)!.sequenceNumber) }, chunk);
     total.recordsIn += summary.recordsIn;
     total.deadLettered += summary.deadLettered;
+    total.duplicatesSkipped += summary.duplicatesSkipped;
     total.rows.traces += summary.rows.traces;
     total.rows.spans += summary.rows.spans;
     total.objectsWritten += summary.objectsWritten;

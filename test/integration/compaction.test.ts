@@ -59,7 +59,7 @@ describe('compaction against s3rver: every row once after faults and replays', (
 
   const store = () => new S3LandingStore(s3, bucket);
   const compact = (extra: { rowsPerPart?: number } = {}) => compactPending({ store: new S3CompactionStore(s3, bucket), ...extra }, { includeOpenHours: true });
-  const rows = async (sql: string) => (await queryLanded(sql, data)).rows;
+  const rows = async (sql: string) => (await queryLanded(sql, data))[0]!.rows;
 
   /** Publishes records and reads them back from the stream with their shard and sequence numbers. */
   async function publish(items: { trace: AcceptedTrace; context: TraceContext }[]): Promise<LandingRecord[]> {

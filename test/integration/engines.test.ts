@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamSummaryCommand, KinesisClient, PutRecordCommand } from '@aws-sdk/client-kinesis';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
 import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 
@@ -75,6 +75,28 @@ describe('local engines', () => {
     } finally {
       dynamodb.destroy();
       kinesisClient.destroy();
+    }
+  });
+
+  // A contract test pinned to s3rver 3.7.1's FilesystemStore internals (scripts/local/s3rver-atomic-writes.ts).
+  it('s3rver writes objects atomically: complete on disk when PutObject answers, no partial file left or listed', async () => {
+    const dataDir = path.join(stateDir, 's3-atomic');
+    const s3 = await startS3rver({ dataDir });
+    engines.push(s3);
+    const client = new S3Client(localClientConfig(s3.endpoint));
+    try {
+      await createBucket(client, 'atomic');
+      const bodies = Array.from({ length: 6 }, (_, i) => Buffer.alloc(4 * 1024 * 1024 + i, 65 + i));
+      await Promise.all(bodies.map((body, i) => client.send(new PutObjectCommand({ Bucket: 'atomic', Key: `dir/object-${i}.parquet`, Body: body }))));
+      const files = readdirSync(path.join(dataDir, 'atomic', 'dir'));
+      expect(files.filter((name) => name.includes('.partial-'))).toEqual([]);
+      bodies.forEach((body, i) => expect(readFileSync(path.join(dataDir, 'atomic', 'dir', `object-${i}.parquet._S3rver_object`)).equals(body)).toBe(true));
+      const listed = await client.send(new ListObjectsV2Command({ Bucket: 'atomic' }));
+      expect(listed.Contents?.map((object) => object.Key).sort()).toEqual(bodies.map((_, i) => `dir/object-${i}.parquet`));
+      const object = await client.send(new GetObjectCommand({ Bucket: 'atomic', Key: 'dir/object-5.parquet' }));
+      expect(Buffer.from((await object.Body?.transformToByteArray()) ?? []).equals(bodies[5]!)).toBe(true);
+    } finally {
+      client.destroy();
     }
   });
 });

@@ -20,6 +20,14 @@ export function readIdempotencyKey(values: readonly string[] | undefined): strin
   throw new InvalidIdempotencyKeyError('Invalid Idempotency-Key: send one header of 1 to 255 printable ASCII characters without spaces');
 }
 
+/**
+ * The identity of a request sent under an Idempotency-Key, the same for every resend of that body
+ * with that key, so the records of a resend after an unknown outcome are copies of the first ones.
+ */
+export function idempotentRequestIdentity(orgId: string, idempotencyKey: string, body: string): string {
+  return `idem-${createHash('sha256').update(`${orgId}\n${idempotencyKey}\n`).update(body, 'utf8').digest('base64url')}`;
+}
+
 export interface IdempotentRequest {
   store: IdempotencyStore;
   log: IngestLog;

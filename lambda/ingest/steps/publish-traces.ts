@@ -10,9 +10,9 @@ export async function publishTraces(ports: { sink: TraceSink; overflow: Overflow
   await ports.sink.publish(await Promise.all(traces.map((trace) => toStreamRecord(ports.overflow, trace))));
 }
 
-async function toStreamRecord(overflow: OverflowStore, { context, traceId, data }: EncodedTrace): Promise<StreamRecord> {
+async function toStreamRecord(overflow: OverflowStore, { context, index, traceId, data }: EncodedTrace): Promise<StreamRecord> {
   if (data.byteLength + traceId.length <= MAX_INLINE_RECORD_BYTES) return { partitionKey: traceId, data };
-  const stored = await overflow.put(overflowObjectKey(context, traceId), data);
+  const stored = await overflow.put(overflowObjectKey(context, index, traceId), data);
   const pointer: TraceReferenceRecord = {
     v: TRACE_RECORD_VERSION,
     context,

@@ -1,6 +1,7 @@
 import { isJsonObject } from '../../shared/domain/json.js';
 import { echo } from '../echo.js';
 import type { TraceError } from '../ingest-types.js';
+import type { ValidationIssue } from '../validation/issue-codes.js';
 import { validateTrace } from '../validation/validate-trace.js';
 import { type EncodedTrace, encodeTrace, type RequestContext } from './encode-trace.js';
 
@@ -11,23 +12,37 @@ export interface ValidatedBatch {
   errors: TraceError[];
 }
 
-/** Check 8: validates each trace on its own; a bad trace is reported, the others go on. */
+/**
+ * Check 8: validates each trace on its own; a bad trace is reported, the others go on. A trace whose
+ * `trace_id` repeats one accepted earlier in the batch is rejected (`duplicate_trace_id`). Each
+ * accepted trace's record gets the identity `<requestIdentity>/<index>`.
+ */
 export function validateTraces(
   traces: readonly unknown[],
   requestContext: RequestContext,
+  requestIdentity: string,
   receivedAtMicros: number,
   newId: () => string,
 ): ValidatedBatch {
   const accepted: EncodedTrace[] = [];
   const errors: TraceError[] = [];
+  const acceptedAt = new Map<string, number>();
   traces.forEach((input, index) => {
     const result = validateTrace(input, receivedAtMicros, newId);
-    if (result.ok) {
-      accepted.push(encodeTrace(requestContext, result.trace));
+    const firstIndex = result.ok ? acceptedAt.get(result.trace.trace_id) : undefined;
+    if (result.ok && firstIndex === undefined) {
+      acceptedAt.set(result.trace.trace_id, index);
+      accepted.push(encodeTrace(requestContext, requestIdentity, index, result.trace));
     } else {
       const sentId = isJsonObject(input) && typeof input.trace_id === 'string' ? echo(input.trace_id) : null;
-      errors.push({ index, trace_id: sentId, issues: result.issues });
+      errors.push({ index, trace_id: sentId, issues: result.ok ? [duplicateTraceId(firstIndex as number)] : result.issues });
     }
   });
   return { accepted, errors };
+}
+
+// One rule at every size: two traces of a batch with one trace_id would otherwise land as two rows
+// (inline) or as one trace's content twice (by reference), and collapse into one in compacted tables.
+function duplicateTraceId(firstIndex: number): ValidationIssue {
+  return { path: '/trace_id', code: 'duplicate_trace_id', message: `repeats the trace_id of trace ${firstIndex}, accepted earlier in this batch` };
 }

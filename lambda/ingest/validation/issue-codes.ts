@@ -1,5 +1,5 @@
 /**
- * Stable, documented codes of per-trace validation issues (decisions §3). Clients may switch on
+ * Stable, documented codes of per-trace validation issues (docs/contract.md §3). Clients may switch on
  * them; a code is never renamed or reused for another meaning.
  */
 export const ISSUE_CODES = {
@@ -17,6 +17,9 @@ export const ISSUE_CODES = {
   duplicate_span_id: 'two spans of the trace share a `span_id`',
   invalid_parent: '`parent_span_id` equals the span\'s own `span_id`',
   not_an_object: 'the trace or span is not a JSON object',
+  too_many_spans: 'the trace has more spans than the per-trace limit (MAX_SPANS_PER_TRACE)',
+  lone_surrogate: 'a string (or a tag inside `attributes`) holds a UTF-16 surrogate without its pair, which UTF-8 storage cannot keep',
+  duplicate_trace_id: 'the `trace_id` repeats that of a trace accepted earlier in the same batch',
 } as const;
 
 export type IssueCode = keyof typeof ISSUE_CODES;
@@ -29,3 +32,9 @@ export interface ValidationIssue {
 }
 
 export const MAX_ISSUES_PER_TRACE = 20;
+
+/**
+ * Spans one trace may carry. Quotas count traces, so without it one small gzip request could make
+ * the landing build hundreds of thousands of span rows from a single record.
+ */
+export const MAX_SPANS_PER_TRACE = 10_000;

@@ -1,11 +1,12 @@
 import { isJsonObject, type JsonObject } from '../../shared/domain/json.js';
-import type { ValidationIssue } from './issue-codes.js';
+import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
 /**
- * The rules JSON Schema cannot say (decisions §3): timestamps that are real dates within ±24 hours
+ * The rules JSON Schema cannot say (docs/contract.md §3): timestamps that are real dates within ±24 hours
  * of the server clock, JSON held inside strings, unique span ids, a parent that is not the span
- * itself. Each rule checks only values of the right type: wrong types are the schema's to report.
+ * itself, no lone surrogates, a bounded span count. Each rule checks only values of the right type:
+ * wrong types are the schema's to report.
  */
 
 export interface RuleResult {
@@ -55,6 +56,27 @@ function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]
     const tags = parsed.tags;
     if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) {
       issues.push({ path, code: 'invalid_tags', message: 'tags inside attributes must be an array of strings' });
+    } else if (!tags.every(isWellFormed)) {
+      // Only the tags leave the JSON text (as a list of UTF-8 strings); an escaped lone surrogate
+      // elsewhere in the text is kept as the escape it is.
+      issues.push({ path, code: 'lone_surrogate', message: LONE_SURROGATE_MESSAGE });
+    }
+  }
+}
+
+/** String members that are stored as sent; ids, timestamps, enums and slugs have patterns that refuse surrogates anyway. */
+const TRACE_TEXT = ['environment', 'root_span_name', 'model', 'attributes', 'session_id', 'agent_id', 'agent_name', 'user_id'] as const;
+const SPAN_TEXT = ['name', 'model', 'input', 'output', 'attributes', 'error_message', 'session_id', 'agent_id', 'agent_name', 'user_id'] as const;
+const LONE_SURROGATE_MESSAGE =
+  'holds a UTF-16 surrogate without its pair (\\uD800-\\uDFFF), which cannot be stored as UTF-8; send the pair or escape it inside JSON text';
+
+const isWellFormed = (text: string): boolean => text.isWellFormed();
+
+function checkWellFormed(subject: JsonObject, members: readonly string[], base: string, issues: ValidationIssue[]): void {
+  for (const member of members) {
+    const value = subject[member];
+    if (typeof value === 'string' && !isWellFormed(value)) {
+      issues.push({ path: `${base}/${member}`, code: 'lone_surrogate', message: LONE_SURROGATE_MESSAGE });
     }
   }
 }
@@ -63,8 +85,13 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number): RuleResul
   const issues: ValidationIssue[] = [];
   const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues);
   checkAttributes(trace.attributes, '/attributes', issues);
+  checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
+  if (spans.length > MAX_SPANS_PER_TRACE) {
+    issues.push({ path: '/spans', code: 'too_many_spans', message: `must hold at most ${MAX_SPANS_PER_TRACE} spans; split the trace` });
+    return { issues, traceMicros, spanMicros: [] };
+  }
   const seenSpanIds = new Map<string, number>();
   for (let i = 0; i < spans.length; i++) {
     const span: unknown = spans[i];
@@ -77,6 +104,7 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number): RuleResul
     checkJsonText(span.input, `${base}/input`, issues);
     checkJsonText(span.output, `${base}/output`, issues);
     checkAttributes(span.attributes, `${base}/attributes`, issues);
+    checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();
       const first = seenSpanIds.get(id);

@@ -65,4 +65,10 @@ export interface TraceContext {
   request_id: string;
   /** UTC, microsecond precision. */
   received_at: string;
+  /**
+   * The record's identity, `<request identity>/<index in the batch>`: the same for every copy of the
+   * record (a resent PutRecords entry, a resend under the same Idempotency-Key), so copies collapse.
+   * Absent on records written before it existed.
+   */
+  record_id?: string;
 }

@@ -5,7 +5,7 @@ import { buildBatch, buildSpan, buildTrace, gatewayEvent } from '../../support/t
 import { type Batch, bodyOf, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
- * Kinesis faults on the publish step (decisions §1 row 10). For every fault: a 200 means every
+ * Kinesis faults on the publish step (docs/contract.md §1 row 10). For every fault: a 200 means every
  * accepted trace is on the stream and counted once; a 503 carries Retry-After and leaves the
  * counters as they were (the increments are given back); rejected traces never reach the stream.
  */

@@ -32,7 +32,7 @@ function publishedRecords(): InlineTraceRecord[] {
     .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
 }
 
-describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
+describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
   let h: Harness;
   beforeEach(async () => {
     h = await createHarness();
@@ -235,6 +235,32 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
       expect(transaction?.args[0].input.TransactItems?.[0]?.Update?.ExpressionAttributeValues?.[':n']).toEqual({ N: '1' });
     });
 
+    it('refuses a trace_id repeated within the batch as duplicate_trace_id, case-insensitively, keeping the first', async () => {
+      const id = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
+      const traces = [buildTrace({ trace_id: id }), buildTrace({ trace_id: id.toUpperCase() }), buildTrace({ trace_id: id, root_span_name: 'other' })];
+      const response = await post(h, { traces });
+      expect(body(response)).toMatchObject({
+        accepted: 1,
+        rejected: 2,
+        errors: [
+          { index: 1, trace_id: id.toUpperCase(), issues: [{ path: '/trace_id', code: 'duplicate_trace_id', message: expect.stringMatching(/trace 0/) }] },
+          { index: 2, trace_id: id, issues: [{ path: '/trace_id', code: 'duplicate_trace_id', message: expect.any(String) }] },
+        ],
+      });
+      expect(publishedRecords().map((r) => r.trace.root_span_name)).toEqual([traces[0]?.root_span_name]);
+    });
+
+    it('applies the same rule to traces carried by reference: two large traces with one trace_id never share an object', async () => {
+      const random = () => JSON.stringify(Buffer.from(Array.from({ length: 2_000_000 }, () => 97 + Math.floor(Math.random() * 26))).toString());
+      const id = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
+      const other = 'aaaaaaaa-bbbb-4ccc-8ddd-ffffffffffff';
+      const traces = [id, id, other].map((trace_id) => buildTrace({ trace_id, spans: [buildSpan({ input: random() })] }));
+      const response = await post(h, { traces });
+      expect(body(response)).toMatchObject({ accepted: 2, rejected: 1, errors: [{ index: 1, issues: [{ code: 'duplicate_trace_id' }] }] });
+      const keys = s3Mock.commandCalls(PutObjectCommand).map((call) => call.args[0].input.Key);
+      expect(keys).toEqual([expect.stringMatching(new RegExp(`/0-${id}\\.json\\.gz$`)), expect.stringMatching(new RegExp(`/2-${other}\\.json\\.gz$`))]);
+    });
+
     it('touches no counter and publishes nothing when no trace is valid', async () => {
       const response = await post(h, { traces: [{}, 5, buildTrace({ status: 'OK' })] });
       expect(response.statusCode).toBe(200);
@@ -278,6 +304,18 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
       expect(body(response)).toMatchObject({ code: 'rate_limited', window, detail: expect.stringMatching(/^Rate limit exceeded/) });
       expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
       expectNothingPublished();
+    });
+
+    it('says what is used and left when DynamoDB returns the full window\'s count, and adds used, remaining, requested', async () => {
+      const full = new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item: { count: { N: '999' } } }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }],
+      });
+      ddbMock.on(TransactWriteItemsCommand).rejects(full);
+      const response = await post(h, buildBatch(2));
+      expect(body(response)).toMatchObject({ window: 'minute', limit: 1000, used: 999, remaining: 1, requested: 2 });
+      expect(body(response).detail).toMatch(/^Rate limit exceeded: the per-minute quota is 1000 traces; 999 are used and 1 left, and this batch needs 2\./);
     });
 
     it('answers 429 without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {
@@ -385,7 +423,9 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
         api_key_id: expect.stringMatching(/^key_/),
         request_id: 'req-1',
         received_at: '2026-11-22T12:00:00.000000Z',
+        record_id: 'req-1/0',
       });
+      expect(second.context.record_id).toBe('req-1/1');
       expect(first.trace.trace_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(second.trace).toMatchObject({ trace_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', environment: 'default', attributes: '{}' });
       expect(second.trace.spans[1]?.timestamp).toBe('2026-11-22T12:00:00.010000Z');

@@ -1,4 +1,5 @@
 import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
+import { MAX_SPANS_PER_TRACE } from '../../../lambda/ingest/validation/issue-codes.js';
 import { buildSpan, buildTrace, iso, NOW_MICROS } from '../../support/trace-builders.js';
 
 let counter = 0;
@@ -10,7 +11,7 @@ const issuesOf = (trace: unknown) => {
   return result.issues.map((issue) => [issue.path, issue.code]);
 };
 
-describe('per-trace validation (decisions §3)', () => {
+describe('per-trace validation (docs/contract.md §3)', () => {
   it('accepts a realistic trace', () => {
     expect(check(buildTrace()).ok).toBe(true);
   });
@@ -134,5 +135,33 @@ describe('per-trace validation (decisions §3)', () => {
 
   it('rejects a trace that is not an object', () => {
     for (const value of [null, 5, 'x', [], true]) expect(issuesOf(value)).toEqual([['', 'not_an_object']]);
+  });
+});
+
+describe('faithful or refused: lone surrogates and bounded spans (issue 14)', () => {
+  it.each([
+    ['a span name', { name: 'a\ud800b' }, '/spans/0/name'],
+    ['a span model', { model: '\udc00' }, '/spans/0/model'],
+    ['an error message', { error_message: 'x\ud83d' }, '/spans/0/error_message'],
+    ['the JSON text of input', { input: '"\ud800"' }, '/spans/0/input'],
+  ])('refuses a lone surrogate in %s with lone_surrogate, never replacing it', (_, span, path) => {
+    expect(issuesOf(buildTrace({ spans: [buildSpan(span)] }))).toEqual([[path, 'lone_surrogate']]);
+  });
+
+  it('refuses a lone surrogate in a trace member and in a tag, which leaves the JSON text as UTF-8', () => {
+    expect(issuesOf(buildTrace({ agent_name: '\ud800' }))).toEqual([['/agent_name', 'lone_surrogate']]);
+    expect(issuesOf(buildTrace({ attributes: '{"tags":["ok","\\ud800"]}' }))).toEqual([['/attributes', 'lone_surrogate']]);
+  });
+
+  it('keeps an escaped lone surrogate inside JSON text as the escape it is, and accepts a real pair', () => {
+    const result = check(buildTrace({ spans: [buildSpan({ input: '"\\ud800"', attributes: '{"note":"\\udc00"}', name: '😀 \ud83d\ude00' })] }));
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.trace.spans[0]).toMatchObject({ input: '"\\ud800"', attributes: '{"note":"\\udc00"}', name: '😀 😀' });
+  });
+
+  it('accepts 10,000 spans and refuses 10,001 with one too_many_spans issue', () => {
+    const spans = (n: number) => Array.from({ length: n }, () => ({ timestamp: iso(), name: 's' }));
+    expect(check(buildTrace({ spans: spans(MAX_SPANS_PER_TRACE) })).ok).toBe(true);
+    expect(issuesOf(buildTrace({ spans: spans(MAX_SPANS_PER_TRACE + 1) }))).toEqual([['/spans', 'too_many_spans']]);
   });
 });

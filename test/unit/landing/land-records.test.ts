@@ -63,6 +63,50 @@ describe('landRecords', () => {
     ]);
   });
 
+  it('reads tags the way validation does, escapes included', async () => {
+    const trace = acceptedTrace({ attributes: '{"t\\u0061gs":["prod","\\u00e9t\\u00e9"]}' }, 1);
+    trace.spans[0]!.attributes = '{"tags":["a\\"b"],"x":"tags"}';
+    await landRecords(deps(), [inlineRecord(1, trace)]);
+
+    const [traceRow] = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    const [spanRow] = await parquetRows(puts().get(`spans/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    expect(traceRow?.tags).toEqual(['prod', 'été']);
+    expect(spanRow?.tags).toEqual(['a"b']);
+  });
+
+  it('lands copies of one record (same record_id) once, wherever they sit in the batch', async () => {
+    const trace = acceptedTrace({}, 2);
+    const context = traceContext({ record_id: 'req-1/0' });
+    const other = acceptedTrace({}, 1);
+    const records = [inlineRecord(1, trace, context), inlineRecord(2, other, traceContext({ record_id: 'req-1/1' })), inlineRecord(3, trace, context), inlineRecord(4, trace, context)];
+
+    const summary = await landRecords(deps(), records);
+
+    expect(summary).toMatchObject({ recordsIn: 4, duplicatesSkipped: 2, rows: { traces: 2, spans: 3 } });
+    const rows = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    expect(rows.map((r) => r.trace_id)).toEqual([trace.trace_id, other.trace_id]);
+  });
+
+  it('collapses copies of an older record without record_id by request_id and trace_id', async () => {
+    const trace = acceptedTrace({}, 1);
+    const summary = await landRecords(deps(), [inlineRecord(1, trace), inlineRecord(2, trace), inlineRecord(3, trace, traceContext({ request_id: 'req-2' }))]);
+    expect(summary).toMatchObject({ duplicatesSkipped: 1, rows: { traces: 2 } });
+  });
+
+  it('writes a batch larger than its memory bounds in parts, each keyed by its own first record, every row once', async () => {
+    const records = Array.from({ length: 7 }, (_, i) => inlineRecord(i + 1, acceptedTrace({}, 3), traceContext({ record_id: `req-1/${i}` })));
+
+    const summary = await landRecords({ ...deps(), maxPendingSpanRows: 6 }, records);
+
+    expect(summary).toMatchObject({ rows: { traces: 7, spans: 21 }, objectsWritten: 8 });
+    expect([...puts().keys()].filter((key) => key.startsWith('traces/')).sort()).toEqual(
+      [1, 3, 5, 7].map((n) => `traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(n)}.parquet`),
+    );
+    const landed = await Promise.all([...puts().entries()].filter(([key]) => key.startsWith('traces/')).map(([, bytes]) => parquetRows(bytes)));
+    expect(landed.flat()).toHaveLength(7);
+    expect(new Set(landed.flat().map((r) => r.trace_id)).size).toBe(7);
+  });
+
   it('writes an empty spans object for a group without spans, so it replaces a larger earlier attempt', async () => {
     await landRecords(deps(), [inlineRecord(1, acceptedTrace({}, 0))]);
 

@@ -43,6 +43,7 @@ const CLAIMS = {
   organization: 'victim',
   api_key_id: 'key_victim',
   request_id: 'forged',
+  record_id: 'forged/0',
   received_at: '1999-01-01T00:00:00.000000Z',
   context: { org_id: 'victim', workspace_slug: 'vault', api_key_id: 'key_victim' },
   v: 2,
@@ -63,6 +64,7 @@ describe('tenant isolation', () => {
         api_key_id: expect.stringMatching(/^key_/),
         request_id: 'req-real',
         received_at: '2026-11-22T12:00:00.000000Z',
+        record_id: expect.stringMatching(/^req-real\/[01]$/),
       });
       expect(record.context.api_key_id).not.toBe('key_victim');
       // Unknown members are dropped: none of the claims travels inside the trace either.
