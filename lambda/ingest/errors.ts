@@ -123,6 +123,10 @@ export function dependencyUnavailable(error: unknown): UnavailableError {
 /** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
 export class DeadlineReachedError extends UnavailableError {
   override name = 'DeadlineReachedError';
+
+  override bodyFields(): Record<string, unknown> {
+    return { may_have_been_accepted: true };
+  }
 }
 
 export class InvalidIdempotencyKeyError extends IngestError {
