@@ -55,8 +55,25 @@ async function parquetWasm(traces: LandableTrace[], compression: 'ZSTD' | 'SNAPP
   return bytes.byteLength;
 }
 
+/**
+ * Not in the default install: its dependencies ask for Node >= 22 and warn EBADENGINE on every
+ * `npm ci` of an older npm Node. `npm install --no-save @dsnp/parquetjs@1.8.8` adds it for this comparison.
+ */
+const PARQUETJS = '@dsnp/parquetjs';
+
+/** The part of @dsnp/parquetjs used here. */
+interface Parquetjs {
+  ParquetSchema: new (fields: never) => unknown;
+  ParquetWriter: {
+    openFile(schema: unknown, file: string): Promise<{ setRowGroupSize(rows: number): void; appendRow(row: Record<string, unknown>): Promise<void>; close(): Promise<void> }>;
+  };
+}
+
 async function parquetjs(traces: LandableTrace[], outDir: string): Promise<number> {
-  const { ParquetSchema, ParquetWriter } = await import('@dsnp/parquetjs');
+  const module = (await import(PARQUETJS).catch(() => {
+    throw new Error(`${PARQUETJS} is not installed: npm install --no-save ${PARQUETJS}@1.8.8`);
+  })) as Parquetjs;
+  const { ParquetSchema, ParquetWriter } = module;
   const text = { type: 'UTF8', compression: 'SNAPPY' } as const;
   const schema = new ParquetSchema(
     Object.fromEntries(
@@ -97,7 +114,7 @@ const CANDIDATES: Record<string, { candidate: Candidate; codec: string; types: s
   // The landing writer as it is now: hyparquet-writer plus our own column chunks, node:zlib's codec.
   'hyparquet-writer': {
     candidate: async (traces) => writeParquet(SPANS, spanBatches(traces, ROW_GROUP)).bytes.byteLength,
-    codec: 'GZIP on Node 20, ZSTD on Node >= 22.15 (node:zlib); SNAPPY built in',
+    codec: 'ZSTD on Node >= 22.15, else GZIP (node:zlib); SNAPPY built in',
     types: 'TIMESTAMP(MICROS,UTC), INT64, DOUBLE, LIST<STRING>',
     bundle: "export { ParquetWriter, ByteWriter } from 'hyparquet-writer';",
   },

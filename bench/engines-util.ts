@@ -1,7 +1,5 @@
 /** Small helpers shared by the benchmarks that run real engines (rate-windows, local-stack). */
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export function round(value: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;

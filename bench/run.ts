@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runIngestBench } from './ingest.js';
@@ -14,6 +14,7 @@ const optionalSuites: Suite[] = [
   { group: 'landing-worst-case', file: 'landing-worst-case.ts', exportName: 'runLandingWorstCaseBench' },
   { group: 'rate-windows', file: 'rate-windows.ts', exportName: 'runRateWindowBench' },
   { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
+  { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
 ];
 
 const results: BenchResult[] = [];
@@ -34,5 +35,12 @@ const rows = results.map((r) => ({
   target: r.target ?? '',
 }));
 console.table(rows);
-writeFileSync(join(here, 'results.json'), `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, results }, null, 2)}\n`);
+// A partial run (`npm run bench -- hot-org`) keeps the other groups' rows from the last run.
+const resultsFile = join(here, 'results.json');
+const ranGroups = new Set(results.map((r) => r.group));
+const kept =
+  only.length === 0 || !existsSync(resultsFile)
+    ? []
+    : ((JSON.parse(readFileSync(resultsFile, 'utf8')) as { results?: BenchResult[] }).results ?? []).filter((r) => !ranGroups.has(r.group));
+writeFileSync(resultsFile, `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, results: [...kept, ...results] }, null, 2)}\n`);
 console.log(`Written to bench/results.json`);

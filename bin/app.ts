@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DEFAULT_CONFIG, validateConfig, type TraceIngestConfig } from '../lib/config.js';
+import { DEFAULT_CONFIG, type StreamCapacity, validateConfig, type TraceIngestConfig } from '../lib/config.js';
 import { TraceIngestStack } from '../lib/trace-ingest-stack.js';
 
 const app = new App();
@@ -36,6 +36,20 @@ function retention(key: string, fallback: RetentionDays): RetentionDays {
   return days as RetentionDays;
 }
 
+/** `streamCapacityMode` on-demand (default) or provisioned, with `streamShards` for provisioned. */
+function streamCapacity(): StreamCapacity {
+  const mode = str('streamCapacityMode', defaults.streamCapacity.mode);
+  if (mode === 'on-demand') {
+    if (context('streamShards') !== undefined) throw new Error('Context streamShards applies only with streamCapacityMode=provisioned');
+    return { mode };
+  }
+  if (mode === 'provisioned') {
+    if (context('streamShards') === undefined) throw new Error('Context streamCapacityMode=provisioned needs streamShards (the shard count)');
+    return { mode, shards: num('streamShards', 0) };
+  }
+  throw new Error(`Context streamCapacityMode must be 'on-demand' or 'provisioned', got ${JSON.stringify(mode)}`);
+}
+
 const defaults = DEFAULT_CONFIG;
 const dataRetentionDays = optionalNum('dataRetentionDays');
 const alarmEmail = context('alarmEmail');
@@ -45,6 +59,7 @@ const config: TraceIngestConfig = validateConfig({
   throttlingBurstLimit: num('throttlingBurstLimit', defaults.throttlingBurstLimit),
   logRetention: retention('logRetentionDays', defaults.logRetention),
   streamRetentionHours: num('streamRetentionHours', defaults.streamRetentionHours),
+  streamCapacity: streamCapacity(),
   accessLogRetentionDays: num('accessLogRetentionDays', defaults.accessLogRetentionDays),
   ...(dataRetentionDays === undefined ? {} : { dataRetentionDays }),
   ...(alarmEmail === undefined ? {} : { alarmEmail: String(alarmEmail) }),

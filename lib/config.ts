@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FUNCTION_TIMEOUT_SECONDS } from '../lambda/shared/service-constants.js';
 
 /** Settings of the consumer that lands stream records as Parquet. */
 export interface LandingSettings {
@@ -24,6 +25,13 @@ export interface IngestSettings {
   readonly keyCacheSeconds: number;
 }
 
+/**
+ * How the trace stream is billed and sized: on demand (pay per GB and per stream hour, scales by
+ * itself) or provisioned with a fixed shard count (pay per shard hour and per 25 KB PUT payload unit;
+ * each shard takes 1 MB/s or 1,000 records/s in). See docs/deploy.md "Cost model".
+ */
+export type StreamCapacity = { readonly mode: 'on-demand' } | { readonly mode: 'provisioned'; readonly shards: number };
+
 /** Everything the stack can be told; `bin/app.ts` builds it from CDK context. */
 export interface TraceIngestConfig {
   /** API Gateway stage name, part of the URL. */
@@ -36,6 +44,7 @@ export interface TraceIngestConfig {
   readonly logRetention: RetentionDays;
   /** Hours the stream keeps records (24 is the included retention). */
   readonly streamRetentionHours: number;
+  readonly streamCapacity: StreamCapacity;
   /** Days server access logs of the data bucket are kept. */
   readonly accessLogRetentionDays: number;
   /** Days before landed Parquet expires; undefined keeps it. */
@@ -52,10 +61,11 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
   throttlingBurstLimit: 200,
   logRetention: RetentionDays.ONE_MONTH,
   streamRetentionHours: 24,
+  streamCapacity: { mode: 'on-demand' },
   accessLogRetentionDays: 90,
   ingest: {
     memorySize: 1024,
-    timeout: Duration.seconds(25),
+    timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.ingest),
     keyCacheSeconds: 30,
   },
   landing: {
@@ -65,7 +75,7 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
     maxRecordAge: Duration.hours(6),
     // docs/landing.md "Sizing": 1,024 MB; 1,769 MB (a full vCPU) if the iterator age grows.
     memorySize: 1024,
-    timeout: Duration.minutes(2),
+    timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.landing),
   },
 };
 
@@ -77,6 +87,10 @@ export function validateConfig(config: TraceIngestConfig): TraceIngestConfig {
   if (!(config.throttlingRateLimit > 0)) problems.push('throttlingRateLimit must be > 0');
   if (!(config.throttlingBurstLimit > 0)) problems.push('throttlingBurstLimit must be > 0');
   if (!isIntIn(config.streamRetentionHours, 24, 8760)) problems.push('streamRetentionHours must be an integer in 24..8760');
+  if (config.streamCapacity.mode === 'provisioned' && !isIntIn(config.streamCapacity.shards, 1, 10000)) {
+    problems.push('streamShards must be an integer in 1..10000 (and within the account shard quota) for a provisioned stream');
+  }
+  if (config.streamCapacity.mode !== 'provisioned' && config.streamCapacity.mode !== 'on-demand') problems.push("streamCapacityMode must be 'on-demand' or 'provisioned'");
   if (!isIntIn(config.accessLogRetentionDays, 1, 3650)) problems.push('accessLogRetentionDays must be an integer in 1..3650');
   if (config.dataRetentionDays !== undefined && !isIntIn(config.dataRetentionDays, 1, 36500)) problems.push('dataRetentionDays must be a positive integer');
   if (ingest.timeout.toSeconds() >= 29) problems.push('ingest.timeout must be below the 29 s API Gateway integration timeout');

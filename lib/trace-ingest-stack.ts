@@ -1,9 +1,10 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
+import { DATA_PREFIXES } from '../lambda/shared/service-constants.js';
 import type { TraceIngestConfig } from './config.js';
 import { IngestApi, THROTTLED_METRIC_NAME } from './constructs/ingest-api.js';
-import { DATA_PREFIXES, Landing } from './constructs/landing.js';
+import { Landing } from './constructs/landing.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { TenancyTables } from './constructs/tenancy-tables.js';
 import { TraceStream } from './constructs/trace-stream.js';
@@ -52,7 +53,7 @@ export class TraceIngestStack extends Stack {
     const entries = { ...DEFAULT_ENTRIES, ...props.entries };
 
     this.tables = new TenancyTables(this, 'Tables');
-    this.traceStream = new TraceStream(this, 'TraceStream', { retentionHours: config.streamRetentionHours });
+    this.traceStream = new TraceStream(this, 'TraceStream', { retentionHours: config.streamRetentionHours, capacity: config.streamCapacity });
     this.landing = new Landing(this, 'Landing', {
       projectRoot,
       entry: entries.landing,

@@ -6,6 +6,7 @@ import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
 import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
+import { LeasingRateLimiter } from '../shared/adapters/leasing-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
 import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
 import { S3OverflowStore } from '../shared/adapters/s3-overflow-store.js';
@@ -35,6 +36,11 @@ export interface IngestConfig {
   tenancyCache?: TenancyCacheOptions | false;
   /** Honour the Idempotency-Key header (default true). */
   idempotency?: boolean;
+  /**
+   * Quota leases for organizations whose rate-window transactions meet contention (the deployed
+   * handler turns them on); off, every batch runs its own transaction exactly as before.
+   */
+  rateLeases?: boolean;
   /** Backoff of the rate-window transaction and of PutRecords; `sleep` replaced in tests. */
   retries?: { rateWindows?: BackoffPolicy; publish?: BackoffPolicy; sleep?: Sleep };
   logger?: Logger;
@@ -68,6 +74,7 @@ export function ingestConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Inges
       dataBucket: requireEnv(ENV.dataBucket, env),
     },
     clients: defaultIngestClients(env[ENV.s3ForcePathStyle] === 'true'),
+    rateLeases: true,
     tenancyCache: {
       ...DEFAULT_TENANCY_CACHE,
       ttlMs: Number.isFinite(cacheSeconds) && cacheSeconds >= 0 ? cacheSeconds * 1000 : DEFAULT_TENANCY_CACHE.ttlMs,
@@ -91,11 +98,13 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
     const store = new DynamoDbTenancyStore(client('dynamodb'), resource('tenancyTable'));
     return config.tenancyCache === false ? store : new CachedTenancyReader(store, config.tenancyCache ?? DEFAULT_TENANCY_CACHE);
   };
+  // Per-request transactions, and quota leases once an organization's transactions meet contention.
+  const rateLimiter = (exact: DynamoDbRateLimiter) => (config.rateLeases ? new LeasingRateLimiter(exact) : exact);
   return {
     tenancy: given.tenancy ?? tenancy(),
     rateLimiter:
       given.rateLimiter ??
-      new DynamoDbRateLimiter(client('dynamodb'), resource('rateTable'), retries.rateWindows ?? DEFAULT_RATE_BACKOFF, retries.sleep),
+      rateLimiter(new DynamoDbRateLimiter(client('dynamodb'), resource('rateTable'), retries.rateWindows ?? DEFAULT_RATE_BACKOFF, retries.sleep)),
     sink: given.sink ?? new KinesisTraceSink(client('kinesis'), resource('traceStream'), retries.publish ?? DEFAULT_PUBLISH_BACKOFF, retries.sleep),
     overflow: given.overflow ?? new S3OverflowStore(client('s3'), resource('dataBucket')),
     idempotency:

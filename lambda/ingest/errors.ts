@@ -63,6 +63,13 @@ export class WorkspaceOutOfScopeError extends IngestError {
   readonly code = 'workspace_out_of_scope';
 }
 
+/** How full the decisive window was: traces counted, room left, and what the batch asked for. */
+export interface WindowUsage {
+  used: number;
+  remaining: number;
+  requested: number;
+}
+
 export class RateLimitedError extends IngestError {
   override name = 'RateLimitedError';
   readonly status = 429;
@@ -72,12 +79,13 @@ export class RateLimitedError extends IngestError {
     readonly window: RateWindow,
     readonly limit: number,
     override readonly retryAfterSeconds: number,
+    readonly usage?: WindowUsage,
   ) {
     super(message);
   }
 
   override bodyFields(): Record<string, unknown> {
-    return { window: this.window, limit: this.limit };
+    return { window: this.window, limit: this.limit, ...this.usage };
   }
 }
 

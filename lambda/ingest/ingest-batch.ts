@@ -14,7 +14,7 @@ import { validateTraces } from './steps/validate-traces.js';
 import { formatMicros } from './validation/timestamps.js';
 
 /**
- * The ingest use case, in the contract's order of checks: authenticate, plan, billing, body,
+ * The ingest use case, in the order of checks of docs/contract.md §1: authenticate, plan, billing, body,
  * workspace scope, per-trace validation, rate windows, publish. Throws an `IngestError` for every
  * refusal; an Idempotency-Key makes a resend safe.
  */

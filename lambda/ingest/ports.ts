@@ -14,7 +14,10 @@ export interface TenancyReader {
   workspaceExists(orgId: string, slug: string): Promise<boolean>;
 }
 
-export type RateDecision = { allowed: true } | { allowed: false; overflowing: WindowCounter[] };
+/** A window that has no room for the batch; `used` is its count when the store reported it. */
+export type FullWindow = WindowCounter & { used?: number | undefined };
+
+export type RateDecision = { allowed: true } | { allowed: false; overflowing: FullWindow[] };
 
 /** Reserves a batch's traces in every window at once, or none. */
 export interface RateLimiter {

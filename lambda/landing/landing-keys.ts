@@ -1,3 +1,4 @@
+import { DATA_PREFIXES } from '../shared/service-constants.js';
 import type { DatasetName } from './landing-schema.js';
 
 /** Where the records of one shard's batch land: one object per dataset, partition and batch. */
@@ -12,10 +13,10 @@ export interface LandingGroupKey {
 // Keyed by the first sequence number of the group in the batch, so a retried or bisected batch
 // overwrites its own objects instead of adding a second copy of the rows.
 export function landingObjectKey(dataset: DatasetName, group: LandingGroupKey): string {
-  return `${dataset}/org_id=${group.orgId}/dt=${group.dt}/${group.shardId}-${group.firstSequenceNumber}.parquet`;
+  return `${DATA_PREFIXES[dataset]}org_id=${group.orgId}/dt=${group.dt}/${group.shardId}-${group.firstSequenceNumber}.parquet`;
 }
 
 /** One object per undecodable record, so dead-lettering it again on a retry overwrites it. */
 export function deadLetterObjectKey(shardId: string, sequenceNumber: string, arrivedAt: Date): string {
-  return `dead-letter/dt=${arrivedAt.toISOString().slice(0, 10)}/${shardId}-${sequenceNumber}.json`;
+  return `${DATA_PREFIXES.deadLetter}dt=${arrivedAt.toISOString().slice(0, 10)}/${shardId}-${sequenceNumber}.json`;
 }

@@ -9,14 +9,14 @@ export type ColumnType = 'string' | 'nullable_string' | 'int32' | 'int64' | 'dou
 
 /**
  * How a string column's values look, which decides how it is encoded (the logical type stays STRING):
- * - `id`: a random id per row (UUIDs): PLAIN, no min/max statistics, not compressed (SNAPPY saves
- *   about a third on random hex but was the costliest per byte of all columns to encode).
+ * - `id`: a random id per row (UUIDs): PLAIN, no min/max statistics, not compressed (compression
+ *   saves little on random hex and costs the most encode time per byte; docs/landing.md).
  * - `distinct`: (nearly) every value differs, JSON bodies: PLAIN, no dictionary attempt, no
  *   min/max statistics.
  * - `long`: long values that may repeat (`attributes` is often `{}`): dictionary when it pays, no
  *   min/max statistics.
  * Min/max of such values prune nothing in a query and cost encode time (they are compared value by
- * value); the other columns keep their statistics and SNAPPY.
+ * value); the other columns keep their statistics and the file's codec (parquet-codec.ts).
  */
 export type TextShape = 'id' | 'distinct' | 'long';
 

@@ -15,13 +15,12 @@ const ZSTD_C_COMPRESSION_LEVEL = 100;
 const nodeZstd = (zlib as { zstdCompressSync?: ZstdCompressSync }).zstdCompressSync;
 
 /**
- * The codec of landed files: native node:zlib instead of hyparquet-writer's JavaScript Snappy, which was
- * the slowest step left and produced the largest files. ZSTD (level 1) where node:zlib has it, i.e. on the
- * Lambda runtimes (nodejs22.x from 22.15, nodejs24.x); otherwise (Node 20: local stack, tests) GZIP level 1,
- * which measured faster than the JS Snappy on the bench's pages and ~25% smaller. Athena, DuckDB and Spark
- * read both codecs. `zstd` is injectable so that tests cover both branches on any Node.
+ * The codec of landed files, from node:zlib rather than hyparquet-writer's JavaScript Snappy (docs/landing.md
+ * compares them): ZSTD (level 1) where node:zlib has it (Node >= 22.15, the Lambda runtimes), otherwise
+ * GZIP level 1. Athena, DuckDB and Spark read both. `zstd` is injectable so that tests cover both branches
+ * (`null`: as on a Node without zstd).
  */
-export function parquetCodec(zstd: ZstdCompressSync | undefined = nodeZstd): ParquetCodec {
+export function parquetCodec(zstd: ZstdCompressSync | null = nodeZstd ?? null): ParquetCodec {
   if (zstd) {
     const options = { params: { [ZSTD_C_COMPRESSION_LEVEL]: 1 } };
     return { codec: 'ZSTD', compress: (bytes) => zstd(bytes, options) };

@@ -17,6 +17,7 @@ import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-c
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
 import type { IngestSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
@@ -46,7 +47,7 @@ export const ACCESS_LOG_FIELDS = {
 };
 
 /** Path of the only route, below the stage. */
-export const INGEST_PATH = ['v1', 'traces', 'ingest'] as const;
+export const INGEST_PATH = INGEST_ROUTE.path.split('/').filter((part) => part !== '');
 
 /** Name of the access-log metric counting 429 answers (gateway throttling and rate limits). */
 export const THROTTLED_METRIC_NAME = 'Responses429';
@@ -177,7 +178,7 @@ export class IngestApi extends Construct {
         templates: { 'application/json': template },
         responseHeaders: { 'Content-Type': "'application/json'", ...headers },
       });
-    const notFound = body('not_found', 'No route for this method and path. The API has one route: POST /v1/traces/ingest.');
+    const notFound = body('not_found', `No route for this method and path. The API has one route: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path}.`);
     json('MissingRoute', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', notFound);
     json('ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, '404', notFound);
     json(

@@ -8,19 +8,12 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type Life
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { DATA_PREFIXES } from '../../lambda/shared/service-constants.js';
 import type { LandingSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
 import { TraceCatalog } from './trace-catalog.js';
 
-/** Key prefixes of the data bucket, shared by the grants, the lifecycle rules and the catalog. */
-export const DATA_PREFIXES = {
-  overflow: 'overflow/',
-  traces: 'traces/',
-  spans: 'spans/',
-  deadLetter: 'dead-letter/',
-  athenaResults: 'athena-results/',
-} as const;
 
 export interface LandingProps {
   readonly projectRoot: string;

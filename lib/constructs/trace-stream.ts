@@ -1,20 +1,24 @@
 import { Duration } from 'aws-cdk-lib';
 import { Stream, StreamEncryption, StreamMode } from 'aws-cdk-lib/aws-kinesis';
 import { Construct } from 'constructs';
+import type { StreamCapacity } from '../config.js';
 
 export interface TraceStreamProps {
   /** Hours records stay readable; must outlast the consumer's max record age plus replay time. */
   readonly retentionHours: number;
+  readonly capacity: StreamCapacity;
 }
 
-/** The on-demand, encrypted Kinesis stream carrying accepted traces from ingest to landing. */
+/** The encrypted Kinesis stream (on demand, or provisioned with a fixed shard count) carrying accepted traces from ingest to landing. */
 export class TraceStream extends Construct {
   public readonly stream: Stream;
 
   constructor(scope: Construct, id: string, props: TraceStreamProps) {
     super(scope, id);
     this.stream = new Stream(this, 'Stream', {
-      streamMode: StreamMode.ON_DEMAND,
+      ...(props.capacity.mode === 'provisioned'
+        ? { streamMode: StreamMode.PROVISIONED, shardCount: props.capacity.shards }
+        : { streamMode: StreamMode.ON_DEMAND }),
       // The AWS-managed key needs no key policy or grants and costs nothing per request.
       encryption: StreamEncryption.MANAGED,
       retentionPeriod: Duration.hours(props.retentionHours),

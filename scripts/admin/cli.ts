@@ -13,9 +13,13 @@ function oneLine(error: unknown): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (argv.length === 0) {
     process.stderr.write(`${USAGE}\n`);
-    return argv.length === 0 ? 2 : 0;
+    return 2;
   }
   const parsed = parseAdminArgs(argv);
   const target = await resolveTarget(parsed.target);

@@ -147,8 +147,14 @@ export async function createOrganization(deps: AdminDeps, orgId: string, setting
   return toOrganizationView(org);
 }
 
-/** `org update`: changes only the settings given. */
+/** `org update`: changes only the settings given; at least one must be. */
 export async function updateOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings): Promise<OrganizationView> {
+  const given = [settings.plan, settings.planStatus, settings.billingStatus, ...Object.values(settings.quotas ?? {})];
+  if (given.every((value) => value === undefined)) {
+    throw new AdminCommandError(
+      'org update changes nothing without an option: give --plan, --plan-status, --billing or a quota (--per-minute, --per-hour, --per-day, --per-month)',
+    );
+  }
   checkSettings(settings);
   const current = await requireOrganization(deps, orgId);
   const org: Organization = {
@@ -206,9 +212,14 @@ export async function createApiKey(
   return { ...toApiKeyView(key), api_key: secret.secret };
 }
 
-/** `key revoke`: marks the key revoked (again revoking a revoked key changes nothing). */
-export async function revokeApiKey(deps: AdminDeps, keyId: string): Promise<ApiKeyView> {
-  return toApiKeyView(await deps.store.revokeApiKey(keyId, deps.now().toISOString()));
+/**
+ * `key revoke`: marks the key revoked. Revoking a revoked key changes nothing and says so with
+ * `already_revoked` (the store keeps the first `revoked_at`).
+ */
+export async function revokeApiKey(deps: AdminDeps, keyId: string): Promise<ApiKeyView & { already_revoked: boolean }> {
+  const revokedAt = deps.now().toISOString();
+  const key = await deps.store.revokeApiKey(keyId, revokedAt);
+  return { ...toApiKeyView(key), already_revoked: key.revokedAt !== undefined && key.revokedAt !== revokedAt };
 }
 
 /** `key list`: the organization's keys, never their secrets. */

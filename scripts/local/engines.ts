@@ -5,6 +5,7 @@ import { type Http2Session, createServer as createHttp2Server } from 'node:http2
 import { type AddressInfo, type Server as NetServer, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import kinesalite from 'kinesalite';
 import S3rver from 's3rver';
@@ -93,8 +94,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
   }
   liveChildren.delete(child);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** DynamoDB Local (the official jar) on the machine's `java`; answers ListTables before this resolves. */
 export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engine> {

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
 
-/** The route the deployed REST API serves. */
-export const INGEST_ROUTE = { method: 'POST', path: '/v1/traces/ingest' } as const;
 /** API Gateway's own payload limit; larger requests never reach the function. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export const LOCAL_STAGE = 'local';

@@ -7,6 +7,7 @@ import { composeIngest, ingestConfigFromEnv } from '../../lambda/ingest/compose.
 import { composeLanding, landingConfigFromEnv } from '../../lambda/landing/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../admin/commands.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from './engines.js';
 import { type HttpGateway, startHttpGateway } from './http-gateway.js';
@@ -61,9 +62,6 @@ export class LocalStackAlreadyRunningError extends Error {
 type ProxyLambda = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type KinesisLambda = (event: KinesisStreamEvent, context: Context) => Promise<unknown>;
 
-/** Timeouts of the deployed functions, so `getRemainingTimeInMillis` behaves alike. */
-const INGEST_TIMEOUT_MS = 29_000;
-const LANDING_TIMEOUT_MS = 120_000;
 
 /** The environment the deployed functions get, pointed at the local engines. */
 export function handlerEnvironment(endpoints: Omit<LocalEndpoints, 'api' | 'pid' | 's3Directory'>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -141,16 +139,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
 
   try {
+    const began = performance.now();
+    // Each engine reports when it answers, so the seconds a JVM takes to start are not silent.
+    const announce = (name: string) => (engine: Engine) => {
+      log(`${name} answers on ${engine.endpoint} (${((performance.now() - began) / 1000).toFixed(1)} s)`);
+      return engine;
+    };
     const started = await Promise.allSettled([
-      startDynamoDbLocal({ dataDir: paths.dynamodb }),
-      startKinesalite({ dataDir: paths.kinesis }),
-      startS3rver({ dataDir: paths.s3 }),
+      startDynamoDbLocal({ dataDir: paths.dynamodb }).then(announce('DynamoDB Local')),
+      startKinesalite({ dataDir: paths.kinesis }).then(announce('kinesalite')),
+      startS3rver({ dataDir: paths.s3 }).then(announce('s3rver')),
     ]);
     for (const result of started) if (result.status === 'fulfilled') stops.push(() => result.value.stop());
     const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
     const [dynamo, kinesis, s3] = started.map((result) => (result as PromiseFulfilledResult<Engine>).value) as [Engine, Engine, Engine];
-    log(`engines up: DynamoDB Local ${dynamo.endpoint}, kinesalite ${kinesis.endpoint}, s3rver ${s3.endpoint}`);
+    log('creating the tables, the stream and the bucket (first start) or finding them');
 
     const dynamodb = new DynamoDBClient(localClientConfig(dynamo.endpoint));
     const kinesisClient = new KinesisClient(localClientConfig(kinesis.endpoint));
@@ -185,7 +189,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const gateway: HttpGateway = await startHttpGateway({
       port: options.port,
       ...(options.host ? { host: options.host } : {}),
-      handler: (event) => ingest(event, lambdaContext('trace-ingest-local', INGEST_TIMEOUT_MS, LOCAL_REGION)),
+      handler: (event) => ingest(event, lambdaContext({ functionName: 'trace-ingest-local', timeoutMs: FUNCTION_TIMEOUT_SECONDS.ingest * 1000, region: LOCAL_REGION })),
       onError: (error) => log(`ingest handler threw (API Gateway would answer 502): ${(error as Error).stack ?? String(error)}`),
     });
     stops.push(() => gateway.stop());
@@ -194,7 +198,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       kinesis: kinesisClient,
       streamName: LOCAL_NAMES.stream,
       region: LOCAL_REGION,
-      handler: (event) => landing(event, lambdaContext('trace-landing-local', LANDING_TIMEOUT_MS, LOCAL_REGION)),
+      handler: (event) => landing(event, lambdaContext({ functionName: 'trace-landing-local', timeoutMs: FUNCTION_TIMEOUT_SECONDS.landing * 1000, region: LOCAL_REGION })),
       checkpoints: fileCheckpoints(paths.checkpoints),
       ...(options.poller ? { settings: options.poller } : {}),
       onRetry: ({ shardId, records, attempt, error }) =>

@@ -1,7 +1,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import {
+  type DuckDBConnection,
+  DuckDBInstance,
+  DuckDBTypeId,
+  type DuckDBValueConverter,
+  JsonDuckDBValueConverter,
+  type Json,
+} from '@duckdb/node-api';
 import { type ColumnType, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
 import { LOCAL_NAMES, localPaths } from './local-state.js';
 
@@ -59,15 +66,52 @@ export interface QueryResult {
   rows: Record<string, unknown>[];
 }
 
-/** Runs SQL against the landed data of the local stack (or `data`). */
-export async function queryLanded(sql: string, data: LandedData = localLandedData()): Promise<QueryResult> {
+export const QUERY_USAGE = `usage: npm run query -- [--json] "<SQL over the views traces and spans>"
+
+Runs SQL with DuckDB over the Parquet that the local stack landed (state in .local/, or
+TRACE_INGEST_LOCAL_DIR). The views are traces and spans; org_id and dt come from the object paths.
+Several statements separated by ';' each print their result, in order.
+
+  --json   one JSON array of row objects per statement, one per line: integers as numbers
+           (as strings beyond 2^53), timestamps as ISO 8601 in UTC with microseconds
+  --help   this text
+`;
+
+/** Microseconds since the epoch as ISO 8601 in UTC, keeping all six fraction digits. */
+export function isoFromMicros(micros: bigint): string {
+  const subMillis = ((micros % 1000n) + 1000n) % 1000n;
+  const iso = new Date(Number((micros - subMillis) / 1000n)).toISOString();
+  return `${iso.slice(0, -1)}${String(subMillis).padStart(3, '0')}Z`;
+}
+
+const INTEGER_TYPES = new Set([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
+
+/** DuckDB's JSON conversion, but integers as numbers where exact and timestamps as ISO 8601. */
+const clientJson: DuckDBValueConverter<Json> = (value, type, converter) => {
+  if (INTEGER_TYPES.has(type.typeId)) {
+    const integer = value as bigint;
+    return integer >= BigInt(Number.MIN_SAFE_INTEGER) && integer <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(integer) : String(integer);
+  }
+  if (type.typeId === DuckDBTypeId.TIMESTAMP || type.typeId === DuckDBTypeId.TIMESTAMP_TZ) {
+    return isoFromMicros((value as { micros: bigint }).micros);
+  }
+  return JsonDuckDBValueConverter(value, type, converter);
+};
+
+/** Runs SQL (one statement or several) against the landed data of the local stack (or `data`): one result per statement. */
+export async function queryLanded(sql: string, data: LandedData = localLandedData()): Promise<QueryResult[]> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
     await connection.run("SET TimeZone = 'UTC'");
     await createDatasetViews(connection, data);
-    const reader = await connection.runAndReadAll(sql);
-    return { columns: reader.columnNames(), rows: reader.getRowObjectsJson() };
+    const statements = await connection.extractStatements(sql);
+    const results: QueryResult[] = [];
+    for (let index = 0; index < statements.count; index++) {
+      const reader = await (await statements.prepare(index)).runAndReadAll();
+      results.push({ columns: reader.columnNames(), rows: reader.convertRowObjects(clientJson) });
+    }
+    return results;
   } finally {
     connection.closeSync();
     instance.closeSync();
@@ -89,19 +133,24 @@ export function formatTable({ columns, rows }: QueryResult, maxWidth = 60): stri
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(QUERY_USAGE);
+    return;
+  }
   const sql = positionals.join(' ').trim();
   if (sql === '') {
-    process.stderr.write('usage: npm run query -- [--json] "<SQL over the views traces and spans>"\n');
+    process.stderr.write(QUERY_USAGE);
     process.exitCode = 2;
     return;
   }
-  const result = await queryLanded(sql);
-  if (values.json) {
-    process.stdout.write(`${JSON.stringify(result.rows)}\n`);
-  } else {
-    process.stdout.write(`${formatTable(result)}\n`);
-  }
+  const results = await queryLanded(sql);
+  const printed = results.map((result) => (values.json ? JSON.stringify(result.rows) : formatTable(result)));
+  process.stdout.write(`${printed.join(values.json ? '\n' : '\n\n')}\n`);
 }
 
 if (process.argv[1] && path.basename(process.argv[1]).startsWith('query')) {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
 import { type DemoTenant, startLocalStack } from './local-stack.js';
 import { localPaths } from './local-state.js';
 
@@ -7,7 +8,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const DEFAULT_PORT = 3000;
 
 function banner(api: string, demo: DemoTenant | undefined, created: boolean, stateDir: string): string {
-  const ingestUrl = `${api}/v1/traces/ingest`;
+  const ingestUrl = `${api}${INGEST_ROUTE.path}`;
   const lines = [
     '',
     'Trace Ingest is running locally.',
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   const paths = localPaths();
   const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
 
-  log(`starting DynamoDB Local, kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
+  log(`starting DynamoDB Local (a Java process, the slowest: 4-10 s), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
   const stack = await startLocalStack({ paths, port, reset: values.reset, log });
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 

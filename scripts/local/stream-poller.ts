@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   GetRecordsCommand,
   GetShardIteratorCommand,
@@ -91,7 +92,7 @@ export async function deliverBatch(
   attemptsLeft: number = settings.retryAttempts,
   attempt = 1,
 ): Promise<void> {
-  const sleep = events.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
+  const sleep = events.sleep ?? delay;
   try {
     await handler({ Records: records });
     events.onBatch?.({ shardId: events.shardId, records: records.length });

@@ -1,5 +1,7 @@
-import { Duration } from 'aws-cdk-lib';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_CONFIG, validateConfig, type TraceIngestConfig } from '../../lib/config.js';
+import { TraceStream } from '../../lib/constructs/trace-stream.js';
 
 const withLanding = (landing: Partial<TraceIngestConfig['landing']>): TraceIngestConfig => ({ ...DEFAULT_CONFIG, landing: { ...DEFAULT_CONFIG.landing, ...landing } });
 
@@ -26,5 +28,29 @@ describe('validateConfig', () => {
 
   it('rejects a stage name API Gateway would refuse', () => {
     expect(() => validateConfig({ ...DEFAULT_CONFIG, stageName: 'prod stage' })).toThrow(/stageName/);
+  });
+});
+
+describe('stream capacity', () => {
+  it('defaults to on demand and rejects a provisioned stream without a valid shard count', () => {
+    expect(DEFAULT_CONFIG.streamCapacity).toEqual({ mode: 'on-demand' });
+    expect(validateConfig({ ...DEFAULT_CONFIG, streamCapacity: { mode: 'provisioned', shards: 2 } }).streamCapacity).toEqual({ mode: 'provisioned', shards: 2 });
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, streamCapacity: { mode: 'provisioned', shards: 0 } })).toThrow(/streamShards/);
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, streamCapacity: { mode: 'provisioned', shards: 1.5 } })).toThrow(/streamShards/);
+  });
+
+  it('synthesizes a provisioned stream with its shard count, and an on-demand one without', () => {
+    const app = new App();
+    const stack = new Stack(app, 'StreamCapacity');
+    new TraceStream(stack, 'Provisioned', { retentionHours: 24, capacity: { mode: 'provisioned', shards: 3 } });
+    new TraceStream(stack, 'OnDemand', { retentionHours: 24, capacity: { mode: 'on-demand' } });
+    const streams = Object.values(Template.fromStack(stack).findResources('AWS::Kinesis::Stream')).map((r) => (r as { Properties: Record<string, unknown> }).Properties);
+    expect(streams).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ StreamModeDetails: { StreamMode: 'PROVISIONED' }, ShardCount: 3 }),
+        expect.objectContaining({ StreamModeDetails: { StreamMode: 'ON_DEMAND' } }),
+      ]),
+    );
+    expect(streams.find((s) => (s.StreamModeDetails as { StreamMode: string }).StreamMode === 'ON_DEMAND')?.ShardCount).toBeUndefined();
   });
 });

@@ -97,6 +97,20 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     expect(await windowCount(dynamodb, tables.rate, orgId, 'month')).toBe(5);
   });
 
+  it('says in the 429 what is used, what is left and what the batch needs (3 of 5 used, a batch of 3)', async () => {
+    const { apiKey } = await provisionOrg(store, { quotas: { minute: 5, hour: 1000 } });
+    const post = handlerWith();
+    expect((await post(apiKey, liveBatch(3))).statusCode).toBe(200);
+    const refused = await post(apiKey, liveBatch(3));
+    expect(refused.statusCode).toBe(429);
+    const body = JSON.parse(refused.body) as Record<string, unknown>;
+    expect(body).toMatchObject({ window: 'minute', limit: 5, used: 3, remaining: 2, requested: 3 });
+    expect(body.detail).toBe(
+      'Rate limit exceeded: the per-minute quota is 5 traces; 3 are used and 2 left, and this batch needs 3. ' +
+        'Retry after the Retry-After interval, or send at most 2 traces now',
+    );
+  });
+
   it('gives the increments back when publishing fails', async () => {
     const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100, month: 100 } });
     expect((await handlerWith()(apiKey, liveBatch(2))).statusCode).toBe(200);

@@ -107,10 +107,10 @@ describe('load on the local stack (issue 14)', () => {
     let spansOf = new Map<string, number>();
     const complete = () => [...accepted].every((id) => landed.has(id) && spansOf.get(id) === 3);
     for (;;) {
-      const traces = await queryLanded('SELECT trace_id, count(*)::INTEGER AS copies FROM traces GROUP BY trace_id', data);
-      landed = new Map(traces.rows.map((row) => [String(row.trace_id), Number(row.copies)]));
-      const spans = await queryLanded('SELECT trace_id, count(DISTINCT span_id)::INTEGER AS n FROM spans GROUP BY trace_id', data);
-      spansOf = new Map(spans.rows.map((row) => [String(row.trace_id), Number(row.n)]));
+      const [traces] = await queryLanded('SELECT trace_id, count(*)::INTEGER AS copies FROM traces GROUP BY trace_id', data);
+      landed = new Map((traces?.rows ?? []).map((row) => [String(row.trace_id), Number(row.copies)]));
+      const [spans] = await queryLanded('SELECT trace_id, count(DISTINCT span_id)::INTEGER AS n FROM spans GROUP BY trace_id', data);
+      spansOf = new Map((spans?.rows ?? []).map((row) => [String(row.trace_id), Number(row.n)]));
       if (complete() || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 3_000));
     }
@@ -120,7 +120,7 @@ describe('load on the local stack (issue 14)', () => {
     expect([...refused].filter((id) => landed.has(id) || spansOf.has(id))).toEqual([]);
     // Raw rows may hold copies of a record written twice (a PutRecords resent after a lost answer);
     // the exactly-once view (one row per trace_id) holds each accepted trace once.
-    const { rows: view } = await queryLanded('SELECT count(*)::INTEGER AS n FROM (SELECT DISTINCT ON (trace_id) * FROM traces) WHERE trace_id IN (SELECT unnest($ids))'.replace('$ids', `[${[...accepted].map((id) => `'${id}'`).join(',')}]`), data);
+    const [{ rows: view } = { rows: [] }] = await queryLanded('SELECT count(*)::INTEGER AS n FROM (SELECT DISTINCT ON (trace_id) * FROM traces) WHERE trace_id IN (SELECT unnest($ids))'.replace('$ids', `[${[...accepted].map((id) => `'${id}'`).join(',')}]`), data);
     expect(view[0]?.n).toBe(accepted.size);
     const copies = [...landed.values()].reduce((sum, n) => sum + n, 0) - landed.size;
     process.stderr.write(

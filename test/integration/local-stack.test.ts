@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../scripts/local/engines.js';
 import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../scripts/local/local-state.js';
 
@@ -12,7 +13,6 @@ import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../scripts/lo
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let stateDir: string;
 let env: NodeJS.ProcessEnv;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import { lambdaContext as localLambdaContext } from '../../scripts/local/lambda-context.js';
 
 /** A fixed server clock for tests: 2026-11-22T12:00:00Z. */
 export const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -102,9 +104,9 @@ export function gatewayEvent(options: EventOptions = {}): APIGatewayProxyEvent {
     }
   }
   return {
-    resource: '/v1/traces/ingest',
-    path: '/v1/traces/ingest',
-    httpMethod: 'POST',
+    resource: INGEST_ROUTE.path,
+    path: INGEST_ROUTE.path,
+    httpMethod: INGEST_ROUTE.method,
     headers,
     multiValueHeaders,
     queryStringParameters: null,
@@ -117,17 +119,5 @@ export function gatewayEvent(options: EventOptions = {}): APIGatewayProxyEvent {
   };
 }
 
-export const lambdaContext = {
-  functionName: 'ingest',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:ingest',
-  memoryLimitInMB: '1024',
-  awsRequestId: 'lambda-request',
-  logGroupName: '/aws/lambda/ingest',
-  logStreamName: 'stream',
-  callbackWaitsForEmptyEventLoop: true,
-  getRemainingTimeInMillis: () => 30_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-};
+/** A context whose deadline never comes closer, for tests that are not about it. */
+export const lambdaContext = localLambdaContext({ functionName: 'ingest', frozen: true });

@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { MalformedBodyError, PayloadTooLargeError } from '../errors.js';
 
-/** Decoded (gunzipped) bodies above this size get 413 (decisions §4). */
+/** Decoded (gunzipped) bodies above this size get 413 (docs/contract.md §4). */
 export const MAX_DECODED_BODY_BYTES = 20 * 1024 * 1024;
 
 export interface RawBody {

@@ -57,7 +57,7 @@ export function exceedsContainerLimit(text: string, limit: number = MAX_JSON_CON
 }
 
 /**
- * Parses the body text into the batch envelope (spec §2.1): a JSON object whose `traces` is an
+ * Parses the body text into the batch envelope (docs/contract.md §1, check 5): a JSON object whose `traces` is an
  * array of 1 to 500 items. The items themselves are validated one by one later.
  */
 export function parseBatch(text: string): unknown[] {

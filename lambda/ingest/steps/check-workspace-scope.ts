@@ -5,7 +5,7 @@ import { WorkspaceOutOfScopeError, WorkspaceRequiredError } from '../errors.js';
 import type { TenancyReader } from '../ports.js';
 
 /**
- * Checks 6 and 7: every trace object targets a workspace the key may reach. A
+ * Checks 6 and 7 (docs/contract.md §1): every trace object targets a workspace the key may reach. A
  * workspace-scoped key needs its own slug on every trace; an organization key needs slugs that
  * exist in its organization. One trace out of scope refuses the whole batch.
  */

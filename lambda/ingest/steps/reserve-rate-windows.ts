@@ -2,7 +2,7 @@ import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type Wi
 import type { Organization } from '../../shared/domain/tenancy.js';
 import { dependencyUnavailable, RateLimitedError } from '../errors.js';
 import type { Arrival } from '../ingest-types.js';
-import type { IngestLog, RateLimiter } from '../ports.js';
+import type { FullWindow, IngestLog, RateLimiter } from '../ports.js';
 
 /** A reservation that a later failure gives back, so a refused batch counts nothing. */
 export interface Reservation {
@@ -36,13 +36,25 @@ export async function reserveRateWindows(
   return reservation;
 }
 
-function rateLimited(counters: readonly WindowCounter[], count: number, batchTooLarge: boolean): RateLimitedError {
-  const decisive = decisiveWindow(counters) as WindowCounter;
-  const label = WINDOW_LABEL[decisive.window];
-  const message = batchTooLarge
-    ? `Rate limit exceeded: this batch of ${count} traces is larger than the whole ${label} quota of ${decisive.quota}; split the batch`
-    : `Rate limit exceeded: the ${label} quota of ${decisive.quota} traces is used up; retry after the Retry-After interval`;
-  return new RateLimitedError(message, decisive.window, decisive.quota, RETRY_AFTER_SECONDS[decisive.window]);
+/** The 429 for the decisive full window, saying what is used, what is left and what the batch needs. */
+function rateLimited(counters: readonly FullWindow[], count: number, batchTooLarge: boolean): RateLimitedError {
+  const decisive = decisiveWindow(counters) as FullWindow;
+  const { window, quota, used } = decisive;
+  const label = WINDOW_LABEL[window];
+  const retryAfter = RETRY_AFTER_SECONDS[window];
+  if (batchTooLarge) {
+    const message = `Rate limit exceeded: this batch of ${count} traces is larger than the whole ${label} quota of ${quota}; split the batch`;
+    return new RateLimitedError(message, window, quota, retryAfter);
+  }
+  if (used === undefined) {
+    const message = `Rate limit exceeded: the ${label} quota of ${quota} traces has no room for this batch of ${count}; retry after the Retry-After interval`;
+    return new RateLimitedError(message, window, quota, retryAfter);
+  }
+  const remaining = Math.max(0, quota - used);
+  const message =
+    `Rate limit exceeded: the ${label} quota is ${quota} traces; ${used} are used and ${remaining} left, and this batch needs ${count}. ` +
+    `Retry after the Retry-After interval${remaining > 0 ? `, or send at most ${remaining} traces now` : ''}`;
+  return new RateLimitedError(message, window, quota, retryAfter, { used, remaining, requested: count });
 }
 
 async function giveBack(ports: { rateLimiter: RateLimiter; log: IngestLog }, orgId: string, counters: WindowCounter[], count: number, requestId: string) {

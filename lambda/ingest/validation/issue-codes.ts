@@ -1,5 +1,5 @@
 /**
- * Stable, documented codes of per-trace validation issues (decisions §3). Clients may switch on
+ * Stable, documented codes of per-trace validation issues (docs/contract.md §3). Clients may switch on
  * them; a code is never renamed or reused for another meaning.
  */
 export const ISSUE_CODES = {

@@ -1,5 +1,5 @@
 /**
- * ISO 8601 timestamps as the contract accepts them (decisions §3): date, `T`, time, an optional
+ * ISO 8601 timestamps as the contract accepts them (docs/contract.md §3): date, `T`, time, an optional
  * fraction of up to 9 digits kept to the microsecond, and `Z`, `±HH:MM` or no offset (UTC).
  */
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/;

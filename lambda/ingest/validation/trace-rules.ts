@@ -3,7 +3,7 @@ import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
 /**
- * The rules JSON Schema cannot say (decisions §3): timestamps that are real dates within ±24 hours
+ * The rules JSON Schema cannot say (docs/contract.md §3): timestamps that are real dates within ±24 hours
  * of the server clock, JSON held inside strings, unique span ids, a parent that is not the span
  * itself, no lone surrogates, a bounded span count. Each rule checks only values of the right type:
  * wrong types are the schema's to report.

@@ -1,7 +1,7 @@
 import type { Quotas, RateWindow } from './tenancy.js';
 import { RATE_WINDOWS } from './tenancy.js';
 
-/** `Retry-After` per window (decisions §2); where several windows overflow the largest applies. */
+/** `Retry-After` per window (docs/contract.md §2); where several windows overflow the largest applies. */
 export const RETRY_AFTER_SECONDS: Record<RateWindow, number> = { minute: 60, hour: 3600, day: 86400, month: 86400 };
 
 export const WINDOW_LABEL: Record<RateWindow, string> = {

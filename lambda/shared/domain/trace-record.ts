@@ -1,4 +1,5 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
+import { DATA_PREFIXES } from '../service-constants.js';
 import type { AcceptedTrace, TraceContext } from './trace.js';
 
 /**
@@ -103,7 +104,7 @@ export function decodeTraceRecord(data: Uint8Array): TraceRecord {
  */
 export function overflowObjectKey(context: TraceContext, index: number, traceId: string): string {
   const dt = context.received_at.slice(0, 10);
-  return `overflow/org_id=${context.org_id}/dt=${dt}/${context.request_id}/${index}-${traceId}.json.gz`;
+  return `${DATA_PREFIXES.overflow}org_id=${context.org_id}/dt=${dt}/${context.request_id}/${index}-${traceId}.json.gz`;
 }
 
 /** The identity of a record's copies: its `record_id`, or for older records its request and trace. */

@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /** Bounded exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter"). */
 export interface BackoffPolicy {
   /** Attempts in all, the first included. */
@@ -8,7 +10,7 @@ export interface BackoffPolicy {
 
 export type Sleep = (ms: number) => Promise<void>;
 
-export const sleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep: Sleep = (ms) => delay(ms);
 
 /** Delay before retry number `retry` (1 for the first retry). */
 export function backoffDelay(policy: BackoffPolicy, retry: number, random: () => number = Math.random): number {

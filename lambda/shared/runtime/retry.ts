@@ -6,6 +6,8 @@ export type AttemptOutcome<T> = { done: T } | { failed: unknown; retryable: bool
 export interface RetryOptions {
   policy: BackoffPolicy;
   sleep?: Sleep;
+  /** Delay before retry number `retry`; backoff with full jitter from `policy` by default. */
+  delay?: (retry: number) => number;
   /** The error thrown when the attempts run out or a failure is not retryable. */
   giveUp: (lastFailure: unknown, attempts: number) => Error;
 }
@@ -18,7 +20,7 @@ export async function retryWithBackoff<T>(options: RetryOptions, attempt: (attem
   const sleep = options.sleep ?? realSleep;
   let lastFailure: unknown;
   for (let attemptNumber = 1; attemptNumber <= options.policy.maxAttempts; attemptNumber++) {
-    if (attemptNumber > 1) await sleep(backoffDelay(options.policy, attemptNumber - 1));
+    if (attemptNumber > 1) await sleep(options.delay ? options.delay(attemptNumber - 1) : backoffDelay(options.policy, attemptNumber - 1));
     let outcome: AttemptOutcome<T>;
     try {
       outcome = await attempt(attemptNumber);

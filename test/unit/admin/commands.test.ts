@@ -117,6 +117,11 @@ describe('org update', () => {
     await expect(updateOrganization(deps(), 'ghost', { plan: 'x' })).rejects.toThrow("organization 'ghost' does not exist");
     expect(dynamodb).not.toHaveReceivedCommand(PutItemCommand);
   });
+
+  it('refuses an update without any option, writing nothing', async () => {
+    await expect(updateOrganization(deps(), 'acme', {})).rejects.toThrow(/org update changes nothing without an option/);
+    expect(dynamodb).not.toHaveReceivedCommand(PutItemCommand);
+  });
 });
 
 describe('org show', () => {
@@ -191,10 +196,22 @@ describe('key revoke and key list', () => {
     created_at: { S: '2026-01-02T00:00:00.000Z' },
   };
 
+  it('says so when the key was already revoked, keeping the first revoked_at', async () => {
+    const earlier = '2026-01-05T00:00:00.000Z';
+    dynamodb.on(QueryCommand).resolves({ Items: [keyItem] });
+    dynamodb.on(UpdateItemCommand).resolves({ Attributes: { ...keyItem, status: { S: 'revoked' }, revoked_at: { S: earlier } } });
+    await expect(revokeApiKey(deps(), 'key_1')).resolves.toMatchObject({ status: 'revoked', revoked_at: earlier, already_revoked: true });
+  });
+
   it('revokes by key id through the keys-by-id index', async () => {
     dynamodb.on(QueryCommand).resolves({ Items: [keyItem] });
     dynamodb.on(UpdateItemCommand).resolves({ Attributes: { ...keyItem, status: { S: 'revoked' }, revoked_at: { S: NOW.toISOString() } } });
-    await expect(revokeApiKey(deps(), 'key_1')).resolves.toMatchObject({ key_id: 'key_1', status: 'revoked', revoked_at: NOW.toISOString() });
+    await expect(revokeApiKey(deps(), 'key_1')).resolves.toMatchObject({
+      key_id: 'key_1',
+      status: 'revoked',
+      revoked_at: NOW.toISOString(),
+      already_revoked: false,
+    });
     expect(dynamodb).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'keys-by-id' });
     expect(dynamodb).toHaveReceivedCommandWith(UpdateItemCommand, { Key: { pk: { S: 'KEY#abc' }, sk: { S: 'KEY' } } });
   });

@@ -8,7 +8,7 @@ import { parquetRows } from '../landing/landing-builders.js';
 import { type Batch, bodyOf, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
- * Kinesis faults on the publish step (decisions §1 row 10). For every fault: a 200 means every
+ * Kinesis faults on the publish step (docs/contract.md §1 row 10). For every fault: a 200 means every
  * accepted trace is on the stream and counted once; a 503 carries Retry-After and gives back the
  * increments of exactly the traces known not to be on the stream, and says "may have been
  * accepted" whenever some may be; rejected traces never reach the stream.

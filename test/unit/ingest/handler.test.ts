@@ -32,7 +32,7 @@ function publishedRecords(): InlineTraceRecord[] {
     .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
 }
 
-describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
+describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
   let h: Harness;
   beforeEach(async () => {
     h = await createHarness();
@@ -304,6 +304,18 @@ describe('POST /v1/traces/ingest, in the order of decisions §1', () => {
       expect(body(response)).toMatchObject({ code: 'rate_limited', window, detail: expect.stringMatching(/^Rate limit exceeded/) });
       expect(ddbMock).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
       expectNothingPublished();
+    });
+
+    it('says what is used and left when DynamoDB returns the full window\'s count, and adds used, remaining, requested', async () => {
+      const full = new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item: { count: { N: '999' } } }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }],
+      });
+      ddbMock.on(TransactWriteItemsCommand).rejects(full);
+      const response = await post(h, buildBatch(2));
+      expect(body(response)).toMatchObject({ window: 'minute', limit: 1000, used: 999, remaining: 1, requested: 2 });
+      expect(body(response).detail).toMatch(/^Rate limit exceeded: the per-minute quota is 1000 traces; 999 are used and 1 left, and this batch needs 2\./);
     });
 
     it('answers 429 without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {

@@ -11,7 +11,7 @@ const issuesOf = (trace: unknown) => {
   return result.issues.map((issue) => [issue.path, issue.code]);
 };
 
-describe('per-trace validation (decisions §3)', () => {
+describe('per-trace validation (docs/contract.md §3)', () => {
   it('accepts a realistic trace', () => {
     expect(check(buildTrace()).ok).toBe(true);
   });

@@ -1,5 +1,5 @@
 import { parquetReadObjects } from 'hyparquet';
-import { gunzipSync } from 'node:zlib';
+import zlib, { gunzipSync } from 'node:zlib';
 import type { KinesisStreamEvent } from 'aws-lambda';
 import type { LandingRecord } from '../../../lambda/landing/land-records.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
@@ -100,11 +100,14 @@ export function kinesisEvent(records: readonly LandingRecord[]): KinesisStreamEv
 /** Decompressors the hyparquet reader lacks; a test may add its own. */
 export type Decompressors = NonNullable<Parameters<typeof parquetReadObjects>[0]['compressors']>;
 
+const nodeZstdDecompress = (zlib as { zstdDecompressSync?: (input: Uint8Array) => Uint8Array }).zstdDecompressSync;
+
 /**
  * Rows of a Parquet body, read with hyparquet (the reader of the writer's family; integration tests read with
- * DuckDB). hyparquet reads only Snappy by itself; GZIP is node:zlib's (there is no zstd on Node 20).
+ * DuckDB). hyparquet reads only Snappy by itself; GZIP and ZSTD are node:zlib's.
  */
 export async function parquetRows(body: Uint8Array, compressors: Decompressors = {}): Promise<Record<string, unknown>[]> {
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  return (await parquetReadObjects({ file, compressors: { GZIP: (input) => gunzipSync(input), ...compressors } })) as Record<string, unknown>[];
+  const fromNode: Decompressors = { GZIP: (input) => gunzipSync(input), ...(nodeZstdDecompress ? { ZSTD: (input) => nodeZstdDecompress(input) } : {}) };
+  return (await parquetReadObjects({ file, compressors: { ...fromNode, ...compressors } })) as Record<string, unknown>[];
 }

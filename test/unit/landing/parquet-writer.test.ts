@@ -138,7 +138,7 @@ describe('writeParquet', () => {
 
 describe('parquetCodec', () => {
   it('falls back to GZIP level 1 without zstd, readable by a plain gunzip', () => {
-    const codec = parquetCodec(undefined);
+    const codec = parquetCodec(null);
     const bytes = new TextEncoder().encode('{"q":"hello"}'.repeat(100));
 
     expect(codec.codec).toBe('GZIP');

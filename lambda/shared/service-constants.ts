@@ -1,0 +1,19 @@
+/**
+ * Values the stack (lib/), the Lambdas and the local stack must agree on, defined once. lib/ may
+ * import this file; lambda/ never imports lib/.
+ */
+
+/** The ingest route of the API. */
+export const INGEST_ROUTE = { method: 'POST', path: '/v1/traces/ingest' } as const;
+
+/** Key prefixes of the data bucket: the key builders write under them, the grants and lifecycle rules name them. */
+export const DATA_PREFIXES = {
+  overflow: 'overflow/',
+  traces: 'traces/',
+  spans: 'spans/',
+  deadLetter: 'dead-letter/',
+  athenaResults: 'athena-results/',
+} as const;
+
+/** Function timeouts. Ingest stays below API Gateway's 29 s integration timeout so the function answers, not the gateway. */
+export const FUNCTION_TIMEOUT_SECONDS = { ingest: 25, landing: 120 } as const;
