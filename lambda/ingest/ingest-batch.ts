@@ -1,4 +1,5 @@
-import { dependencyUnavailable } from './errors.js';
+import { PublishIncompleteError } from '../shared/domain/errors.js';
+import { publishUnavailable } from './errors.js';
 import type { Arrival, Caller, IngestRequest, IngestResult } from './ingest-types.js';
 import type { IngestDeps, TenancyReader } from './ports.js';
 import { decodeBody } from './request/decode-body.js';
@@ -63,8 +64,10 @@ export async function ingestTraces(
   try {
     await publishTraces(deps, accepted);
   } catch (error) {
-    await reservation.giveBack();
-    throw dependencyUnavailable(error);
+    // Quota is given back only for traces known not to be stored; the rest stay counted (the safe direction).
+    const notWritten = error instanceof PublishIncompleteError ? error.notWritten : accepted.length;
+    if (notWritten > 0) await reservation.giveBack(notWritten);
+    throw publishUnavailable(error);
   }
   return result;
 }

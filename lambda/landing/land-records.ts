@@ -80,7 +80,7 @@ async function resolve(deps: LandingDeps, record: LandingRecord): Promise<Resolv
 }
 
 function groupKey(shardId: string, trace: LandableTrace): string {
-  return `${shardId}\n${trace.context.org_id}\n${trace.dt}`;
+  return `${shardId}\n${trace.context.org_id}\n${trace.dt}\n${trace.hour}`;
 }
 
 /** Runs tasks with at most `limit` in flight and waits for all of them, failed or not. */
@@ -197,7 +197,7 @@ export async function landRecords(deps: LandingDeps, records: readonly LandingRe
     const id = groupKey(record.shardId, resolved.trace);
     const group = groups.get(id);
     if (group) group.traces.push(resolved.trace);
-    else groups.set(id, { shardId: record.shardId, orgId: resolved.trace.context.org_id, dt: resolved.trace.dt, firstSequenceNumber: record.sequenceNumber, traces: [resolved.trace] });
+    else groups.set(id, { shardId: record.shardId, orgId: resolved.trace.context.org_id, dt: resolved.trace.dt, hour: resolved.trace.hour, firstSequenceNumber: record.sequenceNumber, traces: [resolved.trace] });
     pendingSpanRows += resolved.trace.trace.spans.length;
     pendingText += textCharacters(resolved.trace);
     if (pendingSpanRows >= maxPendingSpanRows || pendingText >= maxPendingText) await flush();

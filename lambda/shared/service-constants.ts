@@ -16,6 +16,8 @@ export const DATA_PREFIXES = {
   spans: 'spans/',
   deadLetter: 'dead-letter/',
   athenaResults: 'athena-results/',
+  compacted: 'compacted/',
+  manifests: 'manifests/',
 } as const;
 
 /** Function timeouts. Ingest stays below API Gateway's 29 s integration timeout so the function answers, not the gateway. */

@@ -6,25 +6,7 @@ import type { Quotas } from '../domain/tenancy.js';
 import type { RateDecision, RateLimiter } from '../../ingest/ports.js';
 import type { DynamoDbRateLimiter } from './dynamodb-rate-limiter.js';
 
-/**
- * Quota leases for hot organizations. A container that serves an organization often reserves a
- * block of quota in all four windows with one `TransactWriteItems` (the same conditional
- * transaction, reservation marker and retries as a single request), admits batches from the block
- * locally, and gives back what it did not use when the block's windows end or it needs a new one.
- * So a hot organization's containers meet on its window items a few times a minute each instead of
- * once per request, and each request costs no write at all.
- *
- * What keeps it exact:
- * - A lease is counted in the windows before any trace is admitted from it, so the windows can
- *   never be exceeded, whatever happens to the container afterwards.
- * - A container with little traffic for an organization (fewer than `minRequestsPerLease` batches
- *   expected per lease), or whose lease was refused for quota, uses the per-request transaction of
- *   `DynamoDbRateLimiter` unchanged until the minute window rolls over: light traffic and the last
- *   stretch before a quota behave exactly as without leases.
- * - The counters run ahead of accepted traces by at most the unused part of the open leases: at most
- *   `maxLeaseFraction` of the smallest quota per container (see docs/hardening.md). A container that
- *   dies holding a lease leaves that unused part counted until the window ends.
- */
+/** How leases are sized and when they are used; `DEFAULT_LEASE_OPTIONS` is what the handler runs with. */
 export interface LeaseOptions {
   /** A lease covers this many seconds of the traffic the container has seen. */
   leaseSeconds: number;
@@ -98,6 +80,26 @@ interface OrgState {
   queue: Promise<unknown>;
 }
 
+/**
+ * Quota leases for hot organizations. A container that serves an organization often reserves a
+ * block of quota in all four windows with one `TransactWriteItems` (the same conditional
+ * transaction, reservation marker and retries as a single request), admits batches from the block
+ * locally, and gives back what it did not use when the block's windows end or it needs a new one.
+ * So a hot organization's containers meet on its window items a few times a minute each instead of
+ * once per request, and each request costs no write at all.
+ *
+ * What keeps it exact:
+ * - A lease is counted in the windows before any trace is admitted from it, so the windows can
+ *   never be exceeded, whatever happens to the container afterwards.
+ * - A container uses the per-request transaction of `DynamoDbRateLimiter` unchanged until one of
+ *   its transactions for the organization is cancelled for a conflict or throttling (light traffic
+ *   never is), when the smallest quota is under `minQuotaForLeases`, and for the rest of the minute
+ *   once a lease did not fit: light traffic and the last stretch before a quota behave exactly as
+ *   without leases.
+ * - The counters run ahead of accepted traces by at most the unused part of the open leases: at most
+ *   `maxLeaseFraction` of the smallest quota per container (see docs/api.md "Rate limits"). A container that
+ *   dies holding a lease leaves that unused part counted until the window ends.
+ */
 export class LeasingRateLimiter implements RateLimiter {
   private readonly orgs = new Map<string, OrgState>();
   private readonly admitted = new Map<string, { pool: LeasePool; count: number }>();
