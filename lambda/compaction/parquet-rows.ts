@@ -10,7 +10,7 @@ type Decompress = (input: Uint8Array, outputLength: number) => Uint8Array;
 const zstdDecompressSync = (zlib as { zstdDecompressSync?: (input: Uint8Array) => Uint8Array }).zstdDecompressSync;
 
 /** The codecs the landing writes (see parquet-codec.ts): GZIP anywhere, ZSTD where node:zlib has it. */
-const DECOMPRESSORS: Compressors = {
+export const LANDED_PARQUET_DECOMPRESSORS: Compressors = {
   GZIP: ((input) => zlib.gunzipSync(input)) satisfies Decompress,
   ...(zstdDecompressSync ? { ZSTD: ((input) => zstdDecompressSync(input)) satisfies Decompress } : {}),
 };
@@ -29,7 +29,7 @@ export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec): Asyn
   let rowStart = 0;
   for (const group of metadata.row_groups) {
     const rowEnd = rowStart + Number(group.num_rows);
-    const rows = (await parquetReadObjects({ file, metadata, columns, rowStart, rowEnd, compressors: DECOMPRESSORS, parsers: PARSERS })) as Row[];
+    const rows = (await parquetReadObjects({ file, metadata, columns, rowStart, rowEnd, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: PARSERS })) as Row[];
     rowStart = rowEnd;
     yield rows;
   }

@@ -1,7 +1,7 @@
-import { gunzipSync } from 'node:zlib';
 import { parquetReadObjects } from 'hyparquet';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
 import { type CompactionDeps, compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
+import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
 import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
@@ -17,7 +17,7 @@ const NOW = new Date('2026-11-23T12:00:00Z');
 async function rowsOf(bucket: MemoryBucket, key: string): Promise<Record<string, unknown>[]> {
   const { body } = bucket.objects.get(key)!;
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  return (await parquetReadObjects({ file, compressors: { GZIP: (input) => gunzipSync(input) }, parsers: { timestampFromMicroseconds: (v: bigint) => v } })) as Record<string, unknown>[];
+  return (await parquetReadObjects({ file, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: { timestampFromMicroseconds: (v: bigint) => v } })) as Record<string, unknown>[];
 }
 
 function manifests(bucket: MemoryBucket): SliceManifest[] {
