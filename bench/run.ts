@@ -11,9 +11,11 @@ const wanted = (group: string) => only.length === 0 || only.includes(group);
 type Suite = { group: string; file: string; exportName: string };
 const optionalSuites: Suite[] = [
   { group: 'landing', file: 'landing.ts', exportName: 'runLandingBench' },
+  { group: 'landing-worst-case', file: 'landing-worst-case.ts', exportName: 'runLandingWorstCaseBench' },
   { group: 'rate-windows', file: 'rate-windows.ts', exportName: 'runRateWindowBench' },
   { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
+  { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
 ];
 
 const results: BenchResult[] = [];

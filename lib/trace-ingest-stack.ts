@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { DATA_PREFIXES } from '../lambda/shared/service-constants.js';
 import type { TraceIngestConfig } from './config.js';
 import { IngestApi, THROTTLED_METRIC_NAME } from './constructs/ingest-api.js';
+import { Compaction } from './constructs/compaction.js';
 import { Landing } from './constructs/landing.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { TenancyTables } from './constructs/tenancy-tables.js';
@@ -32,11 +33,13 @@ export interface TraceIngestStackProps extends StackProps {
 export interface FunctionEntries {
   readonly ingest: string;
   readonly landing: string;
+  readonly compaction: string;
 }
 
 export const DEFAULT_ENTRIES: FunctionEntries = {
   ingest: 'lambda/ingest/handler.ts',
   landing: 'lambda/landing/handler.ts',
+  compaction: 'lambda/compaction/handler.ts',
 };
 
 /** The whole Trace Ingest service: API → ingest function → stream → consumer → Parquet in S3 → Athena. */
@@ -44,6 +47,7 @@ export class TraceIngestStack extends Stack {
   public readonly tables: TenancyTables;
   public readonly traceStream: TraceStream;
   public readonly landing: Landing;
+  public readonly compaction: Compaction;
   public readonly ingest: IngestApi;
   public readonly monitoring: Monitoring;
 
@@ -64,6 +68,13 @@ export class TraceIngestStack extends Stack {
       accessLogRetentionDays: config.accessLogRetentionDays,
       ...(config.dataRetentionDays === undefined ? {} : { dataRetentionDays: config.dataRetentionDays }),
     });
+    this.compaction = new Compaction(this, 'Compaction', {
+      projectRoot,
+      entry: entries.compaction,
+      bucket: this.landing.bucket,
+      logRetention: config.logRetention,
+      metricsNamespace: METRICS_NAMESPACE,
+    });
     this.ingest = new IngestApi(this, 'Ingest', {
       projectRoot,
       entry: entries.ingest,
@@ -83,6 +94,7 @@ export class TraceIngestStack extends Stack {
       api: this.ingest.api,
       ingestFunction: this.ingest.handler,
       consumer: this.landing.consumer,
+      compaction: this.compaction.function,
       tenancyTable: this.tables.tenancyTable,
       rateTable: this.tables.rateTable,
       stream: this.traceStream.stream,
@@ -97,6 +109,7 @@ export class TraceIngestStack extends Stack {
     new CfnOutput(this, OUTPUTS.traceStreamName, { value: this.traceStream.stream.streamName });
     new CfnOutput(this, OUTPUTS.dataBucketName, { value: this.landing.bucket.bucketName });
     new CfnOutput(this, 'IngestUrl', { value: this.ingest.ingestUrl });
+    new CfnOutput(this, 'OtlpTracesUrl', { value: this.ingest.otlpTracesUrl });
     new CfnOutput(this, 'GlueDatabaseName', { value: this.landing.catalog.databaseName });
     new CfnOutput(this, 'AthenaWorkGroup', { value: this.landing.catalog.workGroup.ref });
     new CfnOutput(this, 'FailureQueueUrl', { value: this.landing.failureQueue.queueUrl });

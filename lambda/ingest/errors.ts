@@ -1,4 +1,4 @@
-import { DependencyUnavailableError } from '../shared/domain/errors.js';
+import { DependencyUnavailableError, PublishIncompleteError } from '../shared/domain/errors.js';
 import type { RateWindow } from '../shared/domain/tenancy.js';
 
 /** `Retry-After` of every 503: long enough for a throttled dependency to recover. */
@@ -97,6 +97,28 @@ export class UnavailableError extends IngestError {
   override readonly retryAfterSeconds = RETRY_AFTER_UNAVAILABLE_SECONDS;
 }
 
+/**
+ * The 503 for a publish whose outcome is not known for every trace: some may be stored. Resending
+ * under the same Idempotency-Key gives the records the same `record_id`, so the copies land once.
+ */
+export class OutcomeUnknownError extends UnavailableError {
+  override name = 'OutcomeUnknownError';
+
+  override bodyFields(): Record<string, unknown> {
+    return { may_have_been_accepted: true };
+  }
+}
+
+/** The 503 for a failed publish: honest about whether anything of the batch may be stored. */
+export function publishUnavailable(error: unknown): UnavailableError {
+  if (!(error instanceof PublishIncompleteError) || error.nothingWritten) return dependencyUnavailable(error);
+  return new OutcomeUnknownError(
+    `Service temporarily unavailable: ${error.dependency} did not confirm every trace; part or all of the batch may have been accepted; ` +
+      'retry the whole batch with the same Idempotency-Key so that traces already stored are stored once',
+    { cause: error },
+  );
+}
+
 /** The 503 for a dependency that did not answer: names the dependency, keeps the cause for the log. */
 export function dependencyUnavailable(error: unknown): UnavailableError {
   const dependency = error instanceof DependencyUnavailableError ? error.dependency : 'a dependency';
@@ -109,6 +131,10 @@ export function dependencyUnavailable(error: unknown): UnavailableError {
 /** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
 export class DeadlineReachedError extends UnavailableError {
   override name = 'DeadlineReachedError';
+
+  override bodyFields(): Record<string, unknown> {
+    return { may_have_been_accepted: true };
+  }
 }
 
 export class InvalidIdempotencyKeyError extends IngestError {

@@ -1,4 +1,5 @@
-import { dependencyUnavailable } from './errors.js';
+import { PublishIncompleteError } from '../shared/domain/errors.js';
+import { publishUnavailable } from './errors.js';
 import type { Arrival, Caller, IngestRequest, IngestResult } from './ingest-types.js';
 import type { IngestDeps, TenancyReader } from './ports.js';
 import { decodeBody } from './request/decode-body.js';
@@ -9,7 +10,7 @@ import { checkWorkspaceScope } from './steps/check-workspace-scope.js';
 import { idempotentRequestIdentity, readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
 import { publishTraces } from './steps/publish-traces.js';
 import { reserveRateWindows } from './steps/reserve-rate-windows.js';
-import { validateTraces } from './steps/validate-traces.js';
+import { type TraceOptions, validateTraces } from './steps/validate-traces.js';
 import { formatMicros } from './validation/timestamps.js';
 
 /**
@@ -39,7 +40,13 @@ export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: reado
  * Checks 6 to 10 on trace objects already taken out of a request, whatever its wire format:
  * workspace scope, per-trace validation, rate windows, publish.
  */
-export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Arrival, traces: readonly unknown[]): Promise<IngestResult> {
+export async function ingestTraces(
+  deps: IngestDeps,
+  caller: Caller,
+  arrival: Arrival,
+  traces: readonly unknown[],
+  options?: TraceOptions,
+): Promise<IngestResult> {
   const { key, org } = caller;
   await checkWorkspaceScope(deps.tenancy, key, traces);
   const requestContext = {
@@ -49,7 +56,7 @@ export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Ar
     received_at: formatMicros(arrival.receivedAtMicros),
   };
   const requestIdentity = arrival.requestIdentity ?? arrival.requestId;
-  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, deps.newId);
+  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, deps.newId, options);
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
   if (accepted.length === 0) return result;
 
@@ -57,8 +64,10 @@ export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Ar
   try {
     await publishTraces(deps, accepted);
   } catch (error) {
-    await reservation.giveBack();
-    throw dependencyUnavailable(error);
+    // Quota is given back only for traces known not to be stored; the rest stay counted (the safe direction).
+    const notWritten = error instanceof PublishIncompleteError ? error.notWritten : accepted.length;
+    if (notWritten > 0) await reservation.giveBack(notWritten);
+    throw publishUnavailable(error);
   }
   return result;
 }

@@ -36,7 +36,10 @@ export interface StreamRecord {
   data: Uint8Array;
 }
 
-/** Puts records on the trace stream, all of them or an error. */
+/**
+ * Puts records on the trace stream, all of them or an error; a `PublishIncompleteError` says how
+ * many records are known not to be on the stream.
+ */
 export interface TraceSink {
   publish(records: readonly StreamRecord[]): Promise<void>;
 }

@@ -80,7 +80,7 @@ async function resolve(deps: LandingDeps, record: LandingRecord): Promise<Resolv
 }
 
 function groupKey(shardId: string, trace: LandableTrace): string {
-  return `${shardId}\n${trace.context.org_id}\n${trace.dt}`;
+  return `${shardId}\n${trace.context.org_id}\n${trace.dt}\n${trace.hour}`;
 }
 
 /** Runs tasks with at most `limit` in flight and waits for all of them, failed or not. */
@@ -141,7 +141,11 @@ export async function landRecords(deps: LandingDeps, records: readonly LandingRe
       // The spans object is written even when it has no rows: it must replace whatever an earlier,
       // larger attempt of this batch left under the same key.
       for (const spec of [TRACES, SPANS]) {
-        const batches = () => (spec === TRACES ? traceBatches(group.traces, rowsPerRowGroup) : spanBatches(group.traces, rowsPerRowGroup));
+        // A spans-only record (an OTLP export without its trace's root span) has no trace row of its own.
+        const batches = () =>
+          spec === TRACES
+            ? traceBatches(group.traces.filter((t) => t.context.spans_only !== true), rowsPerRowGroup)
+            : spanBatches(group.traces, rowsPerRowGroup);
         let rows = 0;
         upload(
           landingObjectKey(spec.name, group),
@@ -193,7 +197,7 @@ export async function landRecords(deps: LandingDeps, records: readonly LandingRe
     const id = groupKey(record.shardId, resolved.trace);
     const group = groups.get(id);
     if (group) group.traces.push(resolved.trace);
-    else groups.set(id, { shardId: record.shardId, orgId: resolved.trace.context.org_id, dt: resolved.trace.dt, firstSequenceNumber: record.sequenceNumber, traces: [resolved.trace] });
+    else groups.set(id, { shardId: record.shardId, orgId: resolved.trace.context.org_id, dt: resolved.trace.dt, hour: resolved.trace.hour, firstSequenceNumber: record.sequenceNumber, traces: [resolved.trace] });
     pendingSpanRows += resolved.trace.trace.spans.length;
     pendingText += textCharacters(resolved.trace);
     if (pendingSpanRows >= maxPendingSpanRows || pendingText >= maxPendingText) await flush();

@@ -11,6 +11,8 @@ export interface LandableTrace {
   trace: AcceptedTrace;
   /** UTC date of the trace timestamp, the `dt` partition. */
   dt: string;
+  /** UTC hour (`00`–`23`) of the trace timestamp, the `hour` partition. */
+  hour: string;
   timestampMicros: bigint;
   receivedAtMicros: bigint;
   tags: string[];
@@ -118,6 +120,7 @@ export function toLandableTrace(context: TraceContext, trace: AcceptedTrace): La
     context,
     trace,
     dt: trace.timestamp.slice(0, 10),
+    hour: trace.timestamp.slice(11, 13),
     timestampMicros: timestamp,
     receivedAtMicros: timestampMicros(context.received_at, 'context/received_at'),
     tags: tagsOf(trace.attributes),

@@ -6,6 +6,8 @@ export interface LandingGroupKey {
   shardId: string;
   orgId: string;
   dt: string;
+  /** UTC hour of the trace timestamps, `00`–`23`: the unit of compaction. */
+  hour: string;
   /** Sequence number of the group's first record in the batch. */
   firstSequenceNumber: string;
 }
@@ -13,7 +15,7 @@ export interface LandingGroupKey {
 // Keyed by the first sequence number of the group in the batch, so a retried or bisected batch
 // overwrites its own objects instead of adding a second copy of the rows.
 export function landingObjectKey(dataset: DatasetName, group: LandingGroupKey): string {
-  return `${DATA_PREFIXES[dataset]}org_id=${group.orgId}/dt=${group.dt}/${group.shardId}-${group.firstSequenceNumber}.parquet`;
+  return `${DATA_PREFIXES[dataset]}org_id=${group.orgId}/dt=${group.dt}/hour=${group.hour}/${group.shardId}-${group.firstSequenceNumber}.parquet`;
 }
 
 /** One object per undecodable record, so dead-lettering it again on a retry overwrites it. */

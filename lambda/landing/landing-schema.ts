@@ -18,6 +18,24 @@ export type ColumnType = 'string' | 'nullable_string' | 'int32' | 'int64' | 'dou
  * Min/max of such values prune nothing in a query and cost encode time (they are compared value by
  * value); the other columns keep their statistics and the file's codec (parquet-codec.ts).
  */
+/**
+ * How each column type is declared outside Parquet: the Glue/Athena (Hive) type of a table column, the
+ * Trino type of an Athena view column (Athena reads Parquet timestamps at millisecond precision), and the
+ * DuckDB type.
+ */
+export const COLUMN_TYPE_NAMES: Record<ColumnType, { hive: string; athenaView: string; duckdb: string }> = {
+  string: { hive: 'string', athenaView: 'varchar', duckdb: 'VARCHAR' },
+  nullable_string: { hive: 'string', athenaView: 'varchar', duckdb: 'VARCHAR' },
+  int32: { hive: 'int', athenaView: 'integer', duckdb: 'INTEGER' },
+  int64: { hive: 'bigint', athenaView: 'bigint', duckdb: 'BIGINT' },
+  double: { hive: 'double', athenaView: 'double', duckdb: 'DOUBLE' },
+  timestamp: { hive: 'timestamp', athenaView: 'timestamp(3)', duckdb: 'TIMESTAMP WITH TIME ZONE' },
+  string_list: { hive: 'array<string>', athenaView: 'array(varchar)', duckdb: 'VARCHAR[]' },
+};
+
+/** Hive partition keys of every landed and compacted dataset, in path order (not columns of the files). */
+export const PARTITION_KEYS = ['org_id', 'dt', 'hour'] as const;
+
 export type TextShape = 'id' | 'distinct' | 'long';
 
 export interface ColumnSpec {

@@ -1,4 +1,4 @@
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { ByteWriter, ParquetWriter } from './hyparquet-writer-adapter.js';
 import type { ColumnBatch, ColumnValues } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';

@@ -1,7 +1,5 @@
 import type { ColumnChunk, ColumnMetaData, CompressionCodec, OffsetIndex, PageHeader } from 'hyparquet';
-import { ByteWriter, type Writer } from 'hyparquet-writer';
-import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
-import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js';
+import { ByteWriter, type Writer, writePageHeader, writeRleBitPackedHybrid } from './hyparquet-writer-adapter.js';
 
 /**
  * Flat UTF-8 column chunks written the way hyparquet-writer writes them (data pages v2, its page size,

@@ -15,6 +15,14 @@ import { HouseFunction } from './house-function.js';
 import { TraceCatalog } from './trace-catalog.js';
 
 
+/**
+ * Days a raw landed object is kept: trace timestamps may be 24 h old when they arrive and a replay may land
+ * a record up to the stream retention (24 h) later, so an hour can receive raw data up to ~2 days after it
+ * ends; one more day is margin for a compaction outage (its alarms fire within two hours). After this, the
+ * compacted objects hold every row.
+ */
+export const RAW_RETENTION_DAYS = 3;
+
 export interface LandingProps {
   readonly projectRoot: string;
   /** Handler file relative to `projectRoot`. */
@@ -135,9 +143,12 @@ function dataLifecycle(dataRetentionDays: number | undefined): LifecycleRule[] {
     { id: 'ExpireDeadLetters', prefix: DATA_PREFIXES.deadLetter, expiration: Duration.days(90) },
     { id: 'ExpireAthenaResults', prefix: DATA_PREFIXES.athenaResults, expiration: Duration.days(7) },
   ];
+  for (const prefix of [DATA_PREFIXES.traces, DATA_PREFIXES.spans]) {
+    rules.push({ id: `ExpireRaw${prefix === DATA_PREFIXES.traces ? 'Traces' : 'Spans'}`, prefix, expiration: Duration.days(RAW_RETENTION_DAYS) });
+  }
   if (dataRetentionDays !== undefined) {
-    for (const prefix of [DATA_PREFIXES.traces, DATA_PREFIXES.spans]) {
-      rules.push({ id: `Expire${prefix === DATA_PREFIXES.traces ? 'Traces' : 'Spans'}`, prefix, expiration: Duration.days(dataRetentionDays) });
+    for (const [id, prefix] of [['ExpireCompacted', DATA_PREFIXES.compacted], ['ExpireManifests', DATA_PREFIXES.manifests]] as const) {
+      rules.push({ id, prefix, expiration: Duration.days(dataRetentionDays) });
     }
   }
   return rules;

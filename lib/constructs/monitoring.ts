@@ -24,6 +24,7 @@ export interface MonitoringProps {
   readonly api: RestApi;
   readonly ingestFunction: IFunction;
   readonly consumer: IFunction;
+  readonly compaction: IFunction;
   readonly tenancyTable: ITable;
   readonly rateTable: ITable;
   readonly stream: IStream;
@@ -95,6 +96,24 @@ export class Monitoring extends Construct {
     this.alarm('StreamWriteThrottles', streamThrottles, 1, 1, 'Kinesis throttled PutRecords records');
     this.alarm('ConsumerIteratorAge', iteratorAge, 15 * 60 * 1000, 3, 'The consumer is more than 15 minutes behind the stream');
     this.alarm('ConsumerErrors', consumerErrors, 1, 1, 'The landing consumer failed a batch (it will be retried, bisected, then sent to the failure queue)');
+    const compactionErrors = props.compaction.metricErrors({ period: Duration.hours(1), statistic: 'Sum' });
+    const compactionRuns = props.compaction.metricInvocations({ period: Duration.hours(1), statistic: 'Sum' });
+    const slicesFailed = new Metric({ namespace: 'TraceIngest', metricName: 'SlicesFailed', dimensionsMap: { service: 'trace-compaction' }, period: Duration.hours(1), statistic: 'Sum' });
+    this.alarm('CompactionErrors', compactionErrors, 2, 1, 'Compaction runs failed twice within an hour: hours stay on their raw objects (duplicates possible) and raw objects expire after the retention');
+    this.alarm('CompactionSlicesFailed', slicesFailed, 1, 2, 'Some hours failed to compact for two hours in a row');
+    const notRunning = new Alarm(this, 'CompactionNotRunning', {
+      metric: compactionRuns,
+      threshold: 1,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+      // No data is exactly the failure this alarm is for: the schedule stopped invoking the function.
+      treatMissingData: TreatMissingData.BREACHING,
+      alarmDescription: 'The compaction schedule has not run for two hours',
+    });
+    notRunning.addAlarmAction(new SnsAction(this.topic));
+    notRunning.addOkAction(new SnsAction(this.topic));
+    this.alarms.push(notRunning);
     this.alarm('FailureQueueNotEmpty', failureDepth, 1, 1, 'Stream batches the consumer gave up on: replay them before the stream retention runs out');
 
     this.dashboard = new Dashboard(this, 'Dashboard', {

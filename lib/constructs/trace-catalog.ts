@@ -3,18 +3,46 @@ import { CfnWorkGroup } from 'aws-cdk-lib/aws-athena';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { DATASETS, type ColumnType, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
+import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec, PARTITION_KEYS } from '../../lambda/landing/landing-schema.js';
 
-/** Hive types of the landed Parquet columns, as Athena reads them. */
-export const HIVE_TYPES: Record<ColumnType, string> = {
-  string: 'string',
-  nullable_string: 'string',
-  int32: 'int',
-  int64: 'bigint',
-  double: 'double',
-  timestamp: 'timestamp',
-  string_list: 'array<string>',
-};
+/** Name of the Glue table over the slice manifests. */
+export const MANIFESTS_TABLE = 'slice_manifests';
+
+/**
+ * The SQL of a dataset's exactly-once Athena view: per slice, the compacted objects its manifest names and the
+ * raw objects it does not cover. The manifest table is read once (one reference), so one query sees one
+ * version of each manifest; objects are matched by key (`$path` without `s3://<bucket>/`).
+ */
+export function exactlyOnceViewSql(dataset: DatasetSpec): string {
+  const columns = dataset.columns.map((column) => `"${column.name}"`).join(', ');
+  const keys = PARTITION_KEYS.join(', ');
+  const source = (table: string, compacted: boolean) =>
+    `SELECT ${columns}, ${keys}, regexp_replace("$path", '^s3://[^/]+/', '') AS object_key, ${compacted} AS is_compacted FROM ${table}`;
+  return [
+    `SELECT ${dataset.columns.map((column) => `d."${column.name}"`).join(', ')}, ${PARTITION_KEYS.map((key) => `d.${key}`).join(', ')}`,
+    `FROM (${source(`${dataset.name}_raw`, false)} UNION ALL ${source(`${dataset.name}_compacted`, true)}) d`,
+    `LEFT JOIN (SELECT ${keys}, ${dataset.name}.files AS files, transform(${dataset.name}.covered, c -> c.key) AS covered FROM ${MANIFESTS_TABLE}) m`,
+    `ON m.org_id = d.org_id AND m.dt = d.dt AND m.hour = d.hour`,
+    `WHERE (d.is_compacted AND contains(m.files, d.object_key)) OR (NOT d.is_compacted AND (m.covered IS NULL OR NOT contains(m.covered, d.object_key)))`,
+  ].join('\n');
+}
+
+/** A Glue table input for an Athena view: the SQL and its columns, encoded as Athena stores views it creates. */
+function exactlyOnceViewInput(dataset: DatasetSpec, databaseName: string): CfnTable.TableInputProperty {
+  const viewColumns = [...dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].athenaView })), ...PARTITION_KEYS.map((name) => ({ name, type: 'varchar' }))];
+  const presto = { originalSql: exactlyOnceViewSql(dataset), catalog: 'awsdatacatalog', schema: databaseName, columns: viewColumns };
+  return {
+    name: dataset.name,
+    tableType: 'VIRTUAL_VIEW',
+    parameters: { presto_view: 'true', comment: 'Presto View' },
+    viewOriginalText: `/* Presto View: ${Buffer.from(JSON.stringify(presto)).toString('base64')} */`,
+    viewExpandedText: '/* Presto View */',
+    storageDescriptor: {
+      columns: [...dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].hive })), ...PARTITION_KEYS.map((name) => ({ name, type: 'string' }))],
+      serdeInfo: {},
+    },
+  };
+}
 
 /** First day partition projection enumerates; a query over all days lists every day since. */
 export const PROJECTION_START_DATE = '2025-01-01';
@@ -26,15 +54,19 @@ export interface TraceCatalogProps {
 }
 
 /**
- * Glue database and one table per landed dataset, laid out as
- * `<dataset>/org_id=<org>/dt=YYYY-MM-DD/*.parquet`, with partition projection so Athena finds
+ * Glue database; per dataset a raw table (`<dataset>_raw`, `<dataset>/org_id=…/dt=…/hour=…/`), a compacted table
+ * (`<dataset>_compacted`, `compacted/<dataset>/…`) and the exactly-once view (`<dataset>`); the slice manifests
+ * (`slice_manifests`, JSON). All tables use partition projection so Athena finds
  * partitions without a crawler or `MSCK REPAIR`. `org_id` is injected: every query names its
  * organization, which is also what keeps one tenant's query off another tenant's objects.
  */
 export class TraceCatalog extends Construct {
   public readonly database: CfnDatabase;
   public readonly databaseName: string;
-  public readonly tables: Record<DatasetSpec['name'], CfnTable>;
+  /** Per dataset: the raw table (`<name>_raw`), the compacted table (`<name>_compacted`) and the exactly-once view (`<name>`). */
+  public readonly tables: Record<DatasetSpec['name'], { raw: CfnTable; compacted: CfnTable; view: CfnTable }>;
+  /** The slice manifests (`slice_manifests`), one JSON row per organization, date and hour. */
+  public readonly manifests: CfnTable;
   public readonly workGroup: CfnWorkGroup;
 
   constructor(scope: Construct, id: string, props: TraceCatalogProps) {
@@ -48,47 +80,77 @@ export class TraceCatalog extends Construct {
       databaseInput: { name: this.databaseName, description: 'Landed traces and spans (Parquet) of the Trace Ingest service' },
     });
     const bucketName = props.bucket.bucketName;
-    const tableFor = (dataset: DatasetSpec): CfnTable => {
-      const table = new CfnTable(this, `${dataset.name === 'traces' ? 'Traces' : 'Spans'}Table`, {
+    const projection = (prefix: string) => ({
+      'projection.enabled': 'true',
+      'projection.org_id.type': 'injected',
+      'projection.dt.type': 'date',
+      'projection.dt.format': 'yyyy-MM-dd',
+      // Trace timestamps may run up to 24 h ahead of the server clock.
+      'projection.dt.range': `${PROJECTION_START_DATE},NOW+1DAYS`,
+      'projection.dt.interval': '1',
+      'projection.dt.interval.unit': 'DAYS',
+      'projection.hour.type': 'integer',
+      'projection.hour.range': '0,23',
+      'projection.hour.digits': '2',
+      'storage.location.template': `s3://${bucketName}/${prefix}org_id=\${org_id}/dt=\${dt}/hour=\${hour}/`,
+    });
+    const partitionKeys = PARTITION_KEYS.map((name) => ({ name, type: 'string' }));
+    const table = (logicalId: string, name: string, prefix: string, storage: { columns: { name: string; type: string }[]; json?: boolean }): CfnTable => {
+      const created = new CfnTable(this, logicalId, {
         catalogId: stack.account,
         databaseName: this.databaseName,
         tableInput: {
-          name: dataset.name,
+          name,
           tableType: 'EXTERNAL_TABLE',
-          parameters: {
-            EXTERNAL: 'TRUE',
-            classification: 'parquet',
-            'projection.enabled': 'true',
-            'projection.org_id.type': 'injected',
-            'projection.dt.type': 'date',
-            'projection.dt.format': 'yyyy-MM-dd',
-            // Trace timestamps may run up to 24 h ahead of the server clock.
-            'projection.dt.range': `${PROJECTION_START_DATE},NOW+1DAYS`,
-            'projection.dt.interval': '1',
-            'projection.dt.interval.unit': 'DAYS',
-            'storage.location.template': `s3://${bucketName}/${dataset.name}/org_id=\${org_id}/dt=\${dt}/`,
-          },
-          partitionKeys: [
-            { name: 'org_id', type: 'string' },
-            { name: 'dt', type: 'string' },
-          ],
+          parameters: { EXTERNAL: 'TRUE', classification: storage.json ? 'json' : 'parquet', ...projection(prefix) },
+          partitionKeys,
           storageDescriptor: {
-            location: `s3://${bucketName}/${dataset.name}/`,
-            inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
-            outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
-            serdeInfo: {
-              serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
-              parameters: { 'serialization.format': '1' },
-            },
-            columns: dataset.columns.map((column) => ({ name: column.name, type: HIVE_TYPES[column.type] })),
+            location: `s3://${bucketName}/${prefix}`,
+            columns: storage.columns,
+            ...(storage.json
+              ? {
+                  inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+                  outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
+                  serdeInfo: { serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe' },
+                }
+              : {
+                  inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+                  outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+                  serdeInfo: { serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe', parameters: { 'serialization.format': '1' } },
+                }),
           },
         },
       });
-      table.addResourceDependency(this.database);
-      return table;
+      created.addResourceDependency(this.database);
+      return created;
+    };
+    const parquetColumns = (dataset: DatasetSpec) => dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].hive }));
+    const manifestDataset = 'struct<files:array<string>,rows:bigint,covered:array<struct<key:string,etag:string>>>';
+    this.manifests = table('ManifestsTable', MANIFESTS_TABLE, 'manifests/', {
+      json: true,
+      columns: [
+        { name: 'generation', type: 'bigint' },
+        { name: 'compacted_at', type: 'string' },
+        { name: 'traces', type: manifestDataset },
+        { name: 'spans', type: manifestDataset },
+      ],
+    });
+    const tablesOf = (dataset: DatasetSpec) => {
+      const title = dataset.name === 'traces' ? 'Traces' : 'Spans';
+      const raw = table(`${title}Table`, `${dataset.name}_raw`, `${dataset.name}/`, { columns: parquetColumns(dataset) });
+      const compacted = table(`${title}CompactedTable`, `${dataset.name}_compacted`, `compacted/${dataset.name}/`, { columns: parquetColumns(dataset) });
+      const view = new CfnTable(this, `${title}View`, {
+        catalogId: stack.account,
+        databaseName: this.databaseName,
+        tableInput: exactlyOnceViewInput(dataset, this.databaseName),
+      });
+      view.addDependency(raw);
+      view.addDependency(compacted);
+      view.addDependency(this.manifests);
+      return { raw, compacted, view };
     };
     const [traces, spans] = DATASETS;
-    this.tables = { traces: tableFor(traces), spans: tableFor(spans) };
+    this.tables = { traces: tablesOf(traces), spans: tablesOf(spans) };
 
     this.workGroup = new CfnWorkGroup(this, 'WorkGroup', {
       name: `trace-ingest-${suffix.replace(/_/g, '-')}`,

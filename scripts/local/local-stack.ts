@@ -12,6 +12,7 @@ import { type AdminDeps, createApiKey, createOrganization, createWorkspace } fro
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from './engines.js';
 import { type HttpGateway, startHttpGateway } from './http-gateway.js';
 import { lambdaContext } from './lambda-context.js';
+import { startCompactionTimer } from './local-compaction.js';
 import {
   isProcessAlive,
   LOCAL_NAMES,
@@ -43,6 +44,8 @@ export interface LocalStackOptions {
   /** Deletes the state directory first. */
   reset?: boolean;
   poller?: Partial<PollerSettings>;
+  /** Interval of the compaction timer; 0 turns it off (tests that compact explicitly). */
+  compactionIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -209,6 +212,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     // Stopped before the engines, so no poll runs against a closed kinesalite.
     stops.push(() => poller.stop());
+    // Closed hours are compacted as the deployed schedule does; `npm run compact` does every pending hour now.
+    if (options.compactionIntervalMs !== 0) {
+      const compaction = startCompactionTimer({ endpoints: base, paths, log, ...(options.compactionIntervalMs ? { intervalMs: options.compactionIntervalMs } : {}) });
+      stops.push(() => compaction.stop());
+    }
 
     const endpoints: LocalEndpoints = { api: gateway.url, ...base, s3Directory: paths.s3, pid: process.pid };
     writeJsonFile(paths.endpoints, endpoints);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -9,21 +9,14 @@ import {
   JsonDuckDBValueConverter,
   type Json,
 } from '@duckdb/node-api';
-import { type ColumnType, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
+import { MANIFEST_ROOT } from '../../lambda/compaction/compaction-keys.js';
+import { type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
+import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
+import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
 import { LOCAL_NAMES, localPaths } from './local-state.js';
 
 /** s3rver keeps each object in a file named `<last key segment>._S3rver_object`. */
 const S3RVER_OBJECT_SUFFIX = '._S3rver_object';
-
-const DUCKDB_TYPES: Record<ColumnType, string> = {
-  string: 'VARCHAR',
-  nullable_string: 'VARCHAR',
-  int32: 'INTEGER',
-  int64: 'BIGINT',
-  double: 'DOUBLE',
-  timestamp: 'TIMESTAMP WITH TIME ZONE',
-  string_list: 'VARCHAR[]',
-};
 
 /** Where the landed objects of the local stack are on disk. */
 export interface LandedData {
@@ -36,28 +29,56 @@ export function localLandedData(): LandedData {
   return { s3Directory: localPaths().s3, bucket: LOCAL_NAMES.bucket };
 }
 
-function hasObjects(dir: string): boolean {
-  if (!existsSync(dir)) return false;
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).some((name) => name.endsWith(`.parquet${S3RVER_OBJECT_SUFFIX}`));
-}
-
 const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
-/** The SELECT behind a dataset's view: its Parquet with `org_id` and `dt` from the Hive partitions, or no rows yet. */
-export function datasetViewSql(dataset: DatasetSpec, data: LandedData): string {
-  const dir = path.join(data.s3Directory, data.bucket, dataset.name);
-  if (hasObjects(dir)) {
-    const glob = path.join(dir, '**', `*.parquet${S3RVER_OBJECT_SUFFIX}`);
-    return `SELECT * FROM read_parquet(${quote(glob)}, hive_partitioning = true, hive_types = {'org_id': VARCHAR, 'dt': DATE}, union_by_name = true)`;
-  }
-  const columns = dataset.columns.map((column) => `CAST(NULL AS ${DUCKDB_TYPES[column.type]}) AS "${column.name}"`);
-  return `SELECT ${[...columns, 'CAST(NULL AS VARCHAR) AS org_id', 'CAST(NULL AS DATE) AS dt'].join(', ')} WHERE false`;
+/** Keys of the objects under `prefix` whose keys end in `suffix`, from s3rver's directory (one file per object). */
+function keysOnDisk(data: LandedData, prefix: string, suffix: string): string[] {
+  const root = path.join(data.s3Directory, data.bucket);
+  const dir = path.join(root, prefix);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith(`${suffix}${S3RVER_OBJECT_SUFFIX}`))
+    .map((name) => `${prefix}${name.split(path.sep).join('/').slice(0, -S3RVER_OBJECT_SUFFIX.length)}`)
+    .sort();
 }
 
-/** Creates the views `traces` and `spans` over the landed Parquet. */
+const fileOf = (data: LandedData, key: string) => path.join(data.s3Directory, data.bucket, ...key.split('/')) + S3RVER_OBJECT_SUFFIX;
+
+/** Every slice manifest of the bucket, each read once. */
+function readManifests(data: LandedData): SliceManifest[] {
+  return keysOnDisk(data, MANIFEST_ROOT, 'manifest.json').map((key) => {
+    const [, orgId, dt, hour] = /org_id=([^/]+)\/dt=([^/]+)\/hour=([^/]+)\//.exec(key) ?? [];
+    return parseManifest(readFileSync(fileOf(data, key)), { orgId: orgId ?? '', dt: dt ?? '', hour: hour ?? '' });
+  });
+}
+
+const EMPTY = (dataset: DatasetSpec) => {
+  const columns = dataset.columns.map((column) => `CAST(NULL AS ${COLUMN_TYPE_NAMES[column.type].duckdb}) AS "${column.name}"`);
+  return `SELECT ${[...columns, 'CAST(NULL AS VARCHAR) AS org_id', 'CAST(NULL AS DATE) AS dt', 'CAST(NULL AS VARCHAR) AS hour'].join(', ')} WHERE false`;
+};
+
+/** A SELECT over the given objects with `org_id`, `dt` and `hour` from their Hive partitions, or no rows. */
+function selectObjects(dataset: DatasetSpec, data: LandedData, keys: readonly string[]): string {
+  if (keys.length === 0) return EMPTY(dataset);
+  const files = keys.map((key) => quote(fileOf(data, key))).join(', ');
+  return `SELECT * FROM read_parquet([${files}], hive_partitioning = true, hive_types = {'org_id': VARCHAR, 'dt': DATE, 'hour': VARCHAR}, union_by_name = true)`;
+}
+
+/** The SELECTs behind a dataset's two views: every row once (compacted where compacted, raw elsewhere), and raw as landed. */
+export function datasetViewSql(dataset: DatasetSpec, data: LandedData): { exactlyOnce: string; raw: string } {
+  // Manifests first, then the raw listing: a raw object landed after its slice's manifest was read is
+  // simply not covered by it and is shown from raw (see "What readers see" in docs/landing.md).
+  const manifests = readManifests(data);
+  const rawKeys = keysOnDisk(data, `${dataset.name}/`, '.parquet');
+  return { exactlyOnce: selectObjects(dataset, data, exactlyOnceKeys(dataset.name, manifests, rawKeys)), raw: selectObjects(dataset, data, rawKeys) };
+}
+
+/** Creates the views `traces` and `spans` (every row once) and `traces_raw` and `spans_raw` (as landed). */
 export async function createDatasetViews(connection: DuckDBConnection, data: LandedData): Promise<void> {
   for (const dataset of DATASETS) {
-    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name} AS ${datasetViewSql(dataset, data)}`);
+    const sql = datasetViewSql(dataset, data);
+    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name} AS ${sql.exactlyOnce}`);
+    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}_raw AS ${sql.raw}`);
   }
 }
 
@@ -66,10 +87,13 @@ export interface QueryResult {
   rows: Record<string, unknown>[];
 }
 
-export const QUERY_USAGE = `usage: npm run query -- [--json] "<SQL over the views traces and spans>"
+export const QUERY_USAGE = `usage: npm run query -- [--json] "<SQL over the views traces and spans (every row once), traces_raw and spans_raw (as landed)>"
 
 Runs SQL with DuckDB over the Parquet that the local stack landed (state in .local/, or
-TRACE_INGEST_LOCAL_DIR). The views are traces and spans; org_id and dt come from the object paths.
+TRACE_INGEST_LOCAL_DIR). traces and spans hold every row once: compacted hours from their compacted
+objects, the rest (not compacted yet) as landed, where a replay or retry may show a row twice until its hour
+is compacted (npm run compact). traces_raw and spans_raw are every landed object as it is.
+org_id, dt and hour come from the object paths.
 Several statements separated by ';' each print their result, in order.
 
   --json   one JSON array of row objects per statement, one per line: integers as numbers

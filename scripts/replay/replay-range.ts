@@ -1,6 +1,6 @@
 import { GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
 import { type LandingRecord, type LandingSummary, landRecords } from '../../lambda/landing/land-records.js';
-import type { LandingDeps } from '../../lambda/landing/ports.js';
+import type { LandingDeps, LandingStore } from '../../lambda/landing/ports.js';
 
 /** A shard and an inclusive sequence range, as the on-failure destination reports it. */
 export interface ShardRange {
@@ -46,16 +46,33 @@ export async function readRange(kinesis: KinesisClient, range: ShardRange): Prom
 }
 
 /**
- * Re-lands a failed batch's range. Records are landed in chunks of `chunkSize`, in order: like a
- * bisection, each chunk keeps the first record of its own groups, so every key an earlier attempt
- * of the range wrote is overwritten by the chunk that holds that key's first record.
+ * The store a replay chunk writes through: its Parquet objects get keys of their own, `<key>.replay-<last
+ * sequence number of the chunk>.parquet`. A replayed range need not line up with the batches that landed it
+ * first, so a chunk's group can start at the same record as a landed batch's group while ending earlier; under
+ * the landed key it would replace that object with fewer rows and lose the rest. Under its own key it only
+ * adds copies, which compaction folds into one (the same rows, same `received_at` and `request_id`).
+ * Dead letters keep their per-record keys: the same record gives the same letter.
+ */
+export function replayChunkStore(store: LandingStore, lastSequenceNumber: string): LandingStore {
+  return {
+    putObject: (key, body, contentType) => store.putObject(key.endsWith('.parquet') ? `${key.slice(0, -'.parquet'.length)}.replay-${lastSequenceNumber}.parquet` : key, body, contentType),
+    getObject: (bucket, key) => store.getObject(bucket, key),
+  };
+}
+
+/**
+ * Re-lands a range of a shard, whatever it overlaps (a failed batch's range, or any other), in chunks of
+ * `chunkSize` records, each under keys of its own (see {@link replayChunkStore}). Replaying the same range
+ * again rewrites the same keys with the same rows. Until the hours it touched are compacted, rows that had
+ * landed before are in the raw objects twice; after, once.
  */
 export async function replayRange(deps: LandingDeps & { kinesis: KinesisClient; chunkSize?: number }, range: ShardRange): Promise<LandingSummary & { chunks: number }> {
   const records = await readRange(deps.kinesis, range);
   const chunkSize = deps.chunkSize ?? 10_000;
   const total: LandingSummary & { chunks: number } = { recordsIn: 0, deadLettered: 0, duplicatesSkipped: 0, rows: { traces: 0, spans: 0 }, objectsWritten: 0, bytesWritten: 0, chunks: 0 };
   for (let start = 0; start < records.length; start += chunkSize) {
-    const summary = await landRecords(deps, records.slice(start, start + chunkSize));
+    const chunk = records.slice(start, start + chunkSize);
+    const summary = await landRecords({ ...deps, store: replayChunkStore(deps.store, chunk.at(-1)!.sequenceNumber) }, chunk);
     total.recordsIn += summary.recordsIn;
     total.deadLettered += summary.deadLettered;
     total.duplicatesSkipped += summary.duplicatesSkipped;

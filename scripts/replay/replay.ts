@@ -1,52 +1,100 @@
 /**
- * Re-lands a shard + sequence range from the trace stream into the data bucket.
+ * Re-lands a shard + sequence range from the trace stream into the data bucket (see docs/landing.md, "Replay").
  *
- *   npx tsx scripts/replay/replay.ts --failure failure.json --bucket <data bucket>
- *   npx tsx scripts/replay/replay.ts --stream <name> --shard shardId-000000000000 \
- *     --from <first sequence number> --to <last sequence number> --bucket <data bucket> [--endpoint http://127.0.0.1:4567 --s3-endpoint …]
+ *   npm run replay -- --failure failure.json --bucket <data bucket>
+ *   npm run replay -- --stream <name> --shard shardId-000000000000 --from <seq> --to <seq> --bucket <data bucket>
+ *   npm run replay -- --local --shard shardId-000000000000 --from <seq> --to <seq>
  *
- * `--failure` takes the message the on-failure destination received (its `KinesisBatchInfo`). AWS
- * credentials and region come from the usual environment. See docs/landing.md, "Replay".
+ * `--failure` takes the message the on-failure destination received (its `KinesisBatchInfo`). Deployed, AWS
+ * credentials and region come from the usual environment; `--local` takes the stream, bucket, endpoints,
+ * region and credentials of the running local stack from `.local/endpoints.json`.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
+import { readLocalEndpoints } from '../local/local-state.js';
+import { localClientConfig } from '../local/provision.js';
 import { type ShardRange, rangeFromFailureMessage, replayRange } from './replay-range.js';
 
-const { values } = parseArgs({
-  options: {
-    failure: { type: 'string' },
-    stream: { type: 'string' },
-    shard: { type: 'string' },
-    from: { type: 'string' },
-    to: { type: 'string' },
-    bucket: { type: 'string' },
-    endpoint: { type: 'string' },
-    's3-endpoint': { type: 'string' },
-    'chunk-size': { type: 'string' },
-  },
-});
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-function usage(problem: string): never {
-  console.error(`${problem}\nusage: replay.ts (--failure <file> | --stream <name> --shard <id> --from <seq> --to <seq>) --bucket <bucket> [--endpoint <kinesis url>] [--s3-endpoint <s3 url>] [--chunk-size <n>]`);
-  process.exit(2);
+const USAGE =
+  'usage: replay.ts (--failure <file> | [--stream <name>] --shard <id> --from <seq> --to <seq>) (--bucket <bucket> | --local) [--endpoint <kinesis url>] [--s3-endpoint <s3 url>] [--chunk-size <n>]';
+
+class UsageError extends Error {
+  override name = 'UsageError';
 }
 
-const range: ShardRange = values.failure
-  ? rangeFromFailureMessage(JSON.parse(readFileSync(values.failure, 'utf8')))
-  : { streamName: values.stream ?? usage('--stream missing'), shardId: values.shard ?? usage('--shard missing'), startSequenceNumber: values.from ?? usage('--from missing'), endSequenceNumber: values.to ?? usage('--to missing') };
-const bucket = values.bucket ?? usage('--bucket missing');
-const local = (endpoint: string | undefined) => (endpoint ? { endpoint, forcePathStyle: true } : {});
+const required = (value: string | undefined, flag: string): string => {
+  if (value === undefined || value === '') throw new UsageError(`${flag} missing`);
+  return value;
+};
 
-const summary = await replayRange(
-  {
-    kinesis: new KinesisClient(local(values.endpoint)),
-    store: new S3LandingStore(new S3Client(local(values['s3-endpoint'] ?? values.endpoint)), bucket),
-    logger: { warn: (message, extra) => console.warn(message, extra), error: (message, extra) => console.error(message, extra) },
-    ...(values['chunk-size'] ? { chunkSize: Number(values['chunk-size']) } : {}),
-  },
-  range,
-);
-console.log(JSON.stringify({ range, ...summary }));
+/** One line a person can act on for the errors a first run meets; the first line of the message otherwise. */
+function describeReplayError(error: unknown): string {
+  const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string; message?: string };
+  if (/region is missing/i.test(message)) return 'no AWS region: set AWS_REGION (or use --local for the local stack)';
+  if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
+    return 'no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or use --local for the local stack)';
+  }
+  const first = message.split('\n')[0] ?? '';
+  return name === 'Error' || name === 'UsageError' || name === 'LocalStackNotRunningError' ? first : `${name}: ${first}`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      failure: { type: 'string' },
+      stream: { type: 'string' },
+      shard: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      bucket: { type: 'string' },
+      local: { type: 'boolean', default: false },
+      endpoint: { type: 'string' },
+      's3-endpoint': { type: 'string' },
+      'chunk-size': { type: 'string' },
+    },
+    strict: true,
+  });
+  const local = values.local ? readLocalEndpoints() : undefined;
+  const range: ShardRange = values.failure
+    ? rangeFromFailureMessage(JSON.parse(readFileSync(values.failure, 'utf8')))
+    : {
+        streamName: values.stream ?? local?.stream ?? required(undefined, '--stream'),
+        shardId: required(values.shard, '--shard'),
+        startSequenceNumber: required(values.from, '--from'),
+        endSequenceNumber: required(values.to, '--to'),
+      };
+  const bucket = values.bucket ?? local?.bucket ?? required(undefined, '--bucket (or --local)');
+  const chunkSize = values['chunk-size'] === undefined ? undefined : Number(values['chunk-size']);
+  if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && chunkSize > 0)) throw new UsageError('--chunk-size must be a positive integer');
+  const client = (endpoint: string | undefined) => (local ? localClientConfig(endpoint!) : endpoint ? { endpoint, forcePathStyle: true } : {});
+  const kinesis = new KinesisClient(client(values.endpoint ?? local?.kinesis));
+  const s3 = new S3Client(client(values['s3-endpoint'] ?? values.endpoint ?? local?.s3));
+  try {
+    const summary = await replayRange(
+      {
+        kinesis,
+        store: new S3LandingStore(s3, bucket),
+        logger: { warn: (message, extra) => console.warn(message, extra), error: (message, extra) => console.error(message, extra) },
+        ...(chunkSize ? { chunkSize } : {}),
+      },
+      range,
+    );
+    console.log(JSON.stringify({ range, ...summary }));
+    // A replay over batches that had landed adds raw copies; the next compaction of their hours folds them in.
+    console.error(`replayed; rows landed again are counted once in traces/spans after the next compaction${local ? ' (npm run compact)' : ''}`);
+  } finally {
+    kinesis.destroy();
+    s3.destroy();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`replay: ${describeReplayError(error)}\n`);
+  if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`);
+  process.exitCode = error instanceof UsageError ? 2 : 1;
+});

@@ -1,8 +1,8 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { DATASETS } from '../../lambda/landing/landing-schema.js';
+import { COLUMN_TYPE_NAMES, DATASETS } from '../../lambda/landing/landing-schema.js';
 import { RATE_TABLE, TENANCY_TABLE } from '../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
-import { HIVE_TYPES } from '../../lib/constructs/trace-catalog.js';
+import { RAW_RETENTION_DAYS } from '../../lib/constructs/landing.js';
 import { synthStack } from './support/synth-stack.js';
 
 describe('data resources', () => {
@@ -91,14 +91,18 @@ describe('data resources', () => {
       });
     });
 
-    it('expires overflow objects, dead letters, Athena results and incomplete uploads, and keeps landed data by default', () => {
+    it('expires overflow objects, dead letters, Athena results, incomplete uploads and raw landed objects past the late window, and keeps compacted data by default', () => {
       const rules = (resource(stack.landing.bucket).Properties.LifecycleConfiguration as { Rules: LifecycleRule[] }).Rules;
       const byPrefix = new Map(rules.filter((rule) => rule.Prefix !== undefined).map((rule) => [rule.Prefix, rule.ExpirationInDays]));
       expect(byPrefix.get('overflow/')).toBe(7);
       expect(byPrefix.get('dead-letter/')).toBe(90);
       expect(byPrefix.get('athena-results/')).toBe(7);
-      expect(byPrefix.has('traces/')).toBe(false);
-      expect(byPrefix.has('spans/')).toBe(false);
+      // Late data (24 h) plus a replay within the stream retention (24 h) plus a day of margin.
+      expect(byPrefix.get('traces/')).toBe(RAW_RETENTION_DAYS);
+      expect(byPrefix.get('spans/')).toBe(RAW_RETENTION_DAYS);
+      expect(RAW_RETENTION_DAYS).toBeGreaterThanOrEqual(3);
+      expect(byPrefix.has('compacted/')).toBe(false);
+      expect(byPrefix.has('manifests/')).toBe(false);
       expect(rules).toContainEqual(expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }));
     });
   });
@@ -144,18 +148,25 @@ describe('data resources', () => {
     const tableInput = (name: string) =>
       (Object.values(tables) as { Properties: { TableInput: TableInput } }[]).find((table) => table.Properties.TableInput.Name === name)?.Properties.TableInput;
 
-    it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('defines the %s table with the landed Parquet columns', (name, dataset) => {
+    it.each(DATASETS.flatMap((dataset) => [[`${dataset.name}_raw`, dataset] as const, [`${dataset.name}_compacted`, dataset] as const]))('defines the %s table with the landed Parquet columns', (name, dataset) => {
       const input = tableInput(name);
-      expect(input?.StorageDescriptor.Columns).toEqual(dataset.columns.map((column) => ({ Name: column.name, Type: HIVE_TYPES[column.type] })));
+      expect(input?.StorageDescriptor.Columns).toEqual(dataset.columns.map((column) => ({ Name: column.name, Type: COLUMN_TYPE_NAMES[column.type].hive })));
       expect(input?.PartitionKeys).toEqual([
         { Name: 'org_id', Type: 'string' },
         { Name: 'dt', Type: 'string' },
+        { Name: 'hour', Type: 'string' },
       ]);
       expect(input?.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe');
       expect(input?.StorageDescriptor.InputFormat).toBe('org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat');
     });
 
-    it.each(DATASETS.map((dataset) => [dataset.name] as const))('projects %s partitions from the object layout, so no crawler is needed', (name) => {
+    it.each([
+      ['traces_raw', 'traces/'],
+      ['spans_raw', 'spans/'],
+      ['traces_compacted', 'compacted/traces/'],
+      ['spans_compacted', 'compacted/spans/'],
+      ['slice_manifests', 'manifests/'],
+    ] as const)('projects %s partitions from the object layout, so no crawler is needed', (name, prefix) => {
       const parameters = tableInput(name)?.Parameters;
       expect(parameters).toEqual(
         expect.objectContaining({
@@ -167,11 +178,22 @@ describe('data resources', () => {
           'projection.dt.interval.unit': 'DAYS',
         }),
       );
-      expect(JSON.stringify(parameters?.['storage.location.template'])).toContain(`/${name}/org_id=\${org_id}/dt=\${dt}/`);
+      expect(JSON.stringify(parameters?.['storage.location.template'])).toContain(`/${prefix}org_id=\${org_id}/dt=\${dt}/hour=\${hour}/`);
+    });
+
+    it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('defines %s as an Athena view over raw, compacted and the manifests, with every column', (name, dataset) => {
+      const input = tableInput(name) as TableInput & { TableType: string; ViewOriginalText: string };
+      expect(input.TableType).toBe('VIRTUAL_VIEW');
+      const view = JSON.parse(Buffer.from(/^\/\* Presto View: (.*) \*\/$/.exec(input.ViewOriginalText)![1]!, 'base64').toString('utf8')) as { originalSql: string; columns: { name: string }[] };
+      expect(view.columns.map((column) => column.name)).toEqual([...dataset.columns.map((column) => column.name), 'org_id', 'dt', 'hour']);
+      expect(view.originalSql).toContain(`FROM ${name}_raw`);
+      expect(view.originalSql).toContain(`FROM ${name}_compacted`);
+      // One reference to the manifests: one query reads one version of each.
+      expect(view.originalSql.match(/slice_manifests/g)).toHaveLength(1);
     });
 
     it('maps the column types the Parquet writer produces', () => {
-      expect(HIVE_TYPES).toEqual({
+      expect(Object.fromEntries(Object.entries(COLUMN_TYPE_NAMES).map(([type, names]) => [type, names.hive]))).toEqual({
         string: 'string',
         nullable_string: 'string',
         int32: 'int',

@@ -111,6 +111,30 @@ describe('functions', () => {
     );
   });
 
+  it('lets compaction list and read its prefixes, write compacted objects and manifests, and delete only compacted objects', () => {
+    const compaction = stack.compaction.function;
+    expect(sortStatements(statementsOfRole(template, roleId(compaction)))).toEqual(
+      sortStatements([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.functionLogGroup)] },
+        { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
+        { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
+        { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
+        { actions: ['s3:DeleteObject'], resources: [objects('compacted/')] },
+      ]),
+    );
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 's3:ListBucket', Condition: { StringLike: { 's3:prefix': ['traces/*', 'spans/*', 'compacted/*', 'manifests/*'] } } })]) },
+    });
+  });
+
+  it('runs compaction one at a time on a schedule, without retries (the next run picks up what is left)', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: Match.absent(), ReservedConcurrentExecutions: 1, Timeout: 900 });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(15 minutes)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.compaction.function), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 900 } })],
+    });
+  });
+
   it('lets the consumer read the stream and overflow objects, write only its datasets and dead letters, and report failures', () => {
     expect(sortStatements(statementsOfRole(template, roleId(consumer)))).toEqual(
       sortStatements([

@@ -34,13 +34,20 @@ describe('Monitoring', () => {
     );
   });
 
-  it('notifies the alarm topic on alarm and on recovery, and treats missing data as fine', () => {
-    expect(alarms.length).toBeGreaterThanOrEqual(12);
+  it('notifies the alarm topic on alarm and on recovery, and treats missing data as fine except where it is the failure', () => {
+    expect(alarms.length).toBeGreaterThanOrEqual(15);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topicRef]);
       expect(alarm.Properties.OKActions).toEqual([topicRef]);
-      expect(alarm.Properties.TreatMissingData).toBe('notBreaching');
+      const silenceIsFailure = (alarm.Properties.AlarmDescription ?? "").startsWith('The compaction schedule has not run');
+      expect(alarm.Properties.TreatMissingData).toBe(silenceIsFailure ? 'breaching' : 'notBreaching');
     }
+  });
+
+  it('alarms when compaction fails or stops running', () => {
+    const descriptions = alarms.map((alarm) => alarm.Properties.AlarmDescription ?? "");
+    expect(descriptions).toEqual(expect.arrayContaining([expect.stringMatching(/^Compaction runs failed/), expect.stringMatching(/^Some hours failed to compact/), expect.stringMatching(/^The compaction schedule has not run/)]));
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 2 });
   });
 
   it('requires TLS to publish to the alarm topic', () => {
@@ -61,4 +68,5 @@ interface AlarmProperties {
   readonly AlarmActions?: unknown[];
   readonly OKActions?: unknown[];
   readonly TreatMissingData?: string;
+  readonly AlarmDescription?: string;
 }

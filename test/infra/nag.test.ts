@@ -24,6 +24,10 @@ describe('cdk-nag AwsSolutions', () => {
     for (const rule of acknowledged) expect(rule.reason.length).toBeGreaterThan(40);
     expect(acknowledged.map((rule) => `${rule.path}: ${rule.id}`).sort()).toEqual(
       [
+        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/compacted/*]',
+        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/manifests/*]',
+        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/spans/*]',
+        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/traces/*]',
         'Ingest/Api: AwsSolutions-APIG2',
         'Ingest/Api: AwsSolutions-APIG3',
         'Ingest/Api: AwsSolutions-APIG4',

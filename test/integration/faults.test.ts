@@ -74,7 +74,7 @@ describe('faults against DynamoDB Local and kinesalite', () => {
     expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(0);
   });
 
-  it('a Kinesis endpoint that went away (connection refused): 503 + Retry-After, increments given back', async () => {
+  it('a Kinesis endpoint that went away: 503 + Retry-After; increments given back unless a request may have reached it', async () => {
     const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100_000, month: 1_000_000 }, workspaces: ['research'] });
     const doomed = await startKinesalite();
     const client = new KinesisClient({ ...localClientConfig(doomed.endpoint), maxAttempts: 1 });
@@ -87,7 +87,10 @@ describe('faults against DynamoDB Local and kinesalite', () => {
       await doomed.stop();
       const response = await post(apiKey, fresh(3));
       expect(response.statusCode).toBe(503);
-      expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(2);
+      // The open HTTP/2 session dies with the engine: a request cut off on it may have been written,
+      // so the answer says so and the 3 stay counted; refused connections alone give them back.
+      const mayHaveBeenAccepted = (JSON.parse(response.body) as { may_have_been_accepted?: boolean }).may_have_been_accepted === true;
+      expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(mayHaveBeenAccepted ? 5 : 2);
     } finally {
       client.destroy();
       await doomed.stop();

@@ -136,7 +136,7 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
     const { dir, keys } = await download();
     expect(keys.filter((k) => k.startsWith('dead-letter/'))).toEqual([]);
     expect(keys.filter((k) => k.startsWith('overflow/'))).toHaveLength(1);
-    for (const key of keys.filter((k) => k.endsWith('.parquet'))) expect(key).toMatch(new RegExp(`^(traces|spans)/org_id=${orgId}/dt=${dt}/shardId-\\d+-\\d+\\.parquet$`));
+    for (const key of keys.filter((k) => k.endsWith('.parquet'))) expect(key).toMatch(new RegExp(`^(traces|spans)/org_id=${orgId}/dt=${dt}/hour=\\d{2}/shardId-\\d+-\\d+\\.parquet$`));
 
     const accepted = [plain[0], plain[1], ...gzipped] as Json[];
     const requestOf = (t: Json) => (gzipped.includes(t) ? 'req-gzip' : 'req-plain');

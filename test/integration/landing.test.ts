@@ -5,6 +5,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { GetRecordsCommand, GetShardIteratorCommand, KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { KinesisStreamEvent } from 'aws-lambda';
+import { compactPending } from '../../lambda/compaction/compact-pending.js';
+import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
 import { type LandingRecord, landRecords } from '../../lambda/landing/land-records.js';
 import type { LandingStore } from '../../lambda/landing/ports.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
@@ -94,8 +96,9 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
 
   const dataset = (dir: string, name: 'traces' | 'spans') => `read_parquet('${dir}/${name}/**/*.parquet', hive_partitioning = true)`;
 
-  async function expectOneCopyOfEach(traces: AcceptedTrace[]): Promise<void> {
-    const { dir } = await download();
+  async function expectOneCopyOfEach(traces: AcceptedTrace[], root = ''): Promise<void> {
+    const { dir: bucketDir } = await download();
+    const dir = path.join(bucketDir, root);
     const traceRows = await query(`SELECT trace_id, count(*)::INTEGER AS n FROM ${dataset(dir, 'traces')} GROUP BY trace_id ORDER BY trace_id`);
     expect(traceRows).toEqual(traces.map((t) => ({ trace_id: t.trace_id, n: 1 })).sort((a, b) => a.trace_id.localeCompare(b.trace_id)));
     const spanRows = await query(`SELECT count(*)::INTEGER AS n, count(DISTINCT (trace_id, span_index))::INTEGER AS distinct_rows FROM ${dataset(dir, 'spans')}`);
@@ -132,10 +135,10 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
       [
         `dead-letter/dt=${garbage!.approximateArrivalTimestamp.toISOString().slice(0, 10)}/${shard}-${garbage!.sequenceNumber}.json`,
         'overflow/big.json.gz',
-        `spans/org_id=org-a/dt=2026-11-22/${shard}-${first!.sequenceNumber}.parquet`,
-        `spans/org_id=org-b/dt=2026-11-23/${shard}-${third!.sequenceNumber}.parquet`,
-        `traces/org_id=org-a/dt=2026-11-22/${shard}-${first!.sequenceNumber}.parquet`,
-        `traces/org_id=org-b/dt=2026-11-23/${shard}-${third!.sequenceNumber}.parquet`,
+        `spans/org_id=org-a/dt=2026-11-22/hour=10/${shard}-${first!.sequenceNumber}.parquet`,
+        `spans/org_id=org-b/dt=2026-11-23/hour=00/${shard}-${third!.sequenceNumber}.parquet`,
+        `traces/org_id=org-a/dt=2026-11-22/hour=10/${shard}-${first!.sequenceNumber}.parquet`,
+        `traces/org_id=org-b/dt=2026-11-23/hour=00/${shard}-${third!.sequenceNumber}.parquet`,
       ].sort(),
     );
 
@@ -193,7 +196,7 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
     const { traces, records } = await mixedBatch(10);
     const mid = Math.ceil(records.length / 2);
     // A group whose records sit in both halves: it was written whole, then must be split exactly.
-    const failingKey = `spans/org_id=org-b/dt=2026-11-22/${records[1]!.shardId}-${records[1]!.sequenceNumber}.parquet`;
+    const failingKey = `spans/org_id=org-b/dt=2026-11-22/hour=08/${records[1]!.shardId}-${records[1]!.sequenceNumber}.parquet`;
     let attempt = 0;
     const store = flaky((key) => attempt === 0 && key === failingKey);
 
@@ -205,7 +208,7 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
     await expectOneCopyOfEach(traces);
   });
 
-  it('leaves one copy of every row when a failed range is replayed from the stream', async () => {
+  it('leaves one copy of every row when a failed range is replayed from the stream and its hours are compacted', async () => {
     const { traces, records } = await mixedBatch(8);
     const range = { streamName: stream, shardId: records[0]!.shardId, startSequenceNumber: records[0]!.sequenceNumber, endSequenceNumber: records.at(-1)!.sequenceNumber };
     const alwaysFailing = flaky((key) => key.startsWith('traces/org_id=org-c/'));
@@ -214,6 +217,9 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
     const summary = await replayRange({ kinesis, store: new S3LandingStore(s3, bucket), chunkSize: 3 }, range);
 
     expect(summary).toMatchObject({ recordsIn: 8, chunks: 3, deadLettered: 0 });
-    await expectOneCopyOfEach(traces);
+    // The failed attempts' objects stay beside the replay's own: compaction folds them into one copy.
+    const run = await compactPending({ store: new S3CompactionStore(s3, bucket) }, { includeOpenHours: true });
+    expect(run.failed).toEqual([]);
+    await expectOneCopyOfEach(traces, 'compacted');
   });
 });

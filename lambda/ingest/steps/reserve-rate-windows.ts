@@ -6,7 +6,8 @@ import type { FullWindow, IngestLog, RateLimiter } from '../ports.js';
 
 /** A reservation that a later failure gives back, so a refused batch counts nothing. */
 export interface Reservation {
-  giveBack(): Promise<void>;
+  /** Gives back `count` traces (all of them when absent): only those known not to be stored. */
+  giveBack(count?: number): Promise<void>;
 }
 
 /**
@@ -20,7 +21,7 @@ export async function reserveRateWindows(
   count: number,
 ): Promise<Reservation> {
   const counters = countersFor(org.quotas, new Date(Math.floor(arrival.receivedAtMicros / 1000)));
-  const reservation: Reservation = { giveBack: () => giveBack(ports, org.orgId, counters, count, arrival.requestId) };
+  const reservation: Reservation = { giveBack: (given = count) => giveBack(ports, org.orgId, counters, given, arrival.requestId) };
   const tooSmall = counters.filter((counter) => counter.quota < count);
   if (tooSmall.length > 0) throw rateLimited(tooSmall, count, true);
   let decision;

@@ -1,5 +1,5 @@
 import { type KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
-import { DependencyUnavailableError } from '../domain/errors.js';
+import { DependencyUnavailableError, PublishIncompleteError } from '../domain/errors.js';
 import type { StreamRecord, TraceSink } from '../../ingest/ports.js';
 import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
 import { retryWithBackoff } from '../runtime/retry.js';
@@ -29,7 +29,14 @@ export function chunkForPutRecords(records: readonly StreamRecord[]): StreamReco
   return chunks;
 }
 
-/** Publishes with `PutRecords`, resending only the entries that failed, with bounded backoff. */
+/**
+ * Publishes with `PutRecords`, resending only the entries that failed, with bounded backoff.
+ *
+ * A call that timed out or lost its connection may have been written: its entries are resent (the
+ * copies carry the same `record_id`, so they land once) but are never reported as not written. When
+ * the retries run out, the {@link PublishIncompleteError} counts only the entries the service itself
+ * refused on their every attempt.
+ */
 export class KinesisTraceSink implements TraceSink {
   constructor(
     private readonly client: KinesisClient,
@@ -39,13 +46,33 @@ export class KinesisTraceSink implements TraceSink {
   ) {}
 
   async publish(records: readonly StreamRecord[]): Promise<void> {
-    await Promise.all(chunkForPutRecords(records).map((chunk) => this.publishChunk(chunk)));
+    // Settled, not Promise.all: a failed chunk must not hide the chunks still in flight.
+    const chunks = chunkForPutRecords(records);
+    const results = await Promise.allSettled(chunks.map((chunk) => this.publishChunk(chunk)));
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+    if (failures.length === 0) return;
+    const notWritten = failures.reduce((sum: number, failure) => sum + (failure instanceof PublishIncompleteError ? failure.notWritten : 0), 0);
+    const first = failures[0] as Error;
+    throw new PublishIncompleteError('kinesis', first.message, notWritten, records.length, { cause: first });
   }
 
   private async publishChunk(chunk: readonly StreamRecord[]): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
-    await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp: publishFailed }, async () => {
-      const response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }));
+    // Entries some attempt may have written without saying so; they can never count as not written.
+    const maybeWritten = new Set<PutRecordsRequestEntry>();
+    const giveUp = (failure: unknown, attempts: number) => {
+      const error = publishFailed(failure, attempts);
+      const notWritten = pending.filter((entry) => !maybeWritten.has(entry)).length;
+      return new PublishIncompleteError('kinesis', error.message, notWritten, chunk.length, { cause: error.cause });
+    };
+    await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
+      let response;
+      try {
+        response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }));
+      } catch (error) {
+        if (!refusedByService(error)) for (const entry of pending) maybeWritten.add(entry);
+        return { failed: error, retryable: true };
+      }
       if (!response.FailedRecordCount) return { done: undefined };
       const results = response.Records ?? [];
       const failed = pending.filter((_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined);
@@ -54,6 +81,22 @@ export class KinesisTraceSink implements TraceSink {
       return pending.length === 0 ? { done: undefined } : { failed: summary, retryable: true };
     });
   }
+}
+
+/** Errors raised before a connection existed: the request never left this process. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * The service answered with a client fault (throttling, a missing stream, access denied), or no
+ * connection could be made: the call wrote nothing. A timeout, a connection lost mid-request or a
+ * server fault (5xx) leaves the outcome unknown.
+ */
+function refusedByService(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { $fault, code, cause } = error as { $fault?: unknown; code?: unknown; cause?: { code?: unknown } };
+  // Over HTTP/2 a refused connection arrives as ERR_HTTP2_STREAM_CANCEL with the socket error as its cause.
+  const codes = [code, cause?.code];
+  return $fault === 'client' || codes.some((c) => typeof c === 'string' && NOT_SENT_CODES.has(c));
 }
 
 /** A partial failure is described by its summary; a thrown error by its name, and kept as the cause. */

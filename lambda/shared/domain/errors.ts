@@ -9,3 +9,26 @@ export class DependencyUnavailableError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * Publishing failed after its retries, but not necessarily for every record: `notWritten` records
+ * are known to be absent from the stream (the service refused them); the others were written or
+ * may have been (a timeout or a lost connection leaves the outcome unknown).
+ */
+export class PublishIncompleteError extends DependencyUnavailableError {
+  override name = 'PublishIncompleteError';
+  constructor(
+    dependency: string,
+    message: string,
+    readonly notWritten: number,
+    readonly total: number,
+    options?: { cause?: unknown },
+  ) {
+    super(dependency, message, options);
+  }
+
+  /** True when nothing of the batch can be on the stream. */
+  get nothingWritten(): boolean {
+    return this.notWritten === this.total;
+  }
+}

@@ -2,12 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHarness, type Harness, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent } from '../../support/trace-builders.js';
+import { landRecords } from '../../../lambda/landing/land-records.js';
+import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import { parquetRows } from '../landing/landing-builders.js';
 import { type Batch, bodyOf, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
  * Kinesis faults on the publish step (docs/contract.md §1 row 10). For every fault: a 200 means every
- * accepted trace is on the stream and counted once; a 503 carries Retry-After and leaves the
- * counters as they were (the increments are given back); rejected traces never reach the stream.
+ * accepted trace is on the stream and counted once; a 503 carries Retry-After and gives back the
+ * increments of exactly the traces known not to be on the stream, and says "may have been
+ * accepted" whenever some may be; rejected traces never reach the stream.
  */
 const body = bodyOf;
 const ids = traceIdsOf;
@@ -20,6 +24,22 @@ beforeEach(async () => {
   rate = new RateTableFake().install();
   stream = new StreamFake().install();
 });
+
+/** Lands everything on the fake stream as one landing batch, into a bucket kept in memory. */
+async function landStream(fake: StreamFake) {
+  const objects = new Map<string, Uint8Array>();
+  const store = { putObject: async (key: string, body: Uint8Array) => void objects.set(key, body), getObject: async () => new Uint8Array() };
+  const records = fake.records.map((record, i) => ({
+    shardId: 'shardId-000000000000',
+    sequenceNumber: String(1000 + i),
+    data: encodeTraceRecord(record),
+    approximateArrivalTimestamp: new Date(),
+  }));
+  const summary = await landRecords({ store }, records);
+  const traces = [...objects].filter(([key]) => key.startsWith('traces/'));
+  const traceIds = (await Promise.all(traces.map(([, bytes]) => parquetRows(bytes)))).flat().map((row) => String(row.trace_id));
+  return { summary, traceIds };
+}
 
 const post = (batch: Batch, requestId?: string) =>
   h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(batch), ...(requestId ? { requestId } : {}) }));
@@ -35,17 +55,17 @@ describe('Kinesis faults', () => {
     expect(rate.count('minute')).toBe(6);
   });
 
-  it('partial failures on every attempt: 503 + Retry-After, increments given back; the entries that did land carry the request_id', async () => {
+  it('partial failures on every attempt: 503 that says part may have been accepted; only the refused entries are given back', async () => {
     stream.faults.push(...Array<'partial'>(TEST_POLICY.maxAttempts).fill('partial'));
     const batch = buildBatch(4);
     const response = await post(batch, 'req-partial');
     expectRetryable(response);
+    expect(body(response)).toMatchObject({ may_have_been_accepted: true, detail: expect.stringMatching(/may have been accepted/) });
     expect(stream.calls).toBe(TEST_POLICY.maxAttempts);
-    expect(rate.count('minute')).toBe(0);
-    expect(rate.count('month')).toBe(0);
-    // At-least-once: some traces of the refused batch are on the stream; a resend lands them again,
-    // and the copies are told apart by request_id (docs/hardening.md, "Duplicates").
-    expect(stream.records.length).toBeGreaterThan(0);
+    // Three of the four entries were written; the last was refused on every attempt.
+    expect(stream.records).toHaveLength(3);
+    expect(rate.count('minute')).toBe(3);
+    expect(rate.count('month')).toBe(3);
     expect(new Set(stream.records.map((r) => r.context.request_id))).toEqual(new Set(['req-partial']));
   });
 
@@ -83,22 +103,48 @@ describe('Kinesis faults', () => {
     expect(stream.traceIds().sort()).toEqual(ids(batch).sort());
   });
 
-  it('a timeout after the write (lost response): resent, 200, the stream holds the batch twice under one request_id', async () => {
+  it('a timeout after the write (lost response): resent, 200; the copies carry one record_id each and land once', async () => {
     stream.faults.push('timeout-after');
     const batch = buildBatch(2);
     const response = await post(batch, 'req-lost');
     expect(response.statusCode).toBe(200);
     expect(rate.count('minute')).toBe(2);
-    // Kinesis has no idempotent put: the copies share trace_id and request_id, so the landing dedupes on them.
+    // Kinesis has no idempotent put: the copies share their record_id, so the landing keeps one of each.
     expect(stream.traceIds().sort()).toEqual([...ids(batch), ...ids(batch)].sort());
-    expect(new Set(stream.records.map((r) => r.context.request_id))).toEqual(new Set(['req-lost']));
+    expect(stream.records.map((r) => r.context.record_id).sort()).toEqual(['req-lost/0', 'req-lost/0', 'req-lost/1', 'req-lost/1']);
+    const landed = await landStream(stream);
+    expect(landed.summary).toMatchObject({ duplicatesSkipped: 2, rows: { traces: 2 } });
   });
 
-  it('timeouts on every attempt: 503 + Retry-After, counters given back', async () => {
+  it('a double that writes every attempt and then times out: 503 "may have been accepted", nothing given back, each trace lands once', async () => {
+    stream.faults.push(...Array<'timeout-after'>(TEST_POLICY.maxAttempts).fill('timeout-after'));
+    const batch = buildBatch(3);
+    const response = await post(batch, 'req-unknown');
+    expectRetryable(response);
+    expect(body(response)).toMatchObject({ may_have_been_accepted: true });
+    expect(body(response).detail).not.toMatch(/nothing was accepted/);
+    // Every trace may be stored (here: is, four times): the quota keeps counting them.
+    expect(rate.count('minute')).toBe(3);
+    expect(stream.records).toHaveLength(3 * TEST_POLICY.maxAttempts);
+    const landed = await landStream(stream);
+    expect(landed.summary.rows.traces).toBe(3);
+    expect(landed.traceIds.sort()).toEqual(ids(batch).sort());
+  });
+
+  it('timeouts on every attempt: 503 "may have been accepted" (a timeout cannot tell before from after), counters kept', async () => {
     stream.faults.push(...Array<'timeout-before'>(TEST_POLICY.maxAttempts).fill('timeout-before'));
-    expectRetryable(await post(buildBatch(2)));
+    const response = await post(buildBatch(2));
+    expectRetryable(response);
+    expect(body(response)).toMatchObject({ may_have_been_accepted: true });
     expect(stream.records).toHaveLength(0);
-    expect(rate.count('minute')).toBe(0);
+    expect(rate.count('minute')).toBe(2);
+  });
+
+  it('a refusal by the service after a timeout still counts the timed-out entries as possibly written', async () => {
+    stream.faults.push('timeout-after', ...Array<'throttle'>(TEST_POLICY.maxAttempts - 1).fill('throttle'));
+    const response = await post(buildBatch(2));
+    expect(body(response)).toMatchObject({ may_have_been_accepted: true });
+    expect(rate.count('minute')).toBe(2);
   });
 
   it('rejected traces never reach the stream, whatever the faults; the counters count only the accepted', async () => {

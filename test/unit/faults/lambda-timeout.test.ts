@@ -32,7 +32,7 @@ describe('a Lambda timeout between publishing and answering', () => {
     const first = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: payload, requestId: 'req-first' }), nearDeadline);
     expect(first.statusCode).toBe(503);
     expect(first.headers?.['Retry-After']).toBe('5');
-    expect(JSON.parse(first.body)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/did not finish in time.*may have been accepted.*Idempotency-Key/) });
+    expect(JSON.parse(first.body)).toMatchObject({ code: 'unavailable', may_have_been_accepted: true, detail: expect.stringMatching(/did not finish in time.*may have been accepted.*Idempotency-Key/) });
     // Already on the stream and counted, though the client never heard back.
     expect(stream.traceIds().sort()).toEqual(sent);
     expect(rate.count('minute')).toBe(3);

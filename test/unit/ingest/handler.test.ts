@@ -1,6 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import { ProvisionedThroughputExceededException, PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
@@ -360,10 +360,21 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
       expect(tokens[0]).toBe(tokens[1]);
     });
 
-    it('gives the increments back and answers 503 when Kinesis keeps failing', async () => {
-      kinesisMock.on(PutRecordsCommand).rejects(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }));
+    it('keeps the increments and answers a 503 that says the batch may have been accepted when Kinesis keeps timing out', async () => {
+      kinesisMock.on(PutRecordsCommand).rejects(Object.assign(new Error('socket timed out'), { name: 'TimeoutError' }));
       const response = await post(h, buildBatch(3));
       expect(response.statusCode).toBe(503);
+      expect(response.headers?.['Retry-After']).toBe('5');
+      expect(body(response)).toMatchObject({ code: 'unavailable', may_have_been_accepted: true, detail: expect.stringMatching(/may have been accepted.*same Idempotency-Key/) });
+      expect(body(response).detail).not.toMatch(/nothing was accepted/);
+      expect(ddbMock.commandCalls(TransactWriteItemsCommand)).toHaveLength(1);
+    });
+
+    it('gives the increments back and answers 503 when Kinesis keeps failing', async () => {
+      kinesisMock.on(PutRecordsCommand).rejects(new ProvisionedThroughputExceededException({ message: 'throttled', $metadata: { httpStatusCode: 400 } }));
+      const response = await post(h, buildBatch(3));
+      expect(response.statusCode).toBe(503);
+      expect(body(response)).toMatchObject({ detail: expect.stringMatching(/nothing was accepted/) });
       const calls = ddbMock.commandCalls(TransactWriteItemsCommand);
       expect(calls).toHaveLength(2);
       const release = calls[1]?.args[0].input.TransactItems ?? [];

@@ -17,7 +17,7 @@ describe('landing handler', () => {
 
     await expect(handler(kinesisEvent([inlineRecord(1, acceptedTrace()), inlineRecord(2, acceptedTrace())]))).resolves.toBeUndefined();
 
-    expect(s3Mock).toHaveReceivedCommandWith(PutObjectCommand, { Bucket: 'data-bucket', Key: `traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet` });
+    expect(s3Mock).toHaveReceivedCommandWith(PutObjectCommand, { Bucket: 'data-bucket', Key: `traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet` });
     expect(s3Mock).toHaveReceivedCommandTimes(PutObjectCommand, 2);
   });
 

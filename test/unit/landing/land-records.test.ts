@@ -22,7 +22,7 @@ beforeEach(() => {
 });
 
 describe('landRecords', () => {
-  it('writes one traces and one spans object per org and date, keyed by the group first sequence number', async () => {
+  it('writes one traces and one spans object per org, date and hour, keyed by the group first sequence number', async () => {
     const records = [
       inlineRecord(1, acceptedTrace({ timestamp: '2026-11-22T23:59:59.999999Z' }), traceContext({ org_id: 'org-a' })),
       inlineRecord(2, acceptedTrace({ timestamp: '2026-11-23T00:00:00.000000Z' }), traceContext({ org_id: 'org-a' })),
@@ -33,17 +33,31 @@ describe('landRecords', () => {
     const summary = await landRecords(deps(), records);
 
     expect([...puts().keys()].sort()).toEqual([
-      `spans/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`,
-      `spans/org_id=org-a/dt=2026-11-23/${SHARD}-${sequenceNumber(2)}.parquet`,
-      `spans/org_id=org-b/dt=2026-11-22/${SHARD}-${sequenceNumber(3)}.parquet`,
-      `traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`,
-      `traces/org_id=org-a/dt=2026-11-23/${SHARD}-${sequenceNumber(2)}.parquet`,
-      `traces/org_id=org-b/dt=2026-11-22/${SHARD}-${sequenceNumber(3)}.parquet`,
+      `spans/org_id=org-a/dt=2026-11-22/hour=01/${SHARD}-${sequenceNumber(4)}.parquet`,
+      `spans/org_id=org-a/dt=2026-11-22/hour=23/${SHARD}-${sequenceNumber(1)}.parquet`,
+      `spans/org_id=org-a/dt=2026-11-23/hour=00/${SHARD}-${sequenceNumber(2)}.parquet`,
+      `spans/org_id=org-b/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(3)}.parquet`,
+      `traces/org_id=org-a/dt=2026-11-22/hour=01/${SHARD}-${sequenceNumber(4)}.parquet`,
+      `traces/org_id=org-a/dt=2026-11-22/hour=23/${SHARD}-${sequenceNumber(1)}.parquet`,
+      `traces/org_id=org-a/dt=2026-11-23/hour=00/${SHARD}-${sequenceNumber(2)}.parquet`,
+      `traces/org_id=org-b/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(3)}.parquet`,
     ]);
     expect(s3Mock).toHaveReceivedCommandWith(PutObjectCommand, { Bucket: 'data-bucket', ContentType: 'application/vnd.apache.parquet' });
-    expect(summary).toMatchObject({ recordsIn: 4, deadLettered: 0, rows: { traces: 4, spans: 8 }, objectsWritten: 6 });
-    const groupA = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`)!);
-    expect(groupA.map((r) => r.timestamp)).toEqual([new Date('2026-11-22T23:59:59.999Z'), new Date('2026-11-22T01:00:00.000Z')]);
+    expect(summary).toMatchObject({ recordsIn: 4, deadLettered: 0, rows: { traces: 4, spans: 8 }, objectsWritten: 8 });
+    const groupA = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/hour=23/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    expect(groupA.map((r) => r.timestamp)).toEqual([new Date('2026-11-22T23:59:59.999Z')]);
+  });
+
+  it('lands the spans of a spans-only record (an OTLP export without its root span) but no traces row for it', async () => {
+    const records = [
+      inlineRecord(1, acceptedTrace({ trace_id: 'with-root' }), traceContext()),
+      inlineRecord(2, acceptedTrace({ trace_id: 'spans-only' }), traceContext({ spans_only: true })),
+    ];
+    const summary = await landRecords(deps(), records);
+    expect(summary.rows).toEqual({ traces: 1, spans: 4 });
+    const tracesKey = [...puts().keys()].find((key) => key.startsWith('traces/')) as string;
+    const traces = await parquetRows(puts().get(tracesKey)!);
+    expect(traces.map((row) => row.trace_id)).toEqual(['with-root']);
   });
 
   it('keeps span order and position, provenance columns and tags in the spans object', async () => {
@@ -54,7 +68,7 @@ describe('landRecords', () => {
     ];
     await landRecords(deps(), [inlineRecord(7, trace, traceContext({ api_key_id: 'key-9', request_id: 'req-9' }))]);
 
-    const rows = await parquetRows(puts().get(`spans/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(7)}.parquet`)!);
+    const rows = await parquetRows(puts().get(`spans/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(7)}.parquet`)!);
     expect(rows).toMatchObject([
       { trace_id: trace.trace_id, span_index: 0, name: 'first', tags: ['a', 'b'], parent_span_id: null, error_message: null, api_key_id: 'key-9', request_id: 'req-9', workspace_slug: 'ws', environment: 'production' },
       { trace_id: trace.trace_id, span_index: 1, name: 'second', tags: [], parent_span_id: 'p', error_message: 'boom' },
@@ -66,8 +80,8 @@ describe('landRecords', () => {
     trace.spans[0]!.attributes = '{"tags":["a\\"b"],"x":"tags"}';
     await landRecords(deps(), [inlineRecord(1, trace)]);
 
-    const [traceRow] = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`)!);
-    const [spanRow] = await parquetRows(puts().get(`spans/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    const [traceRow] = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    const [spanRow] = await parquetRows(puts().get(`spans/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`)!);
     expect(traceRow?.tags).toEqual(['prod', 'été']);
     expect(spanRow?.tags).toEqual(['a"b']);
   });
@@ -81,7 +95,7 @@ describe('landRecords', () => {
     const summary = await landRecords(deps(), records);
 
     expect(summary).toMatchObject({ recordsIn: 4, duplicatesSkipped: 2, rows: { traces: 2, spans: 3 } });
-    const rows = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`)!);
+    const rows = await parquetRows(puts().get(`traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`)!);
     expect(rows.map((r) => r.trace_id)).toEqual([trace.trace_id, other.trace_id]);
   });
 
@@ -98,7 +112,7 @@ describe('landRecords', () => {
 
     expect(summary).toMatchObject({ rows: { traces: 7, spans: 21 }, objectsWritten: 8 });
     expect([...puts().keys()].filter((key) => key.startsWith('traces/')).sort()).toEqual(
-      [1, 3, 5, 7].map((n) => `traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(n)}.parquet`),
+      [1, 3, 5, 7].map((n) => `traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(n)}.parquet`),
     );
     const landed = await Promise.all([...puts().entries()].filter(([key]) => key.startsWith('traces/')).map(([, bytes]) => parquetRows(bytes)));
     expect(landed.flat()).toHaveLength(7);
@@ -108,7 +122,7 @@ describe('landRecords', () => {
   it('writes an empty spans object for a group without spans, so it replaces a larger earlier attempt', async () => {
     await landRecords(deps(), [inlineRecord(1, acceptedTrace({}, 0))]);
 
-    const spans = puts().get(`spans/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(1)}.parquet`);
+    const spans = puts().get(`spans/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(1)}.parquet`);
     expect(spans).toBeDefined();
     expect(await parquetRows(spans!)).toEqual([]);
   });
@@ -131,7 +145,7 @@ describe('landRecords', () => {
     expect(reasons[0]).toMatchObject({ reason: expect.stringContaining('neither gzip nor zstd'), data_base64: Buffer.from('not gzip').toString('base64'), sequence_number: sequenceNumber(1) });
     expect(reasons[1]!.reason).toContain('unsupported record version 2');
     expect(reasons[2]!.reason).toContain('/timestamp is not a UTC timestamp');
-    expect(s3Mock).toHaveReceivedCommandWith(PutObjectCommand, { Key: `traces/org_id=org-a/dt=2026-11-22/${SHARD}-${sequenceNumber(2)}.parquet` });
+    expect(s3Mock).toHaveReceivedCommandWith(PutObjectCommand, { Key: `traces/org_id=org-a/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(2)}.parquet` });
   });
 
   it('reads a trace carried by reference and lands it like an inline one', async () => {
@@ -164,7 +178,7 @@ describe('landRecords', () => {
   });
 
   it('fails the whole batch when one PutObject fails, after attempting every other write', async () => {
-    const failing = `spans/org_id=org-b/dt=2026-11-22/${SHARD}-${sequenceNumber(2)}.parquet`;
+    const failing = `spans/org_id=org-b/dt=2026-11-22/hour=10/${SHARD}-${sequenceNumber(2)}.parquet`;
     s3Mock.on(PutObjectCommand, { Key: failing }).rejects(new Error('InternalError'));
     const records = [inlineRecord(1, acceptedTrace()), inlineRecord(2, acceptedTrace(), traceContext({ org_id: 'org-b' })), inlineRecord(3, acceptedTrace(), traceContext({ org_id: 'org-c' }))];
 

@@ -1,0 +1,273 @@
+import type { AsyncBuffer } from 'hyparquet';
+import { DEFAULT_ROWS_PER_BATCH } from '../landing/column-batches.js';
+import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../landing/landing-schema.js';
+import { writeParquet } from '../landing/parquet-writer.js';
+import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, rawSlicePrefix, sliceId } from './compaction-keys.js';
+import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
+import { type Row, readRowGroups, rowBatches, rowCount } from './parquet-rows.js';
+
+/** An object as listed: its key, its ETag (which changes when it is overwritten) and its size. */
+export interface StoredObject {
+  key: string;
+  etag: string;
+  size: number;
+}
+
+/** The data bucket as compaction needs it. */
+export interface CompactionStore {
+  /** Every object under `prefix`. */
+  list(prefix: string): Promise<StoredObject[]>;
+  /** The object's bytes, or undefined when it does not exist. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /** The object as a byte source for the Parquet reader; reads fail if it no longer has the listed ETag. */
+  open(object: StoredObject): Promise<AsyncBuffer>;
+  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  delete(keys: readonly string[]): Promise<void>;
+}
+
+export interface CompactionLogger {
+  info(message: string, extra: Record<string, unknown>): void;
+  error(message: string, extra: Record<string, unknown>): void;
+}
+
+export interface CompactionDeps {
+  store: CompactionStore;
+  logger?: CompactionLogger;
+  now?: () => Date;
+  /**
+   * Most input rows (before deduplication) per compacted object: a larger slice is split into
+   * ceil(rows / rowsPerPart) parts by a hash of `trace_id`, and only one part's rows are held at a time.
+   */
+  rowsPerPart?: number;
+  rowsPerRowGroup?: number;
+  /** How long a replaced generation's objects are kept for queries that started before the switch. */
+  supersededGraceMs?: number;
+}
+
+export const DEFAULT_ROWS_PER_PART = 250_000;
+/** Longer than Athena's longest DML query (30 min by default, the workgroup's limit) and any local query. */
+export const DEFAULT_SUPERSEDED_GRACE_MS = 2 * 60 * 60 * 1000;
+
+export interface SliceCompaction {
+  slice: Slice;
+  /** `compacted` when a new generation was switched in, `cleaned` when only expired generations were deleted. */
+  outcome: 'compacted' | 'up-to-date' | 'cleaned';
+  generation: number;
+  /** Rows in the new generation, per dataset (unchanged datasets included). */
+  rows: Record<DatasetName, number>;
+  /** Rows read from the inputs that were rewritten, before deduplication. */
+  rowsRead: number;
+  duplicatesDropped: number;
+  objectsWritten: number;
+  objectsDeleted: number;
+}
+
+const SPECS: Record<DatasetName, DatasetSpec> = { traces: TRACES, spans: SPANS };
+const PARQUET = 'application/vnd.apache.parquet';
+
+/** 32-bit FNV-1a of a string's UTF-16 code units: the part of a trace, stable across runs and platforms. */
+export function partOf(traceId: string, parts: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < traceId.length; i++) {
+    hash ^= traceId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % parts;
+}
+
+const rowKey: Record<DatasetName, (row: Row) => string> = {
+  traces: (row) => row.trace_id as string,
+  spans: (row) => `${row.trace_id as string}\n${row.span_id as string}`,
+};
+
+/** A row and where it came from, for the winner rule. */
+interface Candidate {
+  row: Row;
+  input: number;
+  index: number;
+}
+
+/**
+ * Which copy of a row wins: the latest `received_at` (the newest accepted version of the trace), then
+ * the greater `request_id`, then the later input (inputs are the previous generation first, then raw
+ * objects in key order) and row. Copies that tie up to `request_id` come from the same request, so
+ * they hold the same values; the last two keys only make the choice deterministic.
+ */
+export function wins(a: Candidate, b: Candidate): boolean {
+  const ra = a.row.received_at as bigint;
+  const rb = b.row.received_at as bigint;
+  if (ra !== rb) return ra > rb;
+  const qa = a.row.request_id as string;
+  const qb = b.row.request_id as string;
+  if (qa !== qb) return qa > qb;
+  return a.input !== b.input ? a.input > b.input : a.index > b.index;
+}
+
+const compare = (a: string | bigint | number, b: string | bigint | number) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Output order: by timestamp, then the row's identity, so the same inputs always give the same bytes. */
+const rowOrder: Record<DatasetName, (a: Row, b: Row) => number> = {
+  traces: (a, b) => compare(a.timestamp as bigint, b.timestamp as bigint) || compare(a.trace_id as string, b.trace_id as string),
+  spans: (a, b) =>
+    compare(a.timestamp as bigint, b.timestamp as bigint) ||
+    compare(a.trace_id as string, b.trace_id as string) ||
+    compare(a.span_index as number, b.span_index as number) ||
+    compare(a.span_id as string, b.span_id as string),
+};
+
+interface DatasetResult {
+  manifest: DatasetManifest;
+  rowsRead: number;
+  written: number;
+}
+
+/** Reads every input once for one part, keeping only that part's winning rows. */
+async function partRows(deps: CompactionDeps, dataset: DatasetName, files: readonly AsyncBuffer[], part: number, parts: number): Promise<{ rows: Row[]; read: number }> {
+  const winners = new Map<string, Candidate>();
+  const keyOf = rowKey[dataset];
+  let read = 0;
+  for (let input = 0; input < files.length; input++) {
+    let index = 0;
+    for await (const group of readRowGroups(files[input]!, SPECS[dataset])) {
+      for (const row of group) {
+        const candidate = { row, input, index: index++ };
+        if (parts > 1 && partOf(row.trace_id as string, parts) !== part) continue;
+        read++;
+        const key = keyOf(row);
+        const current = winners.get(key);
+        if (!current || wins(candidate, current)) winners.set(key, candidate);
+      }
+    }
+  }
+  const rows = Array.from(winners.values(), (candidate) => candidate.row).sort(rowOrder[dataset]);
+  return { rows, read };
+}
+
+/** Rewrites one dataset of a slice from the previous generation's objects and the raw objects not yet covered. */
+async function compactDataset(
+  deps: CompactionDeps,
+  dataset: DatasetName,
+  slice: Slice,
+  generation: number,
+  previous: readonly StoredObject[],
+  pending: readonly StoredObject[],
+  raw: readonly StoredObject[],
+): Promise<DatasetResult> {
+  const inputs = [...previous, ...[...pending].sort((a, b) => compare(a.key, b.key))];
+  const files = await Promise.all(inputs.map((object) => deps.store.open(object)));
+  let totalRows = 0;
+  for (const file of files) totalRows += await rowCount(file);
+  const parts = Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)));
+  const keys: string[] = [];
+  let rows = 0;
+  let rowsRead = 0;
+  for (let part = 0; part < parts; part++) {
+    const result = await partRows(deps, dataset, files, part, parts);
+    rowsRead += result.read;
+    if (result.rows.length === 0 && parts > 1) continue;
+    const file = writeParquet(SPECS[dataset], rowBatches(SPECS[dataset], result.rows, deps.rowsPerRowGroup ?? DEFAULT_ROWS_PER_BATCH));
+    const key = compactedObjectKey(dataset, slice, generation, part, parts);
+    await deps.store.put(key, file.bytes, PARQUET);
+    keys.push(key);
+    rows += file.rows;
+  }
+  return { manifest: { files: keys, rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead, written: keys.length };
+}
+
+/** Raw objects of the slice the manifest does not cover with their current ETag (new, or overwritten since). */
+function pendingRaw(raw: readonly StoredObject[], covered: DatasetManifest | undefined): StoredObject[] {
+  const etags = new Map((covered?.covered ?? []).map((entry) => [entry.key, entry.etag]));
+  return raw.filter((object) => etags.get(object.key) !== object.etag);
+}
+
+/**
+ * Compacts one slice: per dataset, the previous generation's objects and the raw objects it does not cover are
+ * merged, deduplicated (see {@link wins}) and written as a new generation, then one PUT of the manifest
+ * switches readers to it. Idempotent and safe to kill anywhere: before the switch, nothing readers use has
+ * changed (the new generation's keys are named by no manifest yet, and a rerun writes the same keys); after it,
+ * only unreferenced objects are left to delete, which the next run does.
+ *
+ * `raw` is the slice's raw listing when the caller already has it.
+ */
+export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Record<DatasetName, StoredObject[]>): Promise<SliceCompaction> {
+  const now = (deps.now ?? (() => new Date()))();
+  const grace = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
+  const manifestBytes = await deps.store.get(manifestKey(slice));
+  const previous = manifestBytes ? parseManifest(manifestBytes, slice) : undefined;
+  const listing = raw ?? { traces: await deps.store.list(rawSlicePrefix('traces', slice)), spans: await deps.store.list(rawSlicePrefix('spans', slice)) };
+  const pending = { traces: pendingRaw(listing.traces, previous?.traces), spans: pendingRaw(listing.spans, previous?.spans) };
+  const expired = (previous?.superseded ?? []).filter((entry) => Date.parse(entry.superseded_at) + grace <= now.getTime());
+  const result: SliceCompaction = {
+    slice,
+    outcome: 'up-to-date',
+    generation: previous?.generation ?? 0,
+    rows: { traces: previous?.traces.rows ?? 0, spans: previous?.spans.rows ?? 0 },
+    rowsRead: 0,
+    duplicatesDropped: 0,
+    objectsWritten: 0,
+    objectsDeleted: 0,
+  };
+  if (pending.traces.length === 0 && pending.spans.length === 0) {
+    if (!previous || expired.length === 0) return result;
+    // Nothing new: only drop generations no query can still be reading.
+    await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: previous.superseded.filter((entry) => !expired.includes(entry)) }), 'application/json');
+    result.objectsDeleted = await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), previous.superseded.filter((entry) => !expired.includes(entry)));
+    return { ...result, outcome: 'cleaned' };
+  }
+
+  const generation = (previous?.generation ?? 0) + 1;
+  const compacted: Partial<Record<DatasetName, DatasetManifest>> = {};
+  const replaced: string[] = [];
+  for (const dataset of ['traces', 'spans'] as const) {
+    const before = previous?.[dataset];
+    if (pending[dataset].length === 0 && before) {
+      compacted[dataset] = { ...before, covered: listing[dataset].map(({ key, etag }) => ({ key, etag })) };
+      continue;
+    }
+    const previousObjects = before ? await currentObjects(deps, dataset, slice, before.files) : [];
+    const done = await compactDataset(deps, dataset, slice, generation, previousObjects, pending[dataset], listing[dataset]);
+    compacted[dataset] = done.manifest;
+    replaced.push(...(before?.files ?? []));
+    result.rowsRead += done.rowsRead;
+    result.duplicatesDropped += done.rowsRead - done.manifest.rows;
+    result.objectsWritten += done.written;
+  }
+  const superseded = (previous?.superseded ?? []).filter((entry) => !expired.includes(entry));
+  if (previous && replaced.length > 0) superseded.push({ generation: previous.generation, superseded_at: now.toISOString(), files: replaced });
+  const manifest: SliceManifest = {
+    version: 1,
+    org_id: slice.orgId,
+    dt: slice.dt,
+    hour: slice.hour,
+    generation,
+    compacted_at: now.toISOString(),
+    traces: compacted.traces!,
+    spans: compacted.spans!,
+    superseded,
+  };
+  // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
+  await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
+  result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), superseded);
+  return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows } };
+}
+
+/** The previous generation's objects as listed now (their ETags pin the reads). */
+async function currentObjects(deps: CompactionDeps, dataset: DatasetName, slice: Slice, files: readonly string[]): Promise<StoredObject[]> {
+  const listed = new Map((await deps.store.list(compactedSlicePrefix(dataset, slice))).map((object) => [object.key, object]));
+  return files.map((key) => {
+    const object = listed.get(key);
+    if (!object) throw new Error(`compacted object ${key} named by the manifest of ${sliceId(slice)} is missing`);
+    return object;
+  });
+}
+
+/** Deletes compacted objects of the slice that neither the manifest nor a generation in its grace period names. */
+async function deleteUnreferenced(deps: CompactionDeps, slice: Slice, current: readonly string[], superseded: SliceManifest['superseded']): Promise<number> {
+  const keep = new Set([...current, ...superseded.flatMap((entry) => entry.files)]);
+  const stale: string[] = [];
+  for (const dataset of ['traces', 'spans'] as const) {
+    for (const object of await deps.store.list(compactedSlicePrefix(dataset, slice))) if (!keep.has(object.key)) stale.push(object.key);
+  }
+  if (stale.length > 0) await deps.store.delete(stale);
+  return stale.length;
+}

@@ -1,0 +1,59 @@
+import type { DatasetName } from '../landing/landing-schema.js';
+
+/** One unit of compaction: an organization's hour of trace timestamps, both datasets together. */
+export interface Slice {
+  orgId: string;
+  /** `YYYY-MM-DD`, UTC. */
+  dt: string;
+  /** `00`–`23`, UTC. */
+  hour: string;
+}
+
+const partitionPath = ({ orgId, dt, hour }: Slice) => `org_id=${orgId}/dt=${dt}/hour=${hour}/`;
+
+/** Prefix of the raw objects the landing wrote for a slice (see `landingObjectKey`). */
+export function rawSlicePrefix(dataset: DatasetName, slice: Slice): string {
+  return `${dataset}/${partitionPath(slice)}`;
+}
+
+/** Root prefix of compacted objects; kept apart from the raw prefixes so that a raw glob never reads them. */
+export const COMPACTED_ROOT = 'compacted/';
+
+/** Root prefix of the per-slice manifests. */
+export const MANIFEST_ROOT = 'manifests/';
+
+export function compactedSlicePrefix(dataset: DatasetName, slice: Slice): string {
+  return `${COMPACTED_ROOT}${dataset}/${partitionPath(slice)}`;
+}
+
+/**
+ * A compacted object's key: deterministic for (slice, generation, part, parts), so a compaction killed
+ * before its manifest switched and run again overwrites its own unreferenced objects.
+ */
+export function compactedObjectKey(dataset: DatasetName, slice: Slice, generation: number, part: number, parts: number): string {
+  return `${compactedSlicePrefix(dataset, slice)}g${String(generation).padStart(6, '0')}-part-${String(part).padStart(3, '0')}-of-${String(parts).padStart(3, '0')}.parquet`;
+}
+
+/** The generation a compacted key belongs to, or undefined for a key of another shape. */
+export function generationOfKey(key: string): number | undefined {
+  const match = /\/g(\d{6})-part-\d{3}-of-\d{3}\.parquet$/.exec(key);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The one object whose single PUT switches readers of a slice from its raw to its compacted objects. */
+export function manifestKey(slice: Slice): string {
+  return `${MANIFEST_ROOT}${partitionPath(slice)}manifest.json`;
+}
+
+/** The slice of a raw key `<dataset>/org_id=…/dt=…/hour=…/<file>`, or undefined for any other key. */
+export function sliceOfRawKey(key: string): Slice | undefined {
+  const match = /^(?:traces|spans)\/org_id=([^/]+)\/dt=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\/[^/]+\.parquet$/.exec(key);
+  return match ? { orgId: match[1]!, dt: match[2]!, hour: match[3]! } : undefined;
+}
+
+/** Start of the slice's hour, ms since the epoch. */
+export function sliceStartMillis(slice: Slice): number {
+  return Date.parse(`${slice.dt}T${slice.hour}:00:00Z`);
+}
+
+export const sliceId = (slice: Slice) => `${slice.orgId}/${slice.dt}/${slice.hour}`;

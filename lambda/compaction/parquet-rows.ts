@@ -1,0 +1,89 @@
+import zlib from 'node:zlib';
+import { type AsyncBuffer, type Compressors, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import type { ColumnBatch, ColumnValues } from '../landing/column-batches.js';
+import type { ColumnSpec, DatasetSpec } from '../landing/landing-schema.js';
+
+/** One row as read back: column name → value (strings, numbers, `bigint` for INT64 and timestamps in µs, string lists, null). */
+export type Row = Record<string, unknown>;
+
+type Decompress = (input: Uint8Array, outputLength: number) => Uint8Array;
+const zstdDecompressSync = (zlib as { zstdDecompressSync?: (input: Uint8Array) => Uint8Array }).zstdDecompressSync;
+
+/** The codecs the landing writes (see parquet-codec.ts): GZIP anywhere, ZSTD where node:zlib has it. */
+export const LANDED_PARQUET_DECOMPRESSORS: Compressors = {
+  GZIP: ((input) => zlib.gunzipSync(input)) satisfies Decompress,
+  ...(zstdDecompressSync ? { ZSTD: ((input) => zstdDecompressSync(input)) satisfies Decompress } : {}),
+};
+
+// Timestamps stay integer microseconds: hyparquet's default Date would drop the last three digits.
+const PARSERS = { timestampFromMicroseconds: (micros: bigint) => micros };
+
+/**
+ * Reads a Parquet object row group by row group, so only one row group's rows are alive at a time
+ * (the caller keeps what it needs). `file` may fetch byte ranges lazily.
+ */
+export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec): AsyncGenerator<Row[]> {
+  const metadata = await parquetMetadataAsync(file);
+  const present = new Set(metadata.schema.map((element) => element.name));
+  const columns = spec.columns.map((column) => column.name).filter((name) => present.has(name));
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    const rows = (await parquetReadObjects({ file, metadata, columns, rowStart, rowEnd, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: PARSERS })) as Row[];
+    rowStart = rowEnd;
+    yield rows;
+  }
+}
+
+/** Rows in the file per its footer, without reading any column. */
+export async function rowCount(file: AsyncBuffer): Promise<number> {
+  const metadata = await parquetMetadataAsync(file);
+  return Number(metadata.num_rows);
+}
+
+/**
+ * The value a column takes in a row of a file written before the column existed: null where the column is
+ * nullable, else the type's zero value. This is what adding a column to the registry means for older objects.
+ */
+function missingValue(column: ColumnSpec): unknown {
+  switch (column.type) {
+    case 'nullable_string':
+      return null;
+    case 'string':
+      return '';
+    case 'string_list':
+      return [];
+    case 'int64':
+    case 'timestamp':
+      return 0n;
+    default:
+      return 0;
+  }
+}
+
+function columnValues(column: ColumnSpec, rows: readonly Row[]): ColumnValues {
+  const value = (row: Row) => row[column.name] ?? missingValue(column);
+  switch (column.type) {
+    case 'string':
+      return rows.map((row) => value(row) as string);
+    case 'nullable_string':
+      return rows.map((row) => (row[column.name] ?? null) as string | null);
+    case 'int32':
+      return Int32Array.from(rows, (row) => value(row) as number);
+    case 'double':
+      return Float64Array.from(rows, (row) => value(row) as number);
+    case 'int64':
+    case 'timestamp':
+      return BigInt64Array.from(rows, (row) => BigInt(value(row) as bigint | number));
+    case 'string_list':
+      return rows.map((row) => value(row) as string[]);
+  }
+}
+
+/** Rows as the Parquet writer's column batches, in the dataset's column order, `rowsPerBatch` rows per row group. */
+export function* rowBatches(spec: DatasetSpec, rows: readonly Row[], rowsPerBatch: number): Generator<ColumnBatch> {
+  for (let start = 0; start < rows.length; start += rowsPerBatch) {
+    const chunk = rows.slice(start, start + rowsPerBatch);
+    yield { rows: chunk.length, columns: spec.columns.map((column) => columnValues(column, chunk)) };
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * `npm run compact`: compacts everything pending in the running local stack's bucket now, open hours
+ * included (the timer of `npm start` waits for an hour to close). Prints one line per compacted hour.
+ */
+import { parseArgs } from 'node:util';
+import { compactLocal } from './local-compaction.js';
+import { localPaths, readLocalEndpoints } from './local-state.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'closed-only': { type: 'boolean', default: false } }, strict: true });
+  const paths = localPaths();
+  const run = await compactLocal(readLocalEndpoints(paths), paths, { includeOpenHours: !values['closed-only'] });
+  for (const c of run.compacted) {
+    const slice = `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`;
+    process.stdout.write(
+      c.outcome === 'compacted'
+        ? `${slice}: generation ${c.generation}, ${c.rows.traces} traces, ${c.rows.spans} spans, ${c.duplicatesDropped} duplicate rows dropped\n`
+        : `${slice}: deleted ${c.objectsDeleted} objects of replaced generations\n`,
+    );
+  }
+  process.stdout.write(`${run.slicesSeen} hour(s) seen, ${run.compacted.length} changed, ${run.open} still open, ${run.failed.length} failed\n`);
+  for (const failure of run.failed) process.stderr.write(`compact: ${failure.slice}: ${failure.error}\n`);
+  if (run.failed.length > 0) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`compact: ${((error as Error).message ?? String(error)).split('\n')[0]}\n`);
+  process.exitCode = 1;
+});

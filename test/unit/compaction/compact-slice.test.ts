@@ -1,0 +1,203 @@
+import { parquetReadObjects } from 'hyparquet';
+import { compactPending } from '../../../lambda/compaction/compact-pending.js';
+import { type CompactionDeps, compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
+import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
+import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
+import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
+import { landRecords } from '../../../lambda/landing/land-records.js';
+import type { DatasetName } from '../../../lambda/landing/landing-schema.js';
+import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
+import { MemoryBucket } from './memory-bucket.js';
+
+const SLICE = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
+const NOW = new Date('2026-11-23T12:00:00Z');
+
+async function rowsOf(bucket: MemoryBucket, key: string): Promise<Record<string, unknown>[]> {
+  const { body } = bucket.objects.get(key)!;
+  const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
+  return (await parquetReadObjects({ file, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: { timestampFromMicroseconds: (v: bigint) => v } })) as Record<string, unknown>[];
+}
+
+function manifests(bucket: MemoryBucket): SliceManifest[] {
+  return bucket.keys('manifests/').map((key) => {
+    const [, orgId, dt, hour] = /org_id=([^/]+)\/dt=([^/]+)\/hour=([^/]+)\//.exec(key)!;
+    return parseManifest(bucket.objects.get(key)!.body, { orgId: orgId!, dt: dt!, hour: hour! });
+  });
+}
+
+/** What a reader of the exactly-once view sees: the manifests first, then the objects they point to. */
+async function visible(bucket: MemoryBucket, dataset: DatasetName): Promise<Record<string, unknown>[]> {
+  const keys = exactlyOnceKeys(dataset, manifests(bucket), bucket.keys(`${dataset}/`));
+  return (await Promise.all(keys.map((key) => rowsOf(bucket, key)))).flat();
+}
+
+const ids = (rows: Record<string, unknown>[], dataset: DatasetName) =>
+  rows.map((row) => (dataset === 'traces' ? (row.trace_id as string) : `${row.trace_id as string}/${row.span_id as string}`)).sort();
+
+function expectedIds(traces: AcceptedTrace[], dataset: DatasetName): string[] {
+  return (dataset === 'traces' ? traces.map((t) => t.trace_id) : traces.flatMap((t) => t.spans.map((s) => `${t.trace_id}/${s.span_id}`))).sort();
+}
+
+const deps = (bucket: MemoryBucket, extra: Partial<CompactionDeps> = {}): CompactionDeps => ({ store: bucket, now: () => NOW, ...extra });
+
+describe('compaction', () => {
+  it('folds duplicate raw objects (a replay over landed batches) into one object per dataset with every row once', async () => {
+    const bucket = new MemoryBucket();
+    const traces = Array.from({ length: 12 }, (_, i) => acceptedTrace({}, i % 4));
+    const records = traces.map((t, i) => inlineRecord(i + 1, t));
+    await landRecords({ store: bucket }, records.slice(0, 6));
+    await landRecords({ store: bucket }, records.slice(6));
+    // The replay of an overlapping range: other first records, so other keys, holding the same rows again.
+    await landRecords({ store: bucket }, records.slice(3, 9));
+    expect(ids(await visible(bucket, 'traces'), 'traces')).toHaveLength(18);
+
+    const run = await compactPending(deps(bucket));
+
+    expect(run).toMatchObject({ slicesSeen: 1, open: 0, failed: [] });
+    expect(run.compacted).toEqual([expect.objectContaining({ outcome: 'compacted', generation: 1, rows: { traces: 12, spans: 18 }, duplicatesDropped: 6 + 9 })]);
+    for (const dataset of ['traces', 'spans'] as const) {
+      expect(bucket.keys(`compacted/${dataset}/`)).toEqual([`compacted/${dataset}/org_id=org-a/dt=2026-11-22/hour=10/g000001-part-000-of-001.parquet`]);
+      expect(ids(await visible(bucket, dataset), dataset)).toEqual(expectedIds(traces, dataset));
+    }
+    const [manifest] = manifests(bucket);
+    expect(manifest?.traces.covered.map((c) => c.key)).toEqual(bucket.keys('traces/'));
+  });
+
+  it('keeps every column value: a compacted row equals the raw row it came from', async () => {
+    const bucket = new MemoryBucket();
+    const traces = [acceptedTrace({ attributes: '{"tags":["a","b"]}' }, 3), acceptedTrace({}, 0)];
+    traces[0]!.spans[1]!.error_message = 'boom';
+    traces[0]!.spans[2]!.parent_span_id = traces[0]!.spans[0]!.span_id;
+    await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
+    const key = (k: Record<string, unknown>) => `${k.trace_id as string}/${(k.span_id as string) ?? ''}`;
+    const before = { traces: await visible(bucket, 'traces'), spans: await visible(bucket, 'spans') };
+
+    await compactPending(deps(bucket));
+
+    for (const dataset of ['traces', 'spans'] as const) {
+      const after = await visible(bucket, dataset);
+      expect(after.sort((a, b) => key(a).localeCompare(key(b)))).toEqual(before[dataset].sort((a, b) => key(a).localeCompare(key(b))));
+    }
+  });
+
+  it('keeps the copy received last when the same trace id was accepted twice with different content', async () => {
+    const bucket = new MemoryBucket();
+    const first = acceptedTrace({ root_span_name: 'first' }, 1);
+    const second = { ...first, root_span_name: 'second' };
+    await landRecords({ store: bucket }, [inlineRecord(1, second, traceContext({ request_id: 'req-2', received_at: '2026-11-22T10:05:00.000000Z' }))]);
+    await landRecords({ store: bucket }, [inlineRecord(2, first, traceContext({ request_id: 'req-1', received_at: '2026-11-22T10:00:00.000000Z' }))]);
+
+    await compactPending(deps(bucket));
+
+    expect((await visible(bucket, 'traces')).map((row) => [row.root_span_name, row.request_id])).toEqual([['second', 'req-2']]);
+    expect((await visible(bucket, 'spans')).map((row) => row.request_id)).toEqual(['req-2']);
+  });
+
+  it('orders copies by received_at, then request_id, then input and row, so the choice is deterministic', () => {
+    const row = (receivedAt: bigint, requestId: string) => ({ received_at: receivedAt, request_id: requestId });
+    expect(wins({ row: row(2n, 'a'), input: 0, index: 0 }, { row: row(1n, 'z'), input: 9, index: 9 })).toBe(true);
+    expect(wins({ row: row(1n, 'b'), input: 0, index: 0 }, { row: row(1n, 'a'), input: 9, index: 9 })).toBe(true);
+    expect(wins({ row: row(1n, 'a'), input: 1, index: 0 }, { row: row(1n, 'a'), input: 0, index: 9 })).toBe(true);
+    expect(wins({ row: row(1n, 'a'), input: 0, index: 0 }, { row: row(1n, 'a'), input: 0, index: 1 })).toBe(false);
+  });
+
+  it('recompacts an hour when late data arrives, keeps the replaced generation for a grace period, then deletes it', async () => {
+    const bucket = new MemoryBucket();
+    const early = [acceptedTrace({}, 2), acceptedTrace({}, 2)];
+    await landRecords({ store: bucket }, early.map((t, i) => inlineRecord(i + 1, t)));
+    await compactPending(deps(bucket));
+    const late = [acceptedTrace({}, 1)];
+    await landRecords({ store: bucket }, [inlineRecord(10, late[0]!), inlineRecord(11, early[0]!)]);
+    // Before recompaction the late rows are served from raw, the re-sent one twice (the documented window).
+    expect(ids(await visible(bucket, 'traces'), 'traces')).toHaveLength(4);
+
+    const second = await compactPending(deps(bucket));
+
+    expect(second.compacted).toEqual([expect.objectContaining({ outcome: 'compacted', generation: 2, rows: { traces: 3, spans: 5 } })]);
+    expect(ids(await visible(bucket, 'traces'), 'traces')).toEqual(expectedIds([...early, ...late], 'traces'));
+    expect(bucket.keys('compacted/traces/')).toHaveLength(2);
+    expect(manifests(bucket)[0]?.superseded).toEqual([expect.objectContaining({ generation: 1 })]);
+
+    const later = await compactPending(deps(bucket, { now: () => new Date(NOW.getTime() + 3 * 3600_000) }));
+
+    expect(later.compacted).toEqual([expect.objectContaining({ outcome: 'cleaned', objectsDeleted: 2 })]);
+    expect(bucket.keys('compacted/traces/')).toEqual(['compacted/traces/org_id=org-a/dt=2026-11-22/hour=10/g000002-part-000-of-001.parquet']);
+    expect(manifests(bucket)[0]?.superseded).toEqual([]);
+    expect((await compactPending(deps(bucket))).compacted).toEqual([]);
+  });
+
+  it('recompacts when a covered raw object is overwritten (a retried batch) and reads only the listed version', async () => {
+    const bucket = new MemoryBucket();
+    const traces = [acceptedTrace({}, 1), acceptedTrace({}, 1)];
+    await landRecords({ store: bucket }, [inlineRecord(1, traces[0]!)]);
+    await compactPending(deps(bucket));
+    await landRecords({ store: bucket }, [inlineRecord(1, traces[0]!), inlineRecord(2, traces[1]!)]);
+
+    const run = await compactPending(deps(bucket));
+
+    expect(run.compacted).toEqual([expect.objectContaining({ generation: 2, rows: { traces: 2, spans: 2 } })]);
+    expect(ids(await visible(bucket, 'traces'), 'traces')).toEqual(expectedIds(traces, 'traces'));
+  });
+
+  it('splits a large hour deterministically by trace id, a trace and all its spans in one part, no row in two parts', async () => {
+    const bucket = new MemoryBucket();
+    const traces = Array.from({ length: 40 }, (_, i) => acceptedTrace({}, 1 + (i % 3)));
+    await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
+    await landRecords({ store: bucket }, traces.slice(10).map((t, i) => inlineRecord(i + 100, t)));
+
+    await compactPending(deps(bucket, { rowsPerPart: 20, rowsPerRowGroup: 7 }));
+
+    const parts = bucket.keys('compacted/spans/');
+    expect(parts.length).toBeGreaterThan(3);
+    expect(ids(await visible(bucket, 'spans'), 'spans')).toEqual(expectedIds(traces, 'spans'));
+    for (const key of parts) {
+      const [, part, of] = /part-(\d+)-of-(\d+)/.exec(key)!;
+      for (const row of await rowsOf(bucket, key)) expect(partOf(row.trace_id as string, Number(of))).toBe(Number(part));
+    }
+  });
+
+  it('can be killed at any write and rerun: readers see the old or the new generation, never a mix, and nothing is left over', async () => {
+    const bucket = new MemoryBucket();
+    const traces = Array.from({ length: 6 }, () => acceptedTrace({}, 2));
+    await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
+    await compactPending(deps(bucket));
+    await landRecords({ store: bucket }, [inlineRecord(20, acceptedTrace({}, 1)), inlineRecord(21, traces[0]!)]);
+    const all = await visible(bucket, 'traces');
+    const writes: string[] = [];
+    const probe = new MemoryBucket();
+    for (const [key, object] of bucket.objects) probe.objects.set(key, object);
+    probe.failPut = (key) => (writes.push(key), false);
+    await compactSlice(deps(probe), SLICE);
+    const points = writes.length;
+    expect(points).toBeGreaterThanOrEqual(3);
+
+    for (let failAt = 0; failAt < points; failAt++) {
+      const copy = new MemoryBucket();
+      for (const [key, object] of bucket.objects) copy.objects.set(key, object);
+      let n = 0;
+      copy.failPut = () => n++ === failAt;
+      await expect(compactSlice(deps(copy), SLICE)).rejects.toThrow('injected failure');
+      // The manifest write is the last one: any failure leaves the previous generation in place.
+      expect(copy.objects.get(manifestKey(SLICE))).toEqual(bucket.objects.get(manifestKey(SLICE)));
+      expect(ids(await visible(copy, 'traces'), 'traces')).toEqual(ids(all, 'traces'));
+      copy.failPut = () => false;
+      await compactSlice(deps(copy), SLICE);
+      expect(ids(await visible(copy, 'traces'), 'traces')).toEqual([...new Set(ids(all, 'traces'))]);
+      expect(copy.keys('compacted/')).toEqual(probe.keys('compacted/'));
+    }
+  });
+
+  it('leaves open hours to the schedule unless asked, and reports a failing slice without stopping the others', async () => {
+    const bucket = new MemoryBucket();
+    await landRecords({ store: bucket }, [inlineRecord(1, acceptedTrace({ timestamp: '2026-11-23T11:59:00.000000Z' }, 1)), inlineRecord(2, acceptedTrace({}, 1))]);
+    bucket.objects.set(manifestKey(SLICE), { body: Buffer.from('not json'), etag: '"x"' });
+
+    const run = await compactPending(deps(bucket));
+
+    expect(run).toMatchObject({ slicesSeen: 2, open: 1, compacted: [], failed: [{ slice: 'org-a/2026-11-22/10', error: expect.stringContaining('not JSON') }] });
+    const all = await compactPending(deps(bucket), { includeOpenHours: true });
+    expect(all.compacted.map((c) => c.slice.hour)).toEqual(['11']);
+  });
+});

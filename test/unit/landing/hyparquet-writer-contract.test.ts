@@ -1,0 +1,28 @@
+import { parquetMetadata } from 'hyparquet';
+import { ByteWriter, ParquetWriter, writePageHeader, writeRleBitPackedHybrid } from '../../../lambda/landing/hyparquet-writer-adapter.js';
+
+/** What the landing writer relies on in hyparquet-writer beyond its documented API (see hyparquet-writer-adapter.ts). */
+describe('hyparquet-writer internals the landing writer relies on', () => {
+  it('exports the page header and RLE/bit-packed writers', () => {
+    expect(typeof writePageHeader).toBe('function');
+    expect(typeof writeRleBitPackedHybrid).toBe('function');
+    const writer = new ByteWriter();
+    writeRleBitPackedHybrid(writer, [0, 1, 2, 3, 3, 3, 3, 3, 3, 3], 2);
+    expect(writer.offset).toBeGreaterThan(0);
+  });
+
+  it('keeps the fields own column chunks are appended through: writer, row_groups, num_rows, pendingIndexes', () => {
+    const writer = new ByteWriter();
+    const parquet = new ParquetWriter({ writer, schema: [{ name: 'schema', num_children: 1 }, { name: 'n', type: 'INT32', repetition_type: 'REQUIRED' }] });
+    expect(parquet.writer).toBe(writer);
+    expect(Array.isArray(parquet.row_groups)).toBe(true);
+    expect(Array.isArray(parquet.pendingIndexes)).toBe(true);
+    expect(typeof parquet.num_rows).toBe('bigint');
+    void parquet.write({ columnData: [{ name: 'n', data: new Int32Array([1, 2, 3]) }] });
+    expect(parquet.row_groups).toHaveLength(1);
+    expect(parquet.row_groups[0]!.columns).toHaveLength(1);
+    void parquet.finish();
+    const bytes = writer.getBytes();
+    expect(Number(parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer).num_rows)).toBe(3);
+  });
+});
