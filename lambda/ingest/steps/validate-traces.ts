@@ -16,6 +16,9 @@ export interface TraceOptions {
   validate?: (input: unknown, receivedAtMicros: number, newId: () => string) => TraceValidation;
 }
 
+/** The server's id generator for the trace at `index` (ids a client left out). */
+export type IdSource = (index: number) => () => string;
+
 export interface ValidatedBatch {
   /** The traces that passed, encoded for the stream, in batch order. */
   accepted: EncodedTrace[];
@@ -33,7 +36,7 @@ export function validateTraces(
   requestContext: RequestContext,
   requestIdentity: string,
   receivedAtMicros: number,
-  newId: () => string,
+  ids: IdSource,
   options: TraceOptions = {},
 ): ValidatedBatch {
   const spansOnly = options.spansOnly ?? (() => false);
@@ -42,7 +45,7 @@ export function validateTraces(
   const errors: TraceError[] = [];
   const acceptedAt = new Map<string, number>();
   traces.forEach((input, index) => {
-    const result = validate(input, receivedAtMicros, newId);
+    const result = validate(input, receivedAtMicros, ids(index));
     const firstIndex = result.ok ? acceptedAt.get(result.trace.trace_id) : undefined;
     if (result.ok && firstIndex === undefined) {
       acceptedAt.set(result.trace.trace_id, index);
