@@ -16,6 +16,7 @@ const optionalSuites: Suite[] = [
   { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
   { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
+  { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
 ];
 
 const results: BenchResult[] = [];

@@ -109,6 +109,7 @@ export class TraceIngestStack extends Stack {
     new CfnOutput(this, OUTPUTS.traceStreamName, { value: this.traceStream.stream.streamName });
     new CfnOutput(this, OUTPUTS.dataBucketName, { value: this.landing.bucket.bucketName });
     new CfnOutput(this, 'IngestUrl', { value: this.ingest.ingestUrl });
+    new CfnOutput(this, 'OtlpTracesUrl', { value: this.ingest.otlpTracesUrl });
     new CfnOutput(this, 'GlueDatabaseName', { value: this.landing.catalog.databaseName });
     new CfnOutput(this, 'AthenaWorkGroup', { value: this.landing.catalog.workGroup.ref });
     new CfnOutput(this, 'FailureQueueUrl', { value: this.landing.failureQueue.queueUrl });

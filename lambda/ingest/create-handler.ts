@@ -7,6 +7,8 @@ import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DeadlineReachedError, IngestError } from './errors.js';
 import { errorResponse, type GatewayEvent, requestIdOf, successResponse, toIngestRequest } from './http.js';
 import { ingestBatch } from './ingest-batch.js';
+import { ingestOtlp } from './otlp/ingest-otlp.js';
+import { isOtlpTracesEvent, otlpErrorResponse, otlpFormatOf, otlpSuccessResponse, toOtlpRequest } from './otlp/otlp-http.js';
 import type { IngestDeps } from './ports.js';
 
 export interface IngestHandlerOptions {
@@ -27,7 +29,10 @@ function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatew
     onError: (request) => {
       if (request.error instanceof DeadlineReachedError) logger.error('Function deadline reached; answered 503');
       else logger.error('Unhandled error in ingest', { error: request.error as Error });
-      request.response = errorResponse(request.error, requestIdOf(request.event));
+      const requestId = requestIdOf(request.event);
+      request.response = isOtlpTracesEvent(request.event)
+        ? otlpErrorResponse(request.error, otlpFormatOf(request.event), requestId)
+        : errorResponse(request.error, requestId);
     },
   };
 }
@@ -46,14 +51,25 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     const requestId = requestIdOf(event);
     logger.appendKeys({ request_id: requestId });
     let response: APIGatewayProxyResult;
+    const otlp = isOtlpTracesEvent(event);
     try {
-      const result = await ingestBatch(deps, toIngestRequest(event, requestId, nowMicros()));
-      metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
-      metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
-      logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
-      response = successResponse(result, requestId);
+      if (otlp) {
+        const request = toOtlpRequest(event, requestId, nowMicros());
+        const result = await ingestOtlp(deps, request);
+        metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.acceptedTraces);
+        metrics.addMetric('AcceptedOtlpSpans', MetricUnit.Count, result.acceptedSpans);
+        metrics.addMetric('RejectedOtlpSpans', MetricUnit.Count, result.rejectedSpans);
+        logger.info('OTLP export ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, spans: result.acceptedSpans, rejected_spans: result.rejectedSpans });
+        response = otlpSuccessResponse(result, request.format, requestId);
+      } else {
+        const result = await ingestBatch(deps, toIngestRequest(event, requestId, nowMicros()));
+        metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
+        metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
+        logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
+        response = successResponse(result, requestId);
+      }
     } catch (error) {
-      response = errorResponse(error, requestId);
+      response = otlp ? otlpErrorResponse(error, otlpFormatOf(event), requestId) : errorResponse(error, requestId);
       if (error instanceof IngestError) {
         logger.info('Request refused', { status: response.statusCode, code: error.code });
       } else {

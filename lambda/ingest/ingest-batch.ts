@@ -1,3 +1,4 @@
+import { derivedIds } from '../shared/domain/derived-ids.js';
 import { PublishIncompleteError } from '../shared/domain/errors.js';
 import { publishUnavailable } from './errors.js';
 import type { Arrival, Caller, IngestRequest, IngestResult } from './ingest-types.js';
@@ -10,7 +11,7 @@ import { checkWorkspaceScope } from './steps/check-workspace-scope.js';
 import { idempotentRequestIdentity, readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
 import { publishTraces } from './steps/publish-traces.js';
 import { reserveRateWindows } from './steps/reserve-rate-windows.js';
-import { validateTraces } from './steps/validate-traces.js';
+import { type IdSource, type TraceOptions, validateTraces } from './steps/validate-traces.js';
 import { formatMicros } from './validation/timestamps.js';
 
 /**
@@ -40,7 +41,13 @@ export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: reado
  * Checks 6 to 10 on trace objects already taken out of a request, whatever its wire format:
  * workspace scope, per-trace validation, rate windows, publish.
  */
-export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Arrival, traces: readonly unknown[]): Promise<IngestResult> {
+export async function ingestTraces(
+  deps: IngestDeps,
+  caller: Caller,
+  arrival: Arrival,
+  traces: readonly unknown[],
+  options?: TraceOptions,
+): Promise<IngestResult> {
   const { key, org } = caller;
   await checkWorkspaceScope(deps.tenancy, key, traces);
   const requestContext = {
@@ -50,7 +57,10 @@ export async function ingestTraces(deps: IngestDeps, caller: Caller, arrival: Ar
     received_at: formatMicros(arrival.receivedAtMicros),
   };
   const requestIdentity = arrival.requestIdentity ?? arrival.requestId;
-  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, deps.newId);
+  // A resend under the same Idempotency-Key must generate the same ids, or its copies land as new traces.
+  const stableIdentity = arrival.requestIdentity;
+  const ids: IdSource = stableIdentity ? (index) => derivedIds(`${stableIdentity}/${index}`) : () => deps.newId;
+  const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, ids, options);
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
   if (accepted.length === 0) return result;
 

@@ -141,7 +141,11 @@ export async function landRecords(deps: LandingDeps, records: readonly LandingRe
       // The spans object is written even when it has no rows: it must replace whatever an earlier,
       // larger attempt of this batch left under the same key.
       for (const spec of [TRACES, SPANS]) {
-        const batches = () => (spec === TRACES ? traceBatches(group.traces, rowsPerRowGroup) : spanBatches(group.traces, rowsPerRowGroup));
+        // A spans-only record (an OTLP export without its trace's root span) has no trace row of its own.
+        const batches = () =>
+          spec === TRACES
+            ? traceBatches(group.traces.filter((t) => t.context.spans_only !== true), rowsPerRowGroup)
+            : spanBatches(group.traces, rowsPerRowGroup);
         let rows = 0;
         upload(
           landingObjectKey(spec.name, group),

@@ -6,6 +6,9 @@
 /** The ingest route of the API. */
 export const INGEST_ROUTE = { method: 'POST', path: '/v1/traces/ingest' } as const;
 
+/** The OTLP/HTTP traces route: exporters append `/v1/traces` to `OTEL_EXPORTER_OTLP_ENDPOINT={base_url}/otel`. */
+export const OTLP_ROUTE = { method: 'POST', path: '/otel/v1/traces' } as const;
+
 /** Key prefixes of the data bucket: the key builders write under them, the grants and lifecycle rules name them. */
 export const DATA_PREFIXES = {
   overflow: 'overflow/',

@@ -17,7 +17,7 @@ import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-c
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import type { IngestSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
@@ -46,8 +46,10 @@ export const ACCESS_LOG_FIELDS = {
   errorMessage: '$context.error.message',
 };
 
-/** Path of the only route, below the stage. */
+/** Path of the JSON route, below the stage. */
 export const INGEST_PATH = INGEST_ROUTE.path.split('/').filter((part) => part !== '');
+/** Path of the OTLP/HTTP traces route: exporters append `v1/traces` to `{base_url}/otel`. */
+export const OTLP_TRACES_PATH = OTLP_ROUTE.path.split('/').filter((part) => part !== '');
 
 /** Name of the access-log metric counting 429 answers (gateway throttling and rate limits). */
 export const THROTTLED_METRIC_NAME = 'Responses429';
@@ -78,6 +80,10 @@ export class IngestApi extends Construct {
   public readonly accessLogGroup: LogGroup;
   /** URL of `POST /v1/traces/ingest` on the deployed stage. */
   public readonly ingestUrl: string;
+  /** `POST /otel/v1/traces`, the OTLP/HTTP route, served by the same function. */
+  public readonly otlpMethod: Method;
+  /** URL of `POST /otel/v1/traces` on the deployed stage. */
+  public readonly otlpTracesUrl: string;
 
   constructor(scope: Construct, id: string, props: IngestApiProps) {
     super(scope, id);
@@ -85,7 +91,7 @@ export class IngestApi extends Construct {
     this.handler = new HouseFunction(this, 'Handler', {
       projectRoot: props.projectRoot,
       entry: props.entry,
-      description: 'POST /v1/traces/ingest: authenticates, validates, rate-limits and publishes trace batches',
+      description: 'POST /v1/traces/ingest and /otel/v1/traces (OTLP): authenticates, validates, rate-limits and publishes trace batches',
       serviceName: 'trace-ingest',
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
@@ -134,6 +140,14 @@ export class IngestApi extends Construct {
     });
     this.ingestUrl = this.api.urlForPath(`/${INGEST_PATH.join('/')}`);
 
+    // No header validator here: OTLP exporters read a google.rpc.Status body, which the function
+    // writes for a missing key as for every other refusal.
+    const otlpResource = OTLP_TRACES_PATH.reduce((parent, part) => parent.addResource(part), this.api.root);
+    this.otlpMethod = otlpResource.addMethod('POST', new LambdaIntegration(this.handler, { proxy: true, allowTestInvoke: false }), {
+      operationName: 'ExportTraces',
+    });
+    this.otlpTracesUrl = this.api.urlForPath(`/${OTLP_TRACES_PATH.join('/')}`);
+
     this.addJsonGatewayResponses();
 
     new MetricFilter(this, 'Throttled', {
@@ -178,7 +192,10 @@ export class IngestApi extends Construct {
         templates: { 'application/json': template },
         responseHeaders: { 'Content-Type': "'application/json'", ...headers },
       });
-    const notFound = body('not_found', `No route for this method and path. The API has one route: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path}.`);
+    const notFound = body(
+      'not_found',
+      `No route for this method and path. The API has two routes: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path} and ${OTLP_ROUTE.method} ${OTLP_ROUTE.path}.`,
+    );
     json('MissingRoute', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', notFound);
     json('ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, '404', notFound);
     json(

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 
+/** The paths of the API's routes: API Gateway matches them literally. */
+const ROUTE_PATHS: readonly string[] = [INGEST_ROUTE.path, OTLP_ROUTE.path];
 /** API Gateway's own payload limit; larger requests never reach the function. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export const LOCAL_STAGE = 'local';
@@ -46,7 +48,7 @@ export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), 
   const userAgent = headers['User-Agent'] ?? headers['user-agent'] ?? null;
   const hasBody = request.body.length > 0;
   return {
-    resource: path === INGEST_ROUTE.path ? INGEST_ROUTE.path : '/{proxy+}',
+    resource: ROUTE_PATHS.includes(path) ? path : '/{proxy+}',
     path,
     httpMethod: request.method,
     headers,
@@ -87,7 +89,7 @@ export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), 
       requestTime: now.toUTCString(),
       requestTimeEpoch: now.getTime(),
       resourceId: 'local',
-      resourcePath: INGEST_ROUTE.path,
+      resourcePath: ROUTE_PATHS.includes(path) ? path : '/{proxy+}',
     },
   };
 }
@@ -147,18 +149,19 @@ export interface HttpGateway {
 }
 
 /**
- * Serves `POST /v1/traces/ingest` through `handler`; the other answers mirror the deployed API's
- * gateway responses (JSON 404 for unknown paths, 401 without `X-API-Key`, 413 over 10 MB), plus
- * 405 for another method on the ingest path.
+ * Serves `POST /v1/traces/ingest` and `POST /otel/v1/traces` through `handler`; the other answers
+ * mirror the deployed API's gateway responses (JSON 404 for unknown paths, 401 without `X-API-Key`
+ * on the JSON route, 413 over 10 MB), plus 405 for another method on either path.
  */
 export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 'onError'>) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const requestId = randomUUID();
     try {
-      if (routePath(req.url ?? '') !== INGEST_ROUTE.path) {
+      const pathname = routePath(req.url ?? '');
+      if (pathname === undefined || !ROUTE_PATHS.includes(pathname)) {
         req.resume();
         return writeJson(res, 404, requestId, {
-          detail: 'No route for this method and path. The API has one route: POST /v1/traces/ingest.',
+          detail: 'No route for this method and path. The API has two routes: POST /v1/traces/ingest and POST /otel/v1/traces.',
           code: 'not_found',
         });
       }
@@ -168,11 +171,12 @@ export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 
           res,
           405,
           requestId,
-          { detail: `Method ${req.method} not allowed: the API has one route: POST /v1/traces/ingest.`, code: 'method_not_allowed' },
+          { detail: `Method ${req.method} not allowed: the API has two routes: POST /v1/traces/ingest and POST /otel/v1/traces.`, code: 'method_not_allowed' },
           { Allow: INGEST_ROUTE.method },
         );
       }
-      if (req.headers['x-api-key'] === undefined) {
+      // The OTLP route answers a missing key itself, with a google.rpc.Status body exporters read.
+      if (pathname === INGEST_ROUTE.path && req.headers['x-api-key'] === undefined) {
         req.resume();
         return writeJson(res, 401, requestId, { detail: 'Invalid or missing API key: send it in the X-API-Key header.', code: 'invalid_api_key' });
       }

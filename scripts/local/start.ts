@@ -1,9 +1,7 @@
 import { parseArgs } from 'node:util';
-import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { type DemoTenant, startLocalStack } from './local-stack.js';
 import { localPaths } from './local-state.js';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const DEFAULT_PORT = 3000;
 
@@ -13,6 +11,7 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
     '',
     'Trace Ingest is running locally.',
     `  API      POST ${ingestUrl}`,
+    `  OTLP     POST ${api}${OTLP_ROUTE.path}   (OTEL_EXPORTER_OTLP_ENDPOINT=${api}/otel)`,
     `  state    ${stateDir}  (kept across restarts; npm start -- --reset starts empty)`,
     '',
   ];

@@ -33,7 +33,21 @@ describe('IngestApi', () => {
           Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [handlerId, 'Arn'] })])]) }),
         },
       });
-      template.resourceCountIs('AWS::ApiGateway::Method', 1);
+      template.resourceCountIs('AWS::ApiGateway::Method', 2);
+    });
+
+    it('proxies POST /otel/v1/traces (OTLP/HTTP) to the same function, leaving a missing key to the function', () => {
+      template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: 'otel' });
+      template.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: 'POST',
+        OperationName: 'ExportTraces',
+        RequestParameters: Match.absent(),
+        Integration: {
+          Type: 'AWS_PROXY',
+          ContentHandling: Match.absent(),
+          Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [handlerId, 'Arn'] })])]) }),
+        },
+      });
     });
   });
 
@@ -124,14 +138,16 @@ describe('IngestApi', () => {
     });
   });
 
-  it('lets only API Gateway of this API invoke the function, on the ingest route only', () => {
+  it('lets only API Gateway of this API invoke the function, on its two routes only', () => {
     const permissions = template.findResources('AWS::Lambda::Permission', { Properties: { FunctionName: { 'Fn::GetAtt': [handlerId, 'Arn'] } } });
-    expect(Object.values(permissions)).toHaveLength(1);
-    template.hasResourceProperties('AWS::Lambda::Permission', {
-      Action: 'lambda:InvokeFunction',
-      Principal: 'apigateway.amazonaws.com',
-      SourceArn: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith(['/POST/v1/traces/ingest'])]) }),
-    });
+    expect(Object.values(permissions)).toHaveLength(2);
+    for (const route of ['/POST/v1/traces/ingest', '/POST/otel/v1/traces']) {
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+        SourceArn: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([route])]) }),
+      });
+    }
   });
 
   it('exports the outputs the admin CLI reads', () => {

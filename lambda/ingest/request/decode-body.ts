@@ -34,6 +34,26 @@ function gunzipBounded(bytes: Buffer): Buffer {
 }
 
 /**
+ * Undoes base64 (binary bodies from API Gateway) and gzip and enforces the decoded size limit,
+ * returning the body's bytes: what a binary format (OTLP protobuf) decodes from.
+ */
+export function decodeBodyBytes(raw: RawBody): Buffer {
+  if (raw.body === null || raw.body === '') throw new MalformedBodyError('Malformed body: the request has no body');
+  const encoding = checkedEncoding(raw);
+  let bytes: Buffer = raw.isBase64Encoded ? Buffer.from(raw.body, 'base64') : Buffer.from(raw.body, 'latin1');
+  if (encoding === 'gzip' || isGzip(bytes)) bytes = gunzipBounded(bytes);
+  if (bytes.length > MAX_DECODED_BODY_BYTES) throw tooLarge();
+  return bytes;
+}
+
+function checkedEncoding(raw: RawBody): 'gzip' | 'identity' {
+  const encoding = raw.contentEncoding?.trim().toLowerCase() ?? '';
+  if (encoding === 'gzip' || encoding === 'x-gzip') return 'gzip';
+  if (encoding === '' || encoding === 'identity') return 'identity';
+  throw new MalformedBodyError(`Malformed body: Content-Encoding '${raw.contentEncoding}' is not supported; send gzip or no encoding`);
+}
+
+/**
  * Undoes base64 (binary bodies from API Gateway) and gzip, enforces the decoded size limit and
  * decodes UTF-8 strictly. A leading byte-order mark is dropped (RFC 8259 allows ignoring it).
  */
@@ -41,21 +61,16 @@ export function decodeBody(raw: RawBody): string {
   if (raw.body === null || raw.body === '') {
     throw new MalformedBodyError('Malformed body: the request has no body; send a JSON object with a "traces" array');
   }
-  const encoding = raw.contentEncoding?.trim().toLowerCase() ?? '';
-  if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
-    throw new MalformedBodyError(`Malformed body: Content-Encoding '${raw.contentEncoding}' is not supported; send gzip or no encoding`);
-  }
-  let bytes: Buffer | undefined = raw.isBase64Encoded ? Buffer.from(raw.body, 'base64') : undefined;
-  const declaredGzip = encoding === 'gzip' || encoding === 'x-gzip';
-  if (bytes === undefined && !declaredGzip) {
+  if (!raw.isBase64Encoded && checkedEncoding(raw) === 'identity') {
     // Already text: only its size needs checking.
     if (raw.body.length * 3 > MAX_DECODED_BODY_BYTES && Buffer.byteLength(raw.body, 'utf8') > MAX_DECODED_BODY_BYTES) throw tooLarge();
     return raw.body.charCodeAt(0) === 0xfeff ? raw.body.slice(1) : raw.body;
   }
-  bytes ??= Buffer.from(raw.body, 'latin1');
-  // A gzip body whose Content-Encoding header was lost on the way is still recognised by its magic bytes.
-  if (declaredGzip || isGzip(bytes)) bytes = gunzipBounded(bytes);
-  if (bytes.length > MAX_DECODED_BODY_BYTES) throw tooLarge();
+  return decodeUtf8(decodeBodyBytes(raw));
+}
+
+/** Strict UTF-8, as every JSON body is read. */
+export function decodeUtf8(bytes: Buffer): string {
   try {
     return utf8.decode(bytes);
   } catch (error) {

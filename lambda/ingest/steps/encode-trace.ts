@@ -18,7 +18,14 @@ export type RequestContext = Omit<TraceContext, 'workspace_slug' | 'record_id'>;
  * the reserve (less handler CPU on a full batch), at the price of encoding a batch the rate windows
  * then refuse.
  */
-export function encodeTrace(requestContext: RequestContext, requestIdentity: string, index: number, trace: AcceptedTrace): EncodedTrace {
+export function encodeTrace(
+  requestContext: RequestContext,
+  requestIdentity: string,
+  index: number,
+  trace: AcceptedTrace,
+  spansOnly = false,
+): EncodedTrace {
   const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug, record_id: `${requestIdentity}/${index}` };
+  if (spansOnly) context.spans_only = true;
   return { context, index, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };
 }

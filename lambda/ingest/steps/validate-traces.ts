@@ -2,8 +2,22 @@ import { isJsonObject } from '../../shared/domain/json.js';
 import { echo } from '../echo.js';
 import type { TraceError } from '../ingest-types.js';
 import type { ValidationIssue } from '../validation/issue-codes.js';
-import { validateTrace } from '../validation/validate-trace.js';
+import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
 import { type EncodedTrace, encodeTrace, type RequestContext } from './encode-trace.js';
+
+/** How a wire format other than the JSON batch hands its traces over. */
+export interface TraceOptions {
+  /** Marks a trace whose row comes from another request (OTLP), so that only its spans land. */
+  spansOnly?: (index: number) => boolean;
+  /**
+   * `validateTrace`, or a caller's memo of it for traces it already ran through `validateTrace`
+   * (the OTLP route validates while it sorts out invalid spans): one validation, run once.
+   */
+  validate?: (input: unknown, receivedAtMicros: number, newId: () => string) => TraceValidation;
+}
+
+/** The server's id generator for the trace at `index` (ids a client left out). */
+export type IdSource = (index: number) => () => string;
 
 export interface ValidatedBatch {
   /** The traces that passed, encoded for the stream, in batch order. */
@@ -22,17 +36,20 @@ export function validateTraces(
   requestContext: RequestContext,
   requestIdentity: string,
   receivedAtMicros: number,
-  newId: () => string,
+  ids: IdSource,
+  options: TraceOptions = {},
 ): ValidatedBatch {
+  const spansOnly = options.spansOnly ?? (() => false);
+  const validate = options.validate ?? validateTrace;
   const accepted: EncodedTrace[] = [];
   const errors: TraceError[] = [];
   const acceptedAt = new Map<string, number>();
   traces.forEach((input, index) => {
-    const result = validateTrace(input, receivedAtMicros, newId);
+    const result = validate(input, receivedAtMicros, ids(index));
     const firstIndex = result.ok ? acceptedAt.get(result.trace.trace_id) : undefined;
     if (result.ok && firstIndex === undefined) {
       acceptedAt.set(result.trace.trace_id, index);
-      accepted.push(encodeTrace(requestContext, requestIdentity, index, result.trace));
+      accepted.push(encodeTrace(requestContext, requestIdentity, index, result.trace, spansOnly(index)));
     } else {
       const sentId = isJsonObject(input) && typeof input.trace_id === 'string' ? echo(input.trace_id) : null;
       errors.push({ index, trace_id: sentId, issues: result.ok ? [duplicateTraceId(firstIndex as number)] : result.issues });

@@ -71,4 +71,9 @@ export interface TraceContext {
    * Absent on records written before it existed.
    */
   record_id?: string;
+  /**
+   * True when the record carries spans of a trace whose own row comes from another request (an
+   * OTLP export without the trace's root span): its spans land, its `traces` row does not.
+   */
+  spans_only?: true;
 }

@@ -48,6 +48,18 @@ describe('landRecords', () => {
     expect(groupA.map((r) => r.timestamp)).toEqual([new Date('2026-11-22T23:59:59.999Z')]);
   });
 
+  it('lands the spans of a spans-only record (an OTLP export without its root span) but no traces row for it', async () => {
+    const records = [
+      inlineRecord(1, acceptedTrace({ trace_id: 'with-root' }), traceContext()),
+      inlineRecord(2, acceptedTrace({ trace_id: 'spans-only' }), traceContext({ spans_only: true })),
+    ];
+    const summary = await landRecords(deps(), records);
+    expect(summary.rows).toEqual({ traces: 1, spans: 4 });
+    const tracesKey = [...puts().keys()].find((key) => key.startsWith('traces/')) as string;
+    const traces = await parquetRows(puts().get(tracesKey)!);
+    expect(traces.map((row) => row.trace_id)).toEqual(['with-root']);
+  });
+
   it('keeps span order and position, provenance columns and tags in the spans object', async () => {
     const trace = acceptedTrace({}, 0);
     trace.spans = [

@@ -1,0 +1,169 @@
+import { IngestError, MalformedBodyError, WorkspaceRequiredError } from '../errors.js';
+import { identifyCaller, ingestTraces } from '../ingest-batch.js';
+import type { Arrival } from '../ingest-types.js';
+import type { IngestDeps } from '../ports.js';
+import { decodeBodyBytes, decodeUtf8, type RawBody } from '../request/decode-body.js';
+import { singleHeaderValue } from '../steps/single-header-value.js';
+import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
+import { buildTrace, groupSpans, type RejectedSpan, type SpanGroup, type TraceInput } from './map-export.js';
+import { decodeExportRequestJson } from './otlp-json.js';
+import type { OtlpExport } from './otlp-model.js';
+import { decodeExportRequest, UndecodableRequestError } from './otlp-protobuf.js';
+
+/** The two OTLP/HTTP encodings; the answer is written in the request's. */
+export type OtlpFormat = 'protobuf' | 'json';
+
+/** Distinct trace ids one export may hold: twice the 512 spans a BatchSpanProcessor sends at most. */
+export const MAX_TRACES_PER_EXPORT = 1_000;
+/** Rejection reasons quoted in `error_message`; the count covers the rest. */
+const MAX_REASONS = 5;
+
+export interface OtlpRequest extends Arrival {
+  apiKeyValues: readonly string[];
+  /** Every value of every `X-Workspace-Slug` header: the workspace the export goes to. */
+  workspaceSlugValues: readonly string[];
+  /** Undefined when the `Content-Type` is neither OTLP encoding. */
+  format: OtlpFormat | undefined;
+  body: RawBody;
+}
+
+export interface OtlpResult {
+  acceptedSpans: number;
+  rejectedSpans: number;
+  /** Empty when nothing was rejected; otherwise names the problems, as `partial_success` says them. */
+  errorMessage: string;
+  /** Traces accepted (what the rate windows counted). */
+  acceptedTraces: number;
+  orgId: string;
+  apiKeyId: string;
+}
+
+/** A `Content-Type` the endpoint does not read. */
+export class UnsupportedMediaTypeError extends IngestError {
+  override name = 'UnsupportedMediaTypeError';
+  readonly status = 415;
+  readonly code = 'unsupported_media_type';
+}
+
+function decode(format: OtlpFormat, body: RawBody): OtlpExport {
+  const bytes = decodeBodyBytes(body);
+  try {
+    return format === 'protobuf' ? decodeExportRequest(bytes) : decodeExportRequestJson(decodeUtf8(bytes));
+  } catch (error) {
+    if (error instanceof UndecodableRequestError) {
+      throw new MalformedBodyError(`Malformed body: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+function workspaceOf(values: readonly string[], scopedTo: string | null): string | undefined {
+  const header = singleHeaderValue(values);
+  if (header.kind === 'conflicting') throw new MalformedBodyError('Malformed body: send at most one X-Workspace-Slug header value');
+  if (header.kind === 'one' && header.value !== '') return header.value;
+  if (scopedTo !== null) {
+    throw new WorkspaceRequiredError(
+      'workspace_slug is required for a workspace-scoped API key: add X-Workspace-Slug=<slug> to OTEL_EXPORTER_OTLP_HEADERS',
+    );
+  }
+  return undefined;
+}
+
+function describe(rejected: readonly RejectedSpan[]): string {
+  if (rejected.length === 0) return '';
+  const shown = rejected
+    .slice(0, MAX_REASONS)
+    .map((span) => `span ${span.spanId || '(none)'} of trace ${span.traceId || '(none)'}: ${span.reason}`);
+  const more = rejected.length > MAX_REASONS ? `; and ${rejected.length - MAX_REASONS} more` : '';
+  return `${rejected.length} span(s) rejected: ${shown.join('; ')}${more}`;
+}
+
+const issueText = (issues: readonly { path: string; code: string; message: string }[]) =>
+  issues.map((issue) => `${issue.path} ${issue.code} (${issue.message})`).join(', ');
+
+/**
+ * A trace that fails validation loses only its failing spans: each span is then validated on its
+ * own, in a trace of one, and the trace is rebuilt from the spans that pass. Issues of the trace's
+ * own fields reject it whole.
+ */
+function admitSpans(
+  trace: TraceInput,
+  workspaceSlug: string | undefined,
+  nowMicros: number,
+  newId: () => string,
+  rejected: RejectedSpan[],
+  validated: WeakMap<object, TraceValidation>,
+): TraceInput | undefined {
+  const whole = validateTrace(trace.input, nowMicros, newId);
+  if (whole.ok) {
+    validated.set(trace.input, whole);
+    return trace;
+  }
+  const spanIssue = /^\/spans\/\d+\//;
+  if (!whole.issues.every((issue) => spanIssue.test(issue.path))) {
+    for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(whole.issues)}` });
+    return undefined;
+  }
+  const kept: SpanGroup = { traceHex: trace.traceHex, spans: [] };
+  for (const span of trace.spans) {
+    const alone = validateTrace({ timestamp: span.input.timestamp, spans: [span.input] }, nowMicros, newId);
+    if (alone.ok) kept.spans.push(span);
+    else rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: issueText(alone.issues).replaceAll('/spans/0/', '/') });
+  }
+  if (kept.spans.length === 0) return undefined;
+  const rebuilt = buildTrace(kept, workspaceSlug);
+  const again = validateTrace(rebuilt.input, nowMicros, newId);
+  if (!again.ok) return undefined;
+  validated.set(rebuilt.input, again);
+  return rebuilt;
+}
+
+/**
+ * OTLP/HTTP trace export into the one ingest pipeline: the caller is identified as on the JSON
+ * endpoint, the body decoded and mapped to TraceIngest objects (one per trace id), then workspace
+ * scope, validation, rate windows and publishing run as for any batch. Invalid spans are left out
+ * and reported, as OTLP's `partial_success`.
+ */
+export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promise<OtlpResult> {
+  const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
+  if (request.format === undefined) {
+    throw new UnsupportedMediaTypeError(
+      'Unsupported Content-Type: send OTLP as application/x-protobuf or application/json (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json)',
+    );
+  }
+  const decoded = decode(request.format, request.body);
+  const workspaceSlug = workspaceOf(request.workspaceSlugValues, caller.key.workspaceSlug);
+  const grouped = groupSpans(decoded);
+  if (grouped.groups.length > MAX_TRACES_PER_EXPORT) {
+    throw new MalformedBodyError(
+      `Malformed body: the export holds ${grouped.groups.length} trace ids, more than the limit of ${MAX_TRACES_PER_EXPORT}; export smaller batches`,
+    );
+  }
+  const rejected = [...grouped.rejected];
+  const traces: TraceInput[] = [];
+  const validated = new WeakMap<object, TraceValidation>();
+  for (const group of grouped.groups) {
+    const admitted = admitSpans(buildTrace(group, workspaceSlug), workspaceSlug, request.receivedAtMicros, deps.newId, rejected, validated);
+    if (admitted) traces.push(admitted);
+  }
+  const base = { orgId: caller.org.orgId, apiKeyId: caller.key.keyId };
+  if (traces.length === 0) {
+    return { ...base, acceptedSpans: 0, rejectedSpans: grouped.spanCount, errorMessage: describe(rejected), acceptedTraces: 0 };
+  }
+  const result = await ingestTraces(
+    deps,
+    caller,
+    request,
+    traces.map((trace) => trace.input),
+    {
+      spansOnly: (index) => traces[index]?.spansOnly === true,
+      validate: (input, nowMicros, newId) => validated.get(input as object) ?? validateTrace(input, nowMicros, newId),
+    },
+  );
+  for (const error of result.errors) {
+    const trace = traces[error.index] as TraceInput;
+    for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(error.issues)}` });
+  }
+  const acceptedSpans = grouped.spanCount - rejected.length;
+  return { ...base, acceptedSpans, rejectedSpans: rejected.length, errorMessage: describe(rejected), acceptedTraces: result.accepted };
+}

@@ -1,0 +1,219 @@
+import { formatMicros } from '../validation/timestamps.js';
+import { takeGenAiFields, type GenAiFields } from './map-genai.js';
+import type { JsonObject, JsonValue, OtlpExport, OtlpSpan } from './otlp-model.js';
+
+/**
+ * OTLP ids as our UUIDs, deterministically (docs/api.md, "Send from OpenTelemetry"):
+ * - `trace_id` is the 32 hex digits of the 16-byte trace id, in 8-4-4-4-12 form;
+ * - `span_id` (and `parent_span_id`) is the first 16 hex digits of the trace id followed by the
+ *   16 hex digits of the 8-byte span id.
+ * Both are reversible: the OTel ids are the UUID without dashes (its last 16 digits for a span).
+ */
+export function traceUuid(traceHex: string): string {
+  return `${traceHex.slice(0, 8)}-${traceHex.slice(8, 12)}-${traceHex.slice(12, 16)}-${traceHex.slice(16, 20)}-${traceHex.slice(20)}`;
+}
+
+export function spanUuid(traceHex: string, spanHex: string): string {
+  return `${traceHex.slice(0, 8)}-${traceHex.slice(8, 12)}-${traceHex.slice(12, 16)}-${spanHex.slice(0, 4)}-${spanHex.slice(4)}`;
+}
+
+const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
+const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
+const ZERO_SPAN_ID = '0000000000000000';
+const SPAN_KIND_NAMES = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
+
+/** One span of an export, mapped to a SpanIngest object, with what its trace needs from it. */
+export interface MappedSpan {
+  traceHex: string;
+  spanHex: string;
+  /** The SpanIngest object, as the JSON endpoint would receive it. */
+  input: Record<string, unknown>;
+  isRoot: boolean;
+  startMicros: number;
+  endMicros: number;
+  fields: GenAiFields;
+  /** Resource attributes left after the mapping, for the trace's own attributes. */
+  resource: JsonObject;
+}
+
+/** A span the mapping could not use: its ids, as hex, and why. */
+export interface RejectedSpan {
+  traceId: string;
+  spanId: string;
+  reason: string;
+}
+
+/** Nanoseconds to whole microseconds; before the epoch is clamped to 0 (the validation rejects it). */
+const micros = (nanos: bigint): number => Number((nanos > 0n ? nanos : 0n) / 1000n);
+
+function eventJson(fields: GenAiFields): JsonValue[] {
+  return fields.otherEvents.map((event) => ({ name: event.name, time: formatMicros(micros(event.timeUnixNano)), attributes: event.attributes }));
+}
+
+/** A resource's attributes with the fields read out of them, done once per resource. */
+interface MappedResource {
+  attributes: JsonObject;
+  environment: string;
+}
+
+function mapResource(attributes: JsonObject): MappedResource {
+  const bag = { attributes, taken: new Set<string>() };
+  const environment = takeGenAiFields(bag, []).environment;
+  return { environment, attributes: untaken(bag.attributes, bag.taken, {}) };
+}
+
+/** Copies the attributes no field took into `target`. */
+function untaken(attributes: JsonObject, taken: ReadonlySet<string>, target: JsonObject): JsonObject {
+  for (const key in attributes) if (!taken.has(key)) target[key] = attributes[key] as JsonValue;
+  return target;
+}
+
+function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, scopeVersion: string): MappedSpan | RejectedSpan {
+  const reject = (reason: string): RejectedSpan => ({ traceId: span.traceId.slice(0, 64), spanId: span.spanId.slice(0, 64), reason });
+  if (!TRACE_ID.test(span.traceId)) return reject('trace_id is not 16 bytes (32 hex digits) other than all zeros');
+  if (!SPAN_ID.test(span.spanId)) return reject('span_id is not 8 bytes (16 hex digits) other than all zeros');
+  const parentHex = span.parentSpanId === ZERO_SPAN_ID ? '' : span.parentSpanId;
+  if (parentHex !== '' && !SPAN_ID.test(parentHex)) return reject('parent_span_id is neither empty nor 8 bytes (16 hex digits)');
+  if (parentHex === span.spanId) return reject('parent_span_id equals span_id');
+  if (span.problem !== undefined) return reject(span.problem);
+
+  const bag = { attributes: span.attributes, taken: new Set<string>() };
+  const fields = takeGenAiFields(bag, span.events);
+  fields.environment ||= resource.environment;
+  // Span attributes win over resource attributes of the same name.
+  const attributes = untaken(span.attributes, bag.taken, { ...resource.attributes });
+  for (const key of bag.taken) if (Object.hasOwn(resource.attributes, key)) delete attributes[key];
+  const startMicros = micros(span.startTimeUnixNano);
+  const endMicros = Math.max(startMicros, micros(span.endTimeUnixNano));
+  const tags = attributes.tags;
+  if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
+    // `tags` means a list of strings in our attributes; any other value keeps its OTel name apart.
+    attributes['otel.attribute.tags'] = tags;
+    delete attributes.tags;
+  }
+  const openInferenceTags = attributes['tag.tags'];
+  if (attributes.tags === undefined && Array.isArray(openInferenceTags) && openInferenceTags.every((tag) => typeof tag === 'string')) {
+    attributes.tags = openInferenceTags;
+    delete attributes['tag.tags'];
+  }
+  attributes['otel.trace_id'] = span.traceId;
+  attributes['otel.span_id'] = span.spanId;
+  if (parentHex !== '') attributes['otel.parent_span_id'] = parentHex;
+  attributes['otel.span_kind'] = SPAN_KIND_NAMES[span.kind] ?? String(span.kind);
+  if (scopeName !== '') attributes['otel.scope.name'] = scopeName;
+  if (scopeVersion !== '') attributes['otel.scope.version'] = scopeVersion;
+  if (span.traceState !== '') attributes['otel.trace_state'] = span.traceState;
+  if (fields.otherEvents.length > 0) attributes['otel.events'] = eventJson(fields);
+
+  const isError = span.statusCode === 2;
+  const input: Record<string, unknown> = {
+    span_id: spanUuid(span.traceId, span.spanId),
+    parent_span_id: parentHex === '' ? null : spanUuid(span.traceId, parentHex),
+    timestamp: formatMicros(startMicros),
+    duration_ms: (endMicros - startMicros) / 1000,
+    name: span.name,
+    kind: fields.kind,
+    status: isError ? 'error' : 'ok',
+    model: fields.model,
+    input_tokens: fields.input_tokens,
+    output_tokens: fields.output_tokens,
+    total_tokens: fields.total_tokens,
+    input: fields.input,
+    output: fields.output,
+    attributes: JSON.stringify(attributes),
+    error_message: isError ? span.statusMessage || fields.exceptionMessage : null,
+    session_id: fields.session_id,
+    agent_id: fields.agent_id,
+    agent_name: fields.agent_name,
+    user_id: fields.user_id,
+  };
+  return { traceHex: span.traceId, spanHex: span.spanId, input, isRoot: parentHex === '', startMicros, endMicros, fields, resource: resource.attributes };
+}
+
+/** The spans of one trace in one export. */
+export interface SpanGroup {
+  traceHex: string;
+  spans: MappedSpan[];
+}
+
+export interface GroupedExport {
+  groups: SpanGroup[];
+  rejected: RejectedSpan[];
+  /** Spans in the export, rejected ones included. */
+  spanCount: number;
+}
+
+/** Maps every span and groups them by trace id, in the order the trace ids first appear. */
+export function groupSpans(decoded: OtlpExport): GroupedExport {
+  const groups = new Map<string, SpanGroup>();
+  const rejected: RejectedSpan[] = [];
+  let spanCount = 0;
+  for (const resourceSpans of decoded.resourceSpans) {
+    const resource = mapResource(resourceSpans.resourceAttributes);
+    for (const scopeSpans of resourceSpans.scopeSpans) {
+      for (const span of scopeSpans.spans) {
+        spanCount++;
+        const mapped = mapSpan(span, resource, scopeSpans.scopeName, scopeSpans.scopeVersion);
+        if (!('input' in mapped)) {
+          rejected.push(mapped);
+          continue;
+        }
+        const group = groups.get(mapped.traceHex);
+        if (!group) groups.set(mapped.traceHex, { traceHex: mapped.traceHex, spans: [mapped] });
+        else if (group.spans.some((other) => other.spanHex === mapped.spanHex)) {
+          rejected.push({ traceId: mapped.traceHex, spanId: mapped.spanHex, reason: 'span_id appears twice in the trace within this export' });
+        } else group.spans.push(mapped);
+      }
+    }
+  }
+  return { groups: [...groups.values()], rejected, spanCount };
+}
+
+/** A trace built from one group: the TraceIngest object and whether it carries the trace's row. */
+export interface TraceInput {
+  traceHex: string;
+  input: Record<string, unknown>;
+  /** True when the export holds no root span of this trace: its spans land, the trace row does not. */
+  spansOnly: boolean;
+  spans: MappedSpan[];
+}
+
+/**
+ * The TraceIngest object of one group. The trace's own fields come from its root span (earliest,
+ * should an export hold several); tokens are the root's when it reports any, else the sum over the
+ * group's spans. Without a root span the object carries the spans only (`spansOnly`): timestamp and
+ * duration then span the group, so the record still validates and partitions by date.
+ */
+export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined): TraceInput {
+  const spans = group.spans;
+  const root = spans.filter((span) => span.isRoot).sort((a, b) => a.startMicros - b.startMicros)[0];
+  const first = root ?? spans.reduce((a, b) => (b.startMicros < a.startMicros ? b : a));
+  const start = root ? root.startMicros : first.startMicros;
+  const end = root ? root.endMicros : Math.max(...spans.map((span) => span.endMicros));
+  const pick = (field: 'session_id' | 'user_id' | 'agent_id' | 'agent_name' | 'environment' | 'model') =>
+    (root?.fields[field] || spans.find((span) => span.fields[field] !== '')?.fields[field]) ?? '';
+  const counted = root?.fields.hasTokens ? [root] : spans;
+  const sum = (field: 'input_tokens' | 'output_tokens' | 'total_tokens') => counted.reduce((total, span) => total + span.fields[field], 0);
+  const attributes: JsonObject = { ...first.resource, 'otel.trace_id': group.traceHex };
+  const input: Record<string, unknown> = {
+    trace_id: traceUuid(group.traceHex),
+    timestamp: formatMicros(start),
+    environment: pick('environment') || 'default',
+    duration_ms: (end - start) / 1000,
+    root_span_name: root ? root.input.name : '',
+    status: root ? root.input.status : 'ok',
+    model: pick('model'),
+    input_tokens: sum('input_tokens'),
+    output_tokens: sum('output_tokens'),
+    total_tokens: sum('total_tokens'),
+    attributes: JSON.stringify(attributes),
+    session_id: pick('session_id'),
+    agent_id: pick('agent_id'),
+    agent_name: pick('agent_name'),
+    user_id: pick('user_id'),
+    spans: spans.map((span) => span.input),
+  };
+  if (workspaceSlug !== undefined) input.workspace_slug = workspaceSlug;
+  return { traceHex: group.traceHex, input, spansOnly: root === undefined, spans };
+}
+

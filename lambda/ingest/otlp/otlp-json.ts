@@ -1,0 +1,205 @@
+import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../request/parse-batch.js';
+import {
+  convertAttributes,
+  type JsonObject,
+  type JsonValue,
+  MAX_VALUE_DEPTH,
+  type OtlpEvent,
+  type OtlpExport,
+  type OtlpSpan,
+  ValueTooDeepError,
+} from './otlp-model.js';
+import { UndecodableRequestError } from './otlp-protobuf.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A member by its lowerCamelCase JSON name or, as protobuf JSON parsers also accept, its proto name. */
+function member(object: Json, camel: string, snake: string): unknown {
+  const value = object[camel];
+  return value === undefined ? object[snake] : value;
+}
+
+function objectAt(object: Json, camel: string, snake: string, path: string): Json | undefined {
+  const value = member(object, camel, snake);
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value)) throw new UndecodableRequestError(`${path}/${camel} must be an object`);
+  return value;
+}
+
+function arrayAt(object: Json, camel: string, snake: string, path: string): unknown[] {
+  const value = member(object, camel, snake);
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new UndecodableRequestError(`${path}/${camel} must be an array`);
+  return value;
+}
+
+function stringAt(object: Json, camel: string, snake: string, path: string): string {
+  const value = member(object, camel, snake);
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new UndecodableRequestError(`${path}/${camel} must be a string`);
+  return value;
+}
+
+const UINT64 = /^\d{1,20}$/;
+const INT64 = /^-?\d{1,19}$/;
+
+/** A `fixed64` nanosecond time: a decimal string or a JSON number (OTLP/JSON allows both). */
+function nanosAt(object: Json, camel: string, snake: string, path: string): bigint {
+  const value = member(object, camel, snake);
+  if (value === undefined || value === null) return 0n;
+  if (typeof value === 'string' && UINT64.test(value)) return BigInt(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return BigInt(Math.trunc(value));
+  throw new UndecodableRequestError(`${path}/${camel} must be an unsigned 64-bit integer (a decimal string or number)`);
+}
+
+/** An enum: its integer, as OTLP/JSON requires, or its name from `names`. */
+function enumAt(object: Json, camel: string, snake: string, path: string, names: readonly string[]): number {
+  const value = member(object, camel, snake);
+  if (value === undefined || value === null) return 0;
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'string' && names.includes(value)) return names.indexOf(value);
+  throw new UndecodableRequestError(`${path}/${camel} must be an enum integer`);
+}
+
+const SPAN_KIND_NAMES = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+const STATUS_CODE_NAMES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
+const HEX = /^[0-9a-fA-F]*$/;
+
+/** Hex ids (OTLP/JSON's deviation from protobuf JSON); anything else is kept as sent and rejected by the mapping. */
+function idAt(object: Json, camel: string, snake: string, path: string): string {
+  const value = stringAt(object, camel, snake, path);
+  return HEX.test(value) ? value.toLowerCase() : `invalid:${value.slice(0, 64)}`;
+}
+
+function anyValue(value: unknown, path: string, depth: number): JsonValue {
+  if (value === undefined || value === null) return null;
+  if (!isObject(value)) throw new UndecodableRequestError(`${path} must be an AnyValue object`);
+  if (typeof value.stringValue === 'string') return value.stringValue;
+  if (typeof value.boolValue === 'boolean') return value.boolValue;
+  const int = value.intValue;
+  if (int !== undefined && int !== null) {
+    if (typeof int === 'number' && Number.isInteger(int)) return int;
+    if (typeof int === 'string' && INT64.test(int)) return Number.isSafeInteger(Number(int)) ? Number(int) : int;
+    throw new UndecodableRequestError(`${path}/intValue must be a 64-bit integer`);
+  }
+  const double = value.doubleValue;
+  if (double !== undefined && double !== null) {
+    if (typeof double === 'number') return double;
+    // Protobuf JSON spells the non-finite doubles as strings.
+    if (double === 'NaN' || double === 'Infinity' || double === '-Infinity') return double;
+    throw new UndecodableRequestError(`${path}/doubleValue must be a number`);
+  }
+  if (typeof value.bytesValue === 'string') return value.bytesValue;
+  const array = value.arrayValue;
+  const kvlist = value.kvlistValue;
+  if ((array !== undefined && array !== null) || (kvlist !== undefined && kvlist !== null)) {
+    if (depth >= MAX_VALUE_DEPTH) {
+      throw new ValueTooDeepError(`an attribute value nests arrays or key-value lists deeper than ${MAX_VALUE_DEPTH} levels`);
+    }
+    if (array !== undefined && array !== null) {
+      if (!isObject(array)) throw new UndecodableRequestError(`${path}/arrayValue must be an object`);
+      return arrayAt(array, 'values', 'values', `${path}/arrayValue`).map((item, i) => anyValue(item, `${path}/arrayValue/values/${i}`, depth + 1));
+    }
+    if (!isObject(kvlist)) throw new UndecodableRequestError(`${path}/kvlistValue must be an object`);
+    const object: JsonObject = {};
+    arrayAt(kvlist, 'values', 'values', `${path}/kvlistValue`).forEach((kv, i) => putKeyValue(kv, object, `${path}/kvlistValue/values/${i}`, depth + 1));
+    return object;
+  }
+  return null;
+}
+
+function putKeyValue(kv: unknown, target: JsonObject, path: string, depth: number): void {
+  if (!isObject(kv)) throw new UndecodableRequestError(`${path} must be a KeyValue object`);
+  target[stringAt(kv, 'key', 'key', path)] = anyValue(kv.value, `${path}/value`, depth);
+}
+
+function attributesOf(object: Json, path: string): { attributes: JsonObject; problem?: string } {
+  const list = arrayAt(object, 'attributes', 'attributes', path);
+  return convertAttributes(
+    list.map((kv, i) => [kv, i] as const),
+    ([kv, i], target) => putKeyValue(kv, target, `${path}/attributes/${i}`, 1),
+  );
+}
+
+function toSpan(value: unknown, path: string): OtlpSpan {
+  if (!isObject(value)) throw new UndecodableRequestError(`${path} must be a Span object`);
+  const { attributes, problem } = attributesOf(value, path);
+  let eventProblem: string | undefined;
+  const events: OtlpEvent[] = arrayAt(value, 'events', 'events', path).map((event, i) => {
+    const eventPath = `${path}/events/${i}`;
+    if (!isObject(event)) throw new UndecodableRequestError(`${eventPath} must be an Event object`);
+    const converted = attributesOf(event, eventPath);
+    eventProblem ??= converted.problem;
+    return {
+      name: stringAt(event, 'name', 'name', eventPath),
+      timeUnixNano: nanosAt(event, 'timeUnixNano', 'time_unix_nano', eventPath),
+      attributes: converted.attributes,
+    };
+  });
+  const status = objectAt(value, 'status', 'status', path) ?? {};
+  const span: OtlpSpan = {
+    traceId: idAt(value, 'traceId', 'trace_id', path),
+    spanId: idAt(value, 'spanId', 'span_id', path),
+    parentSpanId: idAt(value, 'parentSpanId', 'parent_span_id', path),
+    name: stringAt(value, 'name', 'name', path),
+    kind: enumAt(value, 'kind', 'kind', path, SPAN_KIND_NAMES),
+    startTimeUnixNano: nanosAt(value, 'startTimeUnixNano', 'start_time_unix_nano', path),
+    endTimeUnixNano: nanosAt(value, 'endTimeUnixNano', 'end_time_unix_nano', path),
+    attributes,
+    events,
+    statusCode: enumAt(status, 'code', 'code', `${path}/status`, STATUS_CODE_NAMES),
+    statusMessage: stringAt(status, 'message', 'message', `${path}/status`),
+    traceState: stringAt(value, 'traceState', 'trace_state', path),
+  };
+  const spanProblem = problem ?? eventProblem;
+  if (spanProblem !== undefined) span.problem = spanProblem;
+  return span;
+}
+
+/**
+ * Decodes an OTLP/JSON body: the protobuf JSON mapping of `ExportTraceServiceRequest` with OTLP's
+ * deviations (hex trace and span ids, enums as integers, 64-bit integers as strings or numbers).
+ * Unknown members are ignored; a member of the wrong JSON type throws {@link UndecodableRequestError}
+ * naming its JSON Pointer.
+ */
+export function decodeExportRequestJson(text: string): OtlpExport {
+  if (exceedsContainerLimit(text)) {
+    throw new UndecodableRequestError(`more than ${MAX_JSON_CONTAINERS} JSON arrays and objects; split the export`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new UndecodableRequestError(`not valid JSON (${(error as Error).message})`, { cause: error });
+  }
+  if (!isObject(body)) throw new UndecodableRequestError('the body must be a JSON ExportTraceServiceRequest object');
+  return {
+    resourceSpans: arrayAt(body, 'resourceSpans', 'resource_spans', '').map((resourceSpans, r) => {
+      const rPath = `/resourceSpans/${r}`;
+      if (!isObject(resourceSpans)) throw new UndecodableRequestError(`${rPath} must be an object`);
+      const resource = objectAt(resourceSpans, 'resource', 'resource', rPath) ?? {};
+      return {
+        resourceAttributes: attributesOf(resource, `${rPath}/resource`).attributes,
+        scopeSpans: arrayAt(resourceSpans, 'scopeSpans', 'scope_spans', rPath).map((scopeSpans, s) => {
+          const sPath = `${rPath}/scopeSpans/${s}`;
+          if (!isObject(scopeSpans)) throw new UndecodableRequestError(`${sPath} must be an object`);
+          const scope = objectAt(scopeSpans, 'scope', 'scope', sPath) ?? {};
+          return {
+            scopeName: stringAt(scope, 'name', 'name', `${sPath}/scope`),
+            scopeVersion: stringAt(scope, 'version', 'version', `${sPath}/scope`),
+            spans: arrayAt(scopeSpans, 'spans', 'spans', sPath).map((span, i) => toSpan(span, `${sPath}/spans/${i}`)),
+          };
+        }),
+      };
+    }),
+  };
+}
+
+/** The JSON `ExportTraceServiceResponse`; `partialSuccess` only when spans were rejected. */
+export function exportResponseJson(rejectedSpans: number, errorMessage: string): string {
+  if (rejectedSpans === 0 && errorMessage === '') return '{}';
+  return JSON.stringify({ partialSuccess: { rejectedSpans: String(rejectedSpans), errorMessage } });
+}

@@ -1,0 +1,75 @@
+/**
+ * One decoded OTLP export, whichever encoding it came in: the protobuf and OTLP/JSON decoders both
+ * produce this shape, and the mapping reads nothing else. Attribute values are already plain JSON.
+ */
+
+/** A JSON value converted from an OTLP `AnyValue`. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export type JsonObject = Record<string, JsonValue>;
+
+export interface OtlpEvent {
+  name: string;
+  timeUnixNano: bigint;
+  attributes: JsonObject;
+}
+
+export interface OtlpSpan {
+  /** Lower-case hex as sent; validity (32 hex digits, not all zero) is checked by the mapping. */
+  traceId: string;
+  spanId: string;
+  /** `""` for a root span. */
+  parentSpanId: string;
+  name: string;
+  /** `Span.SpanKind` as its enum number. */
+  kind: number;
+  startTimeUnixNano: bigint;
+  endTimeUnixNano: bigint;
+  attributes: JsonObject;
+  events: OtlpEvent[];
+  /** `Status.StatusCode`: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
+  statusMessage: string;
+  traceState: string;
+  /** Why the span cannot be used as decoded (an attribute nested too deep), if anything. */
+  problem?: string;
+}
+
+export interface OtlpScopeSpans {
+  scopeName: string;
+  scopeVersion: string;
+  spans: OtlpSpan[];
+}
+
+export interface OtlpResourceSpans {
+  resourceAttributes: JsonObject;
+  scopeSpans: OtlpScopeSpans[];
+}
+
+export interface OtlpExport {
+  resourceSpans: OtlpResourceSpans[];
+}
+
+/** `AnyValue`s nested deeper than this (arrays and key-value lists) make their span invalid. */
+export const MAX_VALUE_DEPTH = 32;
+
+/** Thrown while converting a value nested deeper than {@link MAX_VALUE_DEPTH}. */
+export class ValueTooDeepError extends Error {
+  override name = 'ValueTooDeepError';
+}
+
+/** Runs `convert` on an attribute list, turning a too-deep value into the span's `problem`. */
+export function convertAttributes<T>(
+  list: readonly T[] | null | undefined,
+  convert: (item: T, target: JsonObject) => void,
+): { attributes: JsonObject; problem?: string } {
+  const attributes: JsonObject = {};
+  if (!list) return { attributes };
+  try {
+    for (const item of list) convert(item, attributes);
+  } catch (error) {
+    if (error instanceof ValueTooDeepError) return { attributes: {}, problem: error.message };
+    throw error;
+  }
+  return { attributes };
+}

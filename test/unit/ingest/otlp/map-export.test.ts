@@ -1,0 +1,65 @@
+import { buildTrace, groupSpans, spanUuid, traceUuid } from '../../../../lambda/ingest/otlp/map-export.js';
+import { decodeExportRequestJson } from '../../../../lambda/ingest/otlp/otlp-json.js';
+
+describe('the OTel id rule', () => {
+  it('writes the trace id as the UUID it already is, and a span id after the first half of its trace id', () => {
+    expect(traceUuid('5b8efff798038103d269b633813fc60c')).toBe('5b8efff7-9803-8103-d269-b633813fc60c');
+    expect(spanUuid('5b8efff798038103d269b633813fc60c', 'a1b2c3d4e5f60718')).toBe('5b8efff7-9803-8103-a1b2-c3d4e5f60718');
+  });
+
+  it('is reversible: the dashes removed give the trace id, the last 16 digits the span id', () => {
+    const span = spanUuid('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331').replaceAll('-', '');
+    expect(span.slice(16)).toBe('b7ad6b7169203331');
+    expect(traceUuid('0af7651916cd43dd8448eb211c80319c').replaceAll('-', '')).toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+});
+
+describe('OTLP/JSON decoding', () => {
+  it('accepts proto field names, enum names and 64-bit times as numbers, as protobuf JSON parsers do', () => {
+    const decoded = decodeExportRequestJson(
+      JSON.stringify({
+        resource_spans: [
+          {
+            scope_spans: [
+              {
+                spans: [
+                  {
+                    trace_id: '0AF7651916CD43DD8448EB211C80319C',
+                    span_id: 'B7AD6B7169203331',
+                    name: 'chat',
+                    kind: 'SPAN_KIND_CLIENT',
+                    start_time_unix_nano: 1_700_000_000_000_000,
+                    end_time_unix_nano: '1700000000250000000',
+                    status: { code: 'STATUS_CODE_ERROR', message: 'boom' },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const span = decoded.resourceSpans[0]?.scopeSpans[0]?.spans[0];
+    expect(span).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', kind: 3, statusCode: 2, statusMessage: 'boom' });
+    expect(span?.startTimeUnixNano).toBe(1_700_000_000_000_000n);
+    expect(span?.endTimeUnixNano).toBe(1_700_000_000_250_000_000n);
+  });
+
+  it('groups spans by trace id and marks a group without a root span as spans-only', () => {
+    const span = (traceId: string, spanId: string, parentSpanId = '') => ({ traceId, spanId, parentSpanId, name: spanId, startTimeUnixNano: '1700000000000000000' });
+    const { groups, spanCount } = groupSpans(
+      decodeExportRequestJson(
+        JSON.stringify({
+          resourceSpans: [
+            { scopeSpans: [{ spans: [span('a'.repeat(32), '1'.repeat(16)), span('b'.repeat(32), '2'.repeat(16), '3'.repeat(16)), span('a'.repeat(32), '4'.repeat(16), '1'.repeat(16))] }] },
+          ],
+        }),
+      ),
+    );
+    expect(spanCount).toBe(3);
+    expect(groups.map((group) => [group.traceHex[0], group.spans.length, buildTrace(group, undefined).spansOnly])).toEqual([
+      ['a', 2, false],
+      ['b', 1, true],
+    ]);
+  });
+});

@@ -1,0 +1,152 @@
+import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
+import { decodeTraceRecord, type InlineTraceRecord } from '../../../../lambda/shared/domain/trace-record.js';
+import { createHarness, type Harness, kinesisMock } from '../../../support/ingest-harness.js';
+import { gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
+
+const Request = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+type SpanProps = opentelemetry.proto.trace.v1.Span.$Properties;
+type AnyValueProps = opentelemetry.proto.common.v1.AnyValue.$Properties;
+
+const nowNanos = BigInt(NOW_MICROS) * 1000n;
+const hex = (text: string) => Uint8Array.from(Buffer.from(text, 'hex'));
+
+function span(overrides: Partial<SpanProps> = {}): SpanProps {
+  return {
+    traceId: hex('0af7651916cd43dd8448eb211c80319c'),
+    spanId: hex('b7ad6b7169203331'),
+    name: 'chat',
+    kind: 3,
+    startTimeUnixNano: (nowNanos - 2_000_000_000n).toString() as unknown as SpanProps['startTimeUnixNano'],
+    endTimeUnixNano: (nowNanos - 1_000_000_000n).toString() as unknown as SpanProps['endTimeUnixNano'],
+    attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
+    ...overrides,
+  };
+}
+
+function encode(spans: SpanProps[]): Buffer {
+  return Buffer.from(Request.encode({ resourceSpans: [{ scopeSpans: [{ spans }] }] }).finish());
+}
+
+function protobufEvent(apiKey: string, body: Buffer): APIGatewayProxyEvent {
+  return { ...gatewayEvent({ apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body }), path: '/otel/v1/traces' };
+}
+
+function jsonEvent(apiKey: string, body: string): APIGatewayProxyEvent {
+  return { ...gatewayEvent({ apiKey, headers: { 'Content-Type': 'application/json' }, body }), path: '/otel/v1/traces' };
+}
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+const field = (tag: number, bytes: Buffer) => Buffer.concat([Buffer.from([tag]), Buffer.from(varint(bytes.length)), bytes]);
+
+/** Bytes nesting `depth` array values, written by hand: the generated encoder refuses past its own limit. */
+function deeplyNestedRequest(depth: number): Buffer {
+  let value = field(0x0a, Buffer.from('x'));
+  for (let i = 0; i < depth; i++) value = field(0x2a, field(0x0a, value));
+  const keyValue = Buffer.concat([field(0x0a, Buffer.from('d')), field(0x12, value)]);
+  const spanBytes = field(0x4a, keyValue);
+  return field(0x0a, field(0x12, field(0x12, spanBytes)));
+}
+
+function nested(depth: number): AnyValueProps {
+  let value: AnyValueProps = { stringValue: 'leaf' };
+  for (let i = 0; i < depth; i++) value = { arrayValue: { values: [value] } };
+  return value;
+}
+
+const published = () =>
+  kinesisMock
+    .commandCalls(PutRecordsCommand)
+    .flatMap((call) => call.args[0].input.Records ?? [])
+    .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
+
+describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await createHarness();
+  });
+
+  const valid = encode([span()]);
+  const cases: [string, () => Buffer, number][] = [
+    ['a truncated message', () => valid.subarray(0, valid.length - 5), 400],
+    ['a wrong wire type for resource_spans', () => Buffer.from([0x08, 0x01]), 200],
+    ['a length past the end', () => Buffer.from([0x0a, 0x7f, 0x0a]), 400],
+    ['random bytes', () => Buffer.from('this is not protobuf at all, just text \u00ff\u00fe'), 400],
+    ['an empty body', () => Buffer.alloc(0), 400],
+    ['a varint that never ends', () => Buffer.from([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), 400],
+    ['invalid UTF-8 in a string', () => Buffer.concat([Buffer.from([0x0a, 0x0a, 0x12, 0x08, 0x12, 0x06, 0x1a, 0x04]), Buffer.from([0xff, 0xfe, 0xfd, 0xfc])]), 400],
+    ['nesting past the decoder recursion limit', () => deeplyNestedRequest(5_000), 400],
+  ];
+
+  it.each(cases)('answers %s with a clean status', async (_, body, status) => {
+    const response = await h.invoke(protobufEvent(h.orgKey, body()));
+    expect(response.statusCode).toBe(status);
+  });
+
+  it('skips unknown fields, as protobuf requires', async () => {
+    const unknown = Buffer.from([0xfa, 0x3e, 0x03, 0x61, 0x62, 0x63]); // field 999, length-delimited
+    const response = await h.invoke(protobufEvent(h.orgKey, Buffer.concat([valid, unknown])));
+    expect(response.statusCode).toBe(200);
+    expect(published()).toHaveLength(1);
+  });
+
+  it('rejects a span whose attribute nests deeper than 32 levels, keeping the others', async () => {
+    const body = encode([span({ attributes: [{ key: 'deep', value: nested(40) }] }), span({ spanId: hex('00f067aa0ba902b7') })]);
+    const response = await h.invoke(protobufEvent(h.orgKey, body));
+    expect(response.statusCode).toBe(200);
+    const answer = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.decode(Buffer.from(response.body, 'base64'));
+    expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
+    expect(answer.partialSuccess?.errorMessage).toMatch(/deeper than 32 levels/);
+    expect(published()[0]?.trace.spans).toHaveLength(1);
+  });
+
+  it('keeps a huge attribute array whole, carried by reference when the record is too large', async () => {
+    const values = Array.from({ length: 50_000 }, (_, i) => ({ intValue: i as unknown as AnyValueProps['intValue'] }));
+    const response = await h.invoke(protobufEvent(h.orgKey, encode([span({ attributes: [{ key: 'big', value: { arrayValue: { values } } }] })])));
+    expect(response.statusCode).toBe(200);
+  });
+
+  it.each([
+    ['an all-zero trace id', { traceId: new Uint8Array(16) }, /trace_id/],
+    ['a 15-byte trace id', { traceId: new Uint8Array(15).fill(1) }, /trace_id/],
+    ['a missing span id', { spanId: new Uint8Array(0) }, /span_id/],
+    ['a 7-byte parent span id', { parentSpanId: new Uint8Array(7).fill(1) }, /parent_span_id/],
+    ['a start time of 0', { startTimeUnixNano: 0 as unknown as SpanProps['startTimeUnixNano'] }, /timestamp_out_of_range/],
+    ['a far-future start time', { startTimeUnixNano: '18446744073709551615' as unknown as SpanProps['startTimeUnixNano'] }, /timestamp_out_of_range/],
+  ])('rejects the span with %s in partial_success', async (_, overrides, message) => {
+    const response = await h.invoke(protobufEvent(h.orgKey, encode([span(overrides as Partial<SpanProps>)])));
+    expect(response.statusCode).toBe(200);
+    const answer = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.decode(Buffer.from(response.body, 'base64'));
+    expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
+    expect(answer.partialSuccess?.errorMessage).toMatch(message);
+    expect(published()).toHaveLength(0);
+  });
+
+  it.each([
+    ['not JSON', '{"resourceSpans": ['],
+    ['an array', '[]'],
+    ['a string id', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}'],
+    ['a fractional intValue', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"key":"a","value":{"intValue":1.5}}]}]}]}]}'],
+    ['a negative time', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"-1"}]}]}]}'],
+    ['deep JSON nesting', `{"resourceSpans":${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
+  ])('answers OTLP/JSON with %s with 400', async (_, body) => {
+    const response = await h.invoke(jsonEvent(h.orgKey, body));
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 3, message: expect.stringMatching(/^Malformed body/) });
+  });
+
+  it('answers 400 when one export holds more than 1,000 trace ids', async () => {
+    const spans = Array.from({ length: 1_001 }, (_, i) => span({ traceId: hex(`${(i + 1).toString(16).padStart(32, '0')}`) }));
+    const response = await h.invoke(protobufEvent(h.orgKey, encode(spans)));
+    expect(response.statusCode).toBe(400);
+  });
+});

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { type IdSource, validateTraces } from '../../../lambda/ingest/steps/validate-traces.js';
+import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import { derivedIds } from '../../../lambda/shared/domain/derived-ids.js';
+import { buildBatch, NOW_MS } from '../../support/trace-builders.js';
+
+const NOW_MICROS = NOW_MS * 1000;
+const CONTEXT = { org_id: 'org-a', api_key_id: 'key-a', request_id: 'req-1', received_at: '2026-11-22T12:00:00.000000Z' };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A batch whose traces and spans leave every id to the server. */
+function batchWithoutIds() {
+  const { traces } = buildBatch(3, {}, 2);
+  return traces.map(({ trace_id: _t, ...trace }) => ({ ...trace, spans: (trace.spans as Record<string, unknown>[]).map(({ span_id: _s, ...span }) => span) }));
+}
+
+function idsOf(traces: unknown[], ids: IdSource) {
+  const { accepted, errors } = validateTraces(traces, CONTEXT, 'idem-abc', NOW_MICROS, ids);
+  expect(errors).toEqual([]);
+  return accepted.map(({ data }) => {
+    const record = decodeTraceRecord(data);
+    if (!('trace' in record)) throw new Error('expected an inline record');
+    return { trace_id: record.trace.trace_id, span_ids: record.trace.spans.map((span) => span.span_id) };
+  });
+}
+
+describe('server-generated ids', () => {
+  it('are the same on a resend when derived from the request identity, so its copies collapse', () => {
+    const traces = batchWithoutIds();
+    const stable: IdSource = (index) => derivedIds(`idem-abc/${index}`);
+    const first = idsOf(traces, stable);
+    const resend = idsOf(traces, stable);
+    expect(resend).toEqual(first);
+    const all = first.flatMap(({ trace_id, span_ids }) => [trace_id, ...span_ids]);
+    expect(new Set(all).size).toBe(all.length);
+    for (const id of all) expect(id).toMatch(UUID);
+  });
+
+  it('are fresh per request otherwise', () => {
+    const traces = batchWithoutIds();
+    const random: IdSource = () => randomUUID;
+    expect(idsOf(traces, random)[0]?.trace_id).not.toBe(idsOf(traces, random)[0]?.trace_id);
+  });
+
+  it('never replace ids the client sent', () => {
+    const { traces } = buildBatch(2);
+    const derived = idsOf(traces, (index) => derivedIds(`idem-abc/${index}`));
+    expect(derived.map(({ trace_id }) => trace_id)).toEqual(traces.map((trace) => String(trace.trace_id).toLowerCase()));
+  });
+});
+
+describe('derivedIds', () => {
+  it('gives name-based (version 8, RFC 9562 variant) UUIDs, one sequence per seed', () => {
+    const a = derivedIds('seed');
+    const b = derivedIds('seed');
+    const ids = [a(), a(), a()];
+    expect([b(), b(), b()]).toEqual(ids);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(derivedIds('other')()).not.toBe(ids[0]);
+  });
+});
