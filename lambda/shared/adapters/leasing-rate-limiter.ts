@@ -44,6 +44,18 @@ export const DEFAULT_LEASE_OPTIONS: LeaseOptions = {
   hotAboveTracesPerSecond: Number.POSITIVE_INFINITY,
 };
 
+/**
+ * The most one container can hold counted but unused for one organization: its open pool (one lease
+ * plus less than one batch left over before the refill) and one more lease (the prefetched next
+ * minute's, or the previous minute's pool waiting for this container's give-back moment). This is
+ * what a container reclaimed by Lambda while holding leases leaves counted until the windows end,
+ * and the most early 429s it can cause elsewhere.
+ */
+export function leaseSlackPerContainer(smallestQuota: number, largestBatch: number, options: Partial<LeaseOptions> = {}): number {
+  const { maxLeaseFraction } = { ...DEFAULT_LEASE_OPTIONS, ...options };
+  return 2 * (Math.floor(smallestQuota * maxLeaseFraction) + largestBatch);
+}
+
 /** Requests admitted from leases remembered for idempotent retries and give-backs. */
 const REMEMBERED_REQUESTS = 10_000;
 
@@ -54,7 +66,13 @@ interface Lease {
 
 /** The quota a container holds for one organization and one set of window starts. */
 interface LeasePool {
+  /** Window starts and quotas: a pool whose quotas changed is retired, never admitted from. */
   windowsKey: string;
+  quotasKey: string;
+  /** The start of the minute the pool serves: a prefetched pool waits for it. */
+  startsAt: number;
+  /** Every lease ends with its minute: after this moment (the minute's end plus this container's margin) it is given back. */
+  deadline: number;
   counters: readonly WindowCounter[];
   leases: Lease[];
   granted: number;
@@ -96,9 +114,13 @@ interface OrgState {
  *   never is), when the smallest quota is under `minQuotaForLeases`, and for the rest of the minute
  *   once a lease did not fit: light traffic and the last stretch before a quota behave exactly as
  *   without leases.
- * - The counters run ahead of accepted traces by at most the unused part of the open leases: at most
- *   `maxLeaseFraction` of the smallest quota per container (see docs/api.md "Rate limits"). A container that
- *   dies holding a lease leaves that unused part counted until the window ends.
+ * - The counters run ahead of accepted traces by at most the unused part of the leases a container
+ *   holds: `leaseSlackPerContainer` (two leases plus two batches, about 10 % of the smallest quota)
+ *   per container and organization (see docs/api.md "Rate limits"). Every admit, on any path, gives
+ *   back what is retired: pools of past minutes, a prefetched minute that went unused, a pool whose
+ *   quotas changed, the pool of an organization that cooled down, and (for the container's other
+ *   organizations) any pool past its deadline. Only a container that Lambda reclaims, or that gets
+ *   no request at all, keeps its part counted until the windows end.
  */
 export class LeasingRateLimiter implements RateLimiter {
   private readonly orgs = new Map<string, OrgState>();
@@ -156,15 +178,73 @@ export class LeasingRateLimiter implements RateLimiter {
     const windowsKey = keyOf(counters);
     const leaseSize = this.leaseSize(state, counters, count);
     this.observe(state, count);
-
-    if (state.pool && state.pool.windowsKey !== windowsKey) {
+    this.retireStale(state, windowsKey, quotasKeyOf(counters));
+    if (state.pool && !this.isHot(state)) {
+      // The organization cooled down: what its lease did not use goes back now, not at the window's end.
       state.retired.push(state.pool);
       state.pool = undefined;
     }
-    if (state.next?.windowsKey === windowsKey) {
-      state.pool = state.next;
-      state.next = undefined;
+    this.sweepIdleOrgs(orgId);
+    try {
+      return await this.admitAfterRetiring(state, orgId, counters, windowsKey, leaseSize, count, requestId);
+    } finally {
+      // Every path (probe, exact, per-request, lease) gives back what it retired.
+      this.scheduleGiveBack(state, orgId);
     }
+  }
+
+  /**
+   * Moves to `retired` every pool that must not be admitted from: the open pool when the request's
+   * windows or quotas differ from it, and a prefetched `next` that is not the request's and whose
+   * minute has already started (it went unused) or whose quotas changed.
+   */
+  private retireStale(state: OrgState, windowsKey: string, quotasKey: string): void {
+    const now = this.now();
+    const next = state.next;
+    if (next && (next.startsAt <= now || next.quotasKey !== quotasKey)) {
+      state.next = undefined;
+      if (next.windowsKey === windowsKey && next.deadline > now) {
+        if (state.pool) state.retired.push(state.pool);
+        state.pool = next;
+      } else {
+        state.retired.push(next);
+      }
+    }
+    if (state.pool && (state.pool.windowsKey !== windowsKey || state.pool.deadline <= now)) {
+      state.retired.push(state.pool);
+      state.pool = undefined;
+    }
+  }
+
+  /**
+   * Gives back the pools of other organizations of this container that passed their deadline: an
+   * organization that stopped sending must not keep its lease counted while the container lives.
+   */
+  private sweepIdleOrgs(except: string): void {
+    const now = this.now();
+    for (const [orgId, state] of this.orgs) {
+      if (orgId === except) continue;
+      if (state.pool && state.pool.deadline <= now) {
+        state.retired.push(state.pool);
+        state.pool = undefined;
+      }
+      if (state.next && state.next.deadline <= now) {
+        state.retired.push(state.next);
+        state.next = undefined;
+      }
+      this.scheduleGiveBack(state, orgId);
+    }
+  }
+
+  private async admitAfterRetiring(
+    state: OrgState,
+    orgId: string,
+    counters: readonly WindowCounter[],
+    windowsKey: string,
+    leaseSize: number,
+    count: number,
+    requestId: string,
+  ): Promise<RateDecision> {
     if (state.exactFor !== undefined && state.exactFor !== windowsKey) state.exactFor = undefined;
 
     const pool = state.pool;
@@ -191,7 +271,7 @@ export class LeasingRateLimiter implements RateLimiter {
    * Reserves `size` traces in every window as one lease (added to `into` when given), or answers
    * `undefined` when a window has no room for it. Contention on the way grows the next lease.
    */
-  private async takeLease(state: OrgState, orgId: string, counters: readonly WindowCounter[], size: number, into?: LeasePool) {
+  private async takeLease(state: OrgState, orgId: string, counters: readonly WindowCounter[], size: number, into?: LeasePool, minuteStart = minuteOf(this.now())) {
     const lease: Lease = { id: `lease-${randomUUID()}`, size };
     let decision: RateDecision;
     const contentionBefore = this.exact.contentionCount(orgId);
@@ -203,9 +283,10 @@ export class LeasingRateLimiter implements RateLimiter {
       throw error;
     }
     const contended = this.exact.contentionCount(orgId) > contentionBefore;
+    if (contended) state.hotUntil = this.now() + this.options.hotForMs;
     state.scale = contended ? Math.min(this.options.maxScale, state.scale * 2) : Math.max(1, state.scale / 2);
     if (!decision.allowed) return undefined;
-    const pool = into ?? { windowsKey: keyOf(counters), counters, leases: [], granted: 0, used: 0, closed: false };
+    const pool = into ?? this.newPool(counters, minuteStart);
     pool.leases.push(lease);
     pool.granted += lease.size;
     return pool;
@@ -217,18 +298,33 @@ export class LeasingRateLimiter implements RateLimiter {
    * the next minute's lease ahead, at its own random moment in the last `prefetchSeconds` of the
    * minute, after answering the request that found it due (queued behind it, not in front of it).
    */
+  private newPool(counters: readonly WindowCounter[], minuteStart: number): LeasePool {
+    return {
+      windowsKey: keyOf(counters),
+      quotasKey: quotasKeyOf(counters),
+      startsAt: minuteStart,
+      deadline: minuteStart + 60_000 + this.prefetchOffsetMs,
+      counters,
+      leases: [],
+      granted: 0,
+      used: 0,
+      closed: false,
+    };
+  }
+
   private schedulePrefetch(state: OrgState, orgId: string, pool: LeasePool): void {
     if (state.next || state.prefetching || state.exactFor !== undefined) return;
     const now = this.now();
     const minuteEnd = Math.floor(now / 60_000) * 60_000 + 60_000;
     const dueAt = minuteEnd - this.prefetchOffsetMs;
     if (now < dueAt) return;
+    // The pool's key holds its quotas, so these are the quotas of the request it just admitted.
     const nextCounters = countersFor(quotasOf(pool.counters), new Date(minuteEnd));
     const size = Math.max(...pool.leases.map((l) => l.size));
     state.prefetching = true;
     state.queue = state.queue
       .then(async () => {
-        state.next = await this.takeLease(state, orgId, nextCounters, size);
+        state.next = await this.takeLease(state, orgId, nextCounters, size, undefined, minuteEnd);
       })
       .catch(() => undefined) // no prefetch: the next minute starts with an ordinary refill
       .finally(() => {
@@ -254,7 +350,6 @@ export class LeasingRateLimiter implements RateLimiter {
     this.admitted.set(requestId, { pool, count });
     if (this.admitted.size > REMEMBERED_REQUESTS) this.admitted.delete(this.admitted.keys().next().value as string);
     this.schedulePrefetch(state, orgId, pool);
-    this.scheduleGiveBack(state, orgId);
     return { allowed: true };
   }
 
@@ -312,13 +407,21 @@ export class LeasingRateLimiter implements RateLimiter {
     state.arrivals = state.arrivals.filter((a) => a.at > horizon);
     const recent = state.arrivals.reduce((sum, a) => sum + a.count, 0);
     const perSecond = recent / this.options.observeSeconds;
-    const hot = state.hotUntil > now || perSecond >= this.options.hotAboveTracesPerSecond;
+    const hot = this.isHot(state);
     const smallestQuota = Math.min(...counters.map((c) => c.quota));
     if (!hot || smallestQuota < this.options.minQuotaForLeases) return 0;
     const floor = count * this.options.minRequestsPerLease;
     const wanted = Math.max(Math.ceil(perSecond * this.options.leaseSeconds), floor) * state.scale;
     const size = Math.min(wanted, Math.floor(smallestQuota * this.options.maxLeaseFraction));
     return size >= floor ? size : 0;
+  }
+
+  /** Hot: recent contention here, or (where configured) traffic above `hotAboveTracesPerSecond`. */
+  private isHot(state: OrgState): boolean {
+    const now = this.now();
+    const horizon = now - this.options.observeSeconds * 1000;
+    const recent = state.arrivals.reduce((sum, a) => sum + (a.at > horizon ? a.count : 0), 0);
+    return state.hotUntil > now || recent / this.options.observeSeconds >= this.options.hotAboveTracesPerSecond;
   }
 
   private observe(state: OrgState, count: number): void {
@@ -334,7 +437,9 @@ export class LeasingRateLimiter implements RateLimiter {
   }
 }
 
-const keyOf = (counters: readonly WindowCounter[]) => counters.map((c) => `${c.window}#${c.windowStart}`).join('|');
+const keyOf = (counters: readonly WindowCounter[]) => counters.map((c) => `${c.window}#${c.windowStart}#${c.quota}`).join('|');
+const quotasKeyOf = (counters: readonly WindowCounter[]) => counters.map((c) => `${c.window}=${c.quota}`).join('|');
+const minuteOf = (at: number) => Math.floor(at / 60_000) * 60_000;
 
 /** The quotas the counters were made from (a window without a counter has none). */
 function quotasOf(counters: readonly WindowCounter[]): Quotas {

@@ -39,7 +39,10 @@ export interface SimulationInput {
   model?: Partial<ModelOptions>;
   /** A container is never used again after this long: it dies holding whatever lease it has. */
   containerLifetimeMs?: number;
-  /** At the end, live containers give back their leases (a clean shutdown), so counters can be compared. */
+  /**
+   * At the end, live containers give back their leases with `drain()` (a clean shutdown). Nothing in
+   * production calls it; only the test named for drain sets this.
+   */
   drainAtEnd?: boolean;
   /** Retry policy of the limiter's transactions; default the handler's. */
   policy?: BackoffPolicy;
@@ -175,11 +178,9 @@ export async function simulateHotOrg(input: SimulationInput): Promise<Simulation
   await clock.run();
   await Promise.all(arrivals);
   const wcu = model.semantics.consumedWcu - wcuBefore;
-  if (input.drainAtEnd) {
-    for (const { limiter, bornAt } of idle) {
-      if (input.containerLifetimeMs !== undefined && clock.now() - bornAt >= input.containerLifetimeMs) dead++;
-      else if (limiter instanceof LeasingRateLimiter) await drainOnClock(clock, limiter);
-    }
+  for (const { limiter, bornAt } of idle) {
+    if (input.containerLifetimeMs !== undefined && clock.now() - bornAt >= input.containerLifetimeMs) dead++;
+    else if (input.drainAtEnd && limiter instanceof LeasingRateLimiter) await drainOnClock(clock, limiter);
   }
 
   const seconds = input.durationMs / 1000;

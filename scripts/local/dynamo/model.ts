@@ -1,5 +1,7 @@
 import {
   ConditionalCheckFailedException,
+  IdempotentParameterMismatchException,
+  TransactionInProgressException,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -43,7 +45,8 @@ const TOKEN_LIFETIME_MS = 10 * 60_000;
 export class DynamoModel {
   readonly semantics: DynamoSemantics;
   private readonly tables = new Map<string, Map<string, Item>>();
-  private readonly tokens = new Map<string, number>();
+  /** Per `ClientRequestToken`: when it was applied, its request's parameters, and when its hold ends. */
+  private readonly tokens = new Map<string, { at: number; parameters: string; heldUntil: number }>();
   private readonly options: ModelOptions;
   /** Calls by outcome, for benches. */
   readonly calls = { transactions: 0, conflicts: 0, throttled: 0, conditionFailed: 0, singleWrites: 0 };
@@ -98,8 +101,17 @@ export class DynamoModel {
   private transact(items: TransactWriteItem[], token: string | undefined): { result: unknown; holdMs: number } {
     this.calls.transactions++;
     const now = this.clock.now();
-    if (token !== undefined && (this.tokens.get(token) ?? -Infinity) > now - TOKEN_LIFETIME_MS) {
-      // Same token within ten minutes: DynamoDB answers success without applying again.
+    const parameters = JSON.stringify(items);
+    const seen = token === undefined ? undefined : this.tokens.get(token);
+    if (seen && seen.at > now - TOKEN_LIFETIME_MS) {
+      // Same token within ten minutes: DynamoDB refuses other parameters, answers "in progress" while
+      // the original still runs, and otherwise success without applying again.
+      if (seen.parameters !== parameters) {
+        return { result: new IdempotentParameterMismatchException({ message: 'The request uses the same client token as a previous, but non-identical request.', $metadata: {} }), holdMs: 0 };
+      }
+      if (seen.heldUntil > now) {
+        return { result: new TransactionInProgressException({ message: 'The transaction with the given request token is already in progress.', $metadata: {} }), holdMs: 0 };
+      }
       return { result: { $metadata: {} }, holdMs: 0 };
     }
     const writes = items.map((entry) => this.plan(entry));
@@ -116,7 +128,7 @@ export class DynamoModel {
       return { result: cancelled(failed.map((f) => (f ? 'ConditionalCheckFailed' : 'None'))), holdMs: 0 };
     }
     for (const write of writes) write.commit();
-    if (token !== undefined) this.tokens.set(token, now);
+    if (token !== undefined) this.tokens.set(token, { at: now, parameters, heldUntil: now + admission.holdMs });
     return { result: { $metadata: {} }, holdMs: admission.holdMs };
   }
 

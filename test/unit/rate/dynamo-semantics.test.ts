@@ -1,5 +1,7 @@
 import {
+  IdempotentParameterMismatchException,
   PutItemCommand,
+  TransactionInProgressException,
   TransactionCanceledException,
   TransactionConflictException,
   ProvisionedThroughputExceededException,
@@ -96,6 +98,25 @@ describe('DynamoModel answers with the SDK exception classes', () => {
     await clock.run();
     expect(((await full) as TransactionCanceledException).CancellationReasons?.map((r) => r.Code)).toEqual(['ConditionalCheckFailed']);
     await again;
+    expect(model.get('t', { pk: { S: 'p' }, sk: { S: 'a' } })?.count).toEqual({ N: '5' });
+  });
+
+  it('a reused ClientRequestToken: other parameters get IdempotentParameterMismatchException, an original still in flight TransactionInProgressException', async () => {
+    const clock = new VirtualClock(0);
+    const model = new DynamoModel(clock, { roundTripMs: 2, semantics: { holdMs: 15, holdJitterMs: 0 }, random: fixed });
+    const client = model.client();
+    const send = (n: number) => client.send(new TransactWriteItemsCommand({ TransactItems: [update('a', n, 100)], ClientRequestToken: 'tok' })).catch((e: unknown) => e);
+    const original = send(5);
+    await clock.run(5); // applied at 1 ms, holding its items until 16 ms
+    const inFlight = send(5);
+    const mismatch = send(6);
+    await clock.run(30);
+    expect(await original).not.toBeInstanceOf(Error);
+    expect(await inFlight).toBeInstanceOf(TransactionInProgressException);
+    expect(await mismatch).toBeInstanceOf(IdempotentParameterMismatchException);
+    const later = send(5);
+    await clock.run();
+    expect(await later).not.toBeInstanceOf(Error);
     expect(model.get('t', { pk: { S: 'p' }, sk: { S: 'a' } })?.count).toEqual({ N: '5' });
   });
 
