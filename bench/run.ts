@@ -15,6 +15,7 @@ const optionalSuites: Suite[] = [
   { group: 'rate-windows', file: 'rate-windows.ts', exportName: 'runRateWindowBench' },
   { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
+  { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
 ];
 

@@ -1,6 +1,6 @@
 /** One line of the benchmark table (`npm run bench`), also written to bench/results.json. */
 export interface BenchResult {
-  /** Which part of the system: `ingest`, `landing`, `cold-start`, `rate-windows`, `local-stack`, `hot-org`. */
+  /** Which part of the system: `ingest`, `landing`, `cold-start`, `rate-windows`, `local-stack`, `hot-org`, `compaction`. */
   group: string;
   /** What was measured, e.g. `handler CPU per trace`. */
   metric: string;
