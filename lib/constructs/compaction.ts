@@ -49,13 +49,10 @@ export class Compaction extends Construct {
       environment: { [ENV.dataBucket]: bucket.bucketName },
     });
     const { traces, spans, compacted, manifests } = COMPACTION_PREFIXES;
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': [traces, spans, compacted, manifests].map((prefix) => `${prefix}*`) } },
-      }),
-    );
+    // Unconditional on purpose: S3 answers a GET of a missing key with 404 NoSuchKey only when the caller
+    // holds s3:ListBucket, and a GetObject carries no s3:prefix, so a prefix-conditioned grant would turn
+    // every hour's first "no manifest yet" into 403 AccessDenied and fail its compaction.
+    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [traces, spans, compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
