@@ -113,7 +113,11 @@ function admitSpans(
   if (kept.spans.length === 0) return undefined;
   const rebuilt = buildTrace(kept, workspaceSlug);
   const again = validateTrace(rebuilt.input, nowMicros, newId);
-  if (!again.ok) return undefined;
+  if (!again.ok) {
+    // Every span left out must be reported, or partial_success would count it as accepted.
+    for (const span of kept.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(again.issues)}` });
+    return undefined;
+  }
   validated.set(rebuilt.input, again);
   return rebuilt;
 }

@@ -51,7 +51,8 @@ function nanosAt(object: Json, camel: string, snake: string, path: string): bigi
   if (value === undefined || value === null) return 0n;
   if (typeof value === 'string' && UINT64.test(value)) return BigInt(value);
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return BigInt(Math.trunc(value));
+  // Below 1e20, as a 20-digit string: far past any date the validation accepts, yet inside what Date can hold.
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value < 1e20) return BigInt(Math.trunc(value));
   throw new UndecodableRequestError(`${path}/${camel} must be an unsigned 64-bit integer (a decimal string or number)`);
 }
 

@@ -137,6 +137,7 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     ['a string id', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}'],
     ['a fractional intValue', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"key":"a","value":{"intValue":1.5}}]}]}]}]}'],
     ['a negative time', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"-1"}]}]}]}'],
+    ['a time past 64 bits as a JSON number', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":1e25}]}]}]}'],
     ['deep JSON nesting', `{"resourceSpans":${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
   ])('answers OTLP/JSON with %s with 400', async (_, body) => {
     const response = await h.invoke(jsonEvent(h.orgKey, body));
