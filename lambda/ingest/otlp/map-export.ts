@@ -146,6 +146,8 @@ export interface GroupedExport {
 /** Maps every span and groups them by trace id, in the order the trace ids first appear. */
 export function groupSpans(decoded: OtlpExport): GroupedExport {
   const groups = new Map<string, SpanGroup>();
+  // Span ids seen per trace: a lookup per span, so a trace of many spans groups in linear time.
+  const seen = new Map<string, Set<string>>();
   const rejected: RejectedSpan[] = [];
   let spanCount = 0;
   for (const resourceSpans of decoded.resourceSpans) {
@@ -159,10 +161,16 @@ export function groupSpans(decoded: OtlpExport): GroupedExport {
           continue;
         }
         const group = groups.get(mapped.traceHex);
-        if (!group) groups.set(mapped.traceHex, { traceHex: mapped.traceHex, spans: [mapped] });
-        else if (group.spans.some((other) => other.spanHex === mapped.spanHex)) {
+        const spanIds = seen.get(mapped.traceHex);
+        if (!group || !spanIds) {
+          groups.set(mapped.traceHex, { traceHex: mapped.traceHex, spans: [mapped] });
+          seen.set(mapped.traceHex, new Set([mapped.spanHex]));
+        } else if (spanIds.has(mapped.spanHex)) {
           rejected.push({ traceId: mapped.traceHex, spanId: mapped.spanHex, reason: 'span_id appears twice in the trace within this export' });
-        } else group.spans.push(mapped);
+        } else {
+          spanIds.add(mapped.spanHex);
+          group.spans.push(mapped);
+        }
       }
     }
   }
