@@ -109,6 +109,28 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     expect(published()[0]?.trace.spans).toHaveLength(1);
   });
 
+  it('names every span it leaves out in error_message, even when only the trace rebuilt from the good spans fails', async () => {
+    // 21 bad spans fill the 20-issue cap, hiding the trace-only issue (a lone surrogate in the environment)
+    // until the good root span is validated again on its own trace.
+    const at = (offsetSeconds: bigint) => String(nowNanos - 10_000_000_000n + offsetSeconds * 1_000_000_000n);
+    const root = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'agent', startTimeUnixNano: at(0n), endTimeUnixNano: at(5n) };
+    const bad = Array.from({ length: 21 }, (_, i) => ({
+      ...root,
+      spanId: (0x1000 + i).toString(16).padStart(16, '0'),
+      parentSpanId: root.spanId,
+      name: 'x'.repeat(2_000),
+      startTimeUnixNano: at(1n),
+    }));
+    const resource = { attributes: [{ key: 'deployment.environment.name', value: { stringValue: 'PLACEHOLDER' } }] };
+    const body = JSON.stringify({ resourceSpans: [{ resource, scopeSpans: [{ spans: [root, ...bad] }] }] }).replace('PLACEHOLDER', '\\ud800');
+    const response = await h.invoke(jsonEvent(h.orgKey, body));
+    expect(response.statusCode).toBe(200);
+    const partial = JSON.parse(response.body).partialSuccess as { rejectedSpans: string; errorMessage: string };
+    expect(Number(partial.rejectedSpans)).toBe(22);
+    expect(partial.errorMessage).toMatch(/^22 span\(s\) rejected/);
+    expect(published()).toHaveLength(0);
+  });
+
   it('keeps a huge attribute array whole, carried by reference when the record is too large', async () => {
     const values = Array.from({ length: 50_000 }, (_, i) => ({ intValue: i as unknown as AnyValueProps['intValue'] }));
     const response = await h.invoke(protobufEvent(h.orgKey, encode([span({ attributes: [{ key: 'big', value: { arrayValue: { values } } }] })])));
