@@ -39,12 +39,19 @@ export interface CompactionDeps {
    * ceil(rows / rowsPerPart) parts by a hash of `trace_id`, and only one part's rows are held at a time.
    */
   rowsPerPart?: number;
+  /**
+   * Most input bytes (the listed sizes of the compressed Parquet inputs) per compacted object: the slice is also
+   * split into ceil(bytes / bytesPerPart) parts, so a part's decoded rows stay bounded however wide its rows are.
+   * Inputs are held open across parts only while their total is within this budget; else each part reopens them.
+   */
+  bytesPerPart?: number;
   rowsPerRowGroup?: number;
   /** How long a replaced generation's objects are kept for queries that started before the switch. */
   supersededGraceMs?: number;
 }
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
+export const DEFAULT_BYTES_PER_PART = 32 * 1024 * 1024;
 /** Longer than Athena's longest DML query (30 min by default, the workgroup's limit) and any local query. */
 export const DEFAULT_SUPERSEDED_GRACE_MS = 2 * 60 * 60 * 1000;
 
@@ -121,25 +128,27 @@ interface DatasetResult {
   written: number;
 }
 
-/** Reads every input once for one part, keeping only that part's winning rows. */
-async function partRows(deps: CompactionDeps, dataset: DatasetName, files: readonly AsyncBuffer[], part: number, parts: number): Promise<{ rows: Row[]; read: number }> {
+/** Reads every input once for one part, keeping only that part's winning rows; each input is released once read. */
+async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<AsyncBuffer>, inputs: number, part: number, parts: number): Promise<{ rows: Row[]; read: number }> {
   const winners = new Map<string, Candidate>();
   const keyOf = rowKey[dataset];
   let read = 0;
-  for (let input = 0; input < files.length; input++) {
+  for (let input = 0; input < inputs; input++) {
     let index = 0;
-    for await (const group of readRowGroups(files[input]!, SPECS[dataset])) {
+    for await (const group of readRowGroups(await openInput(input), SPECS[dataset])) {
       for (const row of group) {
-        const candidate = { row, input, index: index++ };
+        const at = index++;
         if (parts > 1 && partOf(row.trace_id as string, parts) !== part) continue;
         read++;
         const key = keyOf(row);
         const current = winners.get(key);
+        const candidate = { row, input, index: at };
         if (!current || wins(candidate, current)) winners.set(key, candidate);
       }
     }
   }
   const rows = Array.from(winners.values(), (candidate) => candidate.row).sort(rowOrder[dataset]);
+  winners.clear();
   return { rows, read };
 }
 
@@ -154,18 +163,23 @@ async function compactDataset(
   raw: readonly StoredObject[],
 ): Promise<DatasetResult> {
   const inputs = [...previous, ...[...pending].sort((a, b) => compare(a.key, b.key))];
-  const files = await Promise.all(inputs.map((object) => deps.store.open(object)));
+  const bytesPerPart = deps.bytesPerPart ?? DEFAULT_BYTES_PER_PART;
+  const totalBytes = inputs.reduce((sum, object) => sum + object.size, 0);
+  // Holding every input open is what made memory grow with the hour: only a small slice's inputs stay held.
+  const held = totalBytes <= bytesPerPart ? await Promise.all(inputs.map((object) => deps.store.open(object))) : undefined;
+  const openInput = (input: number) => (held ? Promise.resolve(held[input]!) : deps.store.open(inputs[input]!));
   let totalRows = 0;
-  for (const file of files) totalRows += await rowCount(file);
-  const parts = Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)));
+  for (let input = 0; input < inputs.length; input++) totalRows += await rowCount(await openInput(input));
+  const parts = Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart));
   const keys: string[] = [];
   let rows = 0;
   let rowsRead = 0;
   for (let part = 0; part < parts; part++) {
-    const result = await partRows(deps, dataset, files, part, parts);
+    const result = await partRows(dataset, openInput, inputs.length, part, parts);
     rowsRead += result.read;
     if (result.rows.length === 0 && parts > 1) continue;
     const file = writeParquet(SPECS[dataset], rowBatches(SPECS[dataset], result.rows, deps.rowsPerRowGroup ?? DEFAULT_ROWS_PER_BATCH));
+    result.rows.length = 0; // the part's rows are garbage once encoded, before the upload waits
     const key = compactedObjectKey(dataset, slice, generation, part, parts);
     await deps.store.put(key, file.bytes, PARQUET);
     keys.push(key);

@@ -42,7 +42,7 @@ export class Compaction extends Construct {
       serviceName: 'trace-compaction',
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
-      // One part (250,000 input rows) is held at a time; 3,008 MB leaves room for the largest span rows.
+      // One part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time: ~1 GB for a 1M-span hour.
       memorySize: 3008,
       timeout: Duration.minutes(15),
       reservedConcurrentExecutions: 1,

@@ -158,6 +158,32 @@ describe('compaction', () => {
     }
   });
 
+  it('splits by input bytes as well as rows and, past the byte budget, opens each input once per part instead of holding them all', async () => {
+    const bucket = new MemoryBucket();
+    const traces = Array.from({ length: 40 }, (_, i) => acceptedTrace({}, 1 + (i % 3)));
+    for (let batch = 0; batch < 4; batch++) await landRecords({ store: bucket }, traces.slice(batch * 10, batch * 10 + 10).map((t, i) => inlineRecord(batch * 10 + i + 1, t)));
+    const rawSpans = bucket.keys('spans/');
+    const spanBytes = rawSpans.reduce((sum, key) => sum + bucket.objects.get(key)!.body.byteLength, 0);
+    const opened: string[] = [];
+    const counting = Object.assign(Object.create(bucket) as MemoryBucket, {
+      open: (object: Parameters<MemoryBucket['open']>[0]) => (opened.push(object.key), bucket.open(object)),
+    });
+
+    const first = await compactSlice(deps(counting, { bytesPerPart: Math.ceil(spanBytes / 3) }), SLICE);
+
+    const parts = bucket.keys('compacted/spans/');
+    expect(parts).toHaveLength(3);
+    expect(first.rows.spans).toBe(expectedIds(traces, 'spans').length);
+    expect(ids(await visible(bucket, 'spans'), 'spans')).toEqual(expectedIds(traces, 'spans'));
+    // One pass for the row count, then one per part: never all inputs held at once.
+    for (const key of rawSpans) expect(opened.filter((k) => k === key)).toHaveLength(1 + 3);
+    // Deterministic: the same inputs give the same parts, byte for byte.
+    const again = new MemoryBucket();
+    for (const [key, object] of bucket.objects) if (!key.startsWith('compacted/') && !key.startsWith('manifests/')) again.objects.set(key, object);
+    await compactSlice(deps(again, { bytesPerPart: Math.ceil(spanBytes / 3) }), SLICE);
+    for (const key of parts) expect(again.objects.get(key)!.body).toEqual(bucket.objects.get(key)!.body);
+  });
+
   it('can be killed at any write and rerun: readers see the old or the new generation, never a mix, and nothing is left over', async () => {
     const bucket = new MemoryBucket();
     const traces = Array.from({ length: 6 }, () => acceptedTrace({}, 2));
