@@ -1,4 +1,20 @@
-/** Small helpers shared by the benchmarks that run real engines (rate-windows, local-stack). */
+/** Small helpers shared by the benchmarks. */
+
+/** User plus system CPU microseconds that `fn` took in this process. */
+export function cpuMicros(fn: () => void): number {
+  const start = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
+/** {@link cpuMicros} for an async `fn`: CPU of everything this process ran until it settled. */
+export async function cpuMicrosAsync(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
 
 export function round(value: number, digits = 1): number {
   const f = 10 ** digits;

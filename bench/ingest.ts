@@ -9,6 +9,7 @@ import { generateApiKeySecret, type ApiKey, type Organization } from '../lambda/
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
 import type { BenchResult } from './types.js';
 import { bundleAndLoad } from './bundle.js';
+import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';
 import { measureIngestMemory } from './ingest-memory.js';
 
 const TRACES = 500;
@@ -66,20 +67,6 @@ export function realisticBatch(nowMs = Date.now()): string {
     })),
   }));
   return JSON.stringify({ traces });
-}
-
-function cpuMicros(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
-}
-
-async function cpuMicrosAsync(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.cpuUsage();
-  await fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
 }
 
 /** The real ingest handler over in-memory fakes of AWS that accept everything. */
@@ -163,7 +150,3 @@ export async function runIngestBench(rounds = 15): Promise<BenchResult[]> {
   ];
 }
 
-function round(value: number, digits = 1): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}

@@ -9,6 +9,7 @@ import { type LandableTrace, toLandableTrace } from '../lambda/landing/landable-
 import { SPANS, TRACES } from '../lambda/landing/landing-schema.js';
 import { parquetCodec } from '../lambda/landing/parquet-codec.js';
 import { writeParquet } from '../lambda/landing/parquet-writer.js';
+import { seededRandom } from '../scripts/local/dynamo/virtual-clock.js';
 import { inFreshProcess } from './fresh-process.js';
 import type { BenchResult } from './types.js';
 
@@ -16,17 +17,6 @@ import type { BenchResult } from './types.js';
 export interface SyntheticTrace {
   context: TraceContext;
   trace: AcceptedTrace;
-}
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = ['search', 'the', 'weather', 'in', 'Zürich', 'summarise', 'document', 'résumé', 'tool', 'call', 'answer', '東京', 'retrieve', 'context', 'plan', 'step'];
@@ -48,7 +38,7 @@ function iso(micros: number): string {
  * tags on some spans, a little non-ASCII text. Used by the landing benchmarks.
  */
 export function syntheticTraces(traceCount: number, spansPerTrace: number, seed = 42, orgs = 1): SyntheticTrace[] {
-  const next = prng(seed);
+  const next = seededRandom(seed);
   const text = (words: number) => Array.from({ length: words }, () => WORDS[Math.floor(next() * WORDS.length)]).join(' ');
   const start = Date.UTC(2026, 10, 22, 10) * 1000;
   return Array.from({ length: traceCount }, (_, t) => {

@@ -4,6 +4,7 @@ import { opentelemetry } from '../lambda/ingest/generated/otlp-trace.js';
 import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
 import { decodeExportRequest } from '../lambda/ingest/otlp/otlp-protobuf.js';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
+import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';
 import { fakedIngestHandler } from './ingest.js';
 import type { BenchResult } from './types.js';
 
@@ -64,22 +65,6 @@ export function genAiExport(nowMs = Date.now()): Uint8Array {
     ],
   }).finish();
 }
-
-function cpuMicros(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
-}
-
-async function cpuMicrosAsync(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.cpuUsage();
-  await fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
-}
-
-const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /**
  * Handler CPU per span on the OTLP route (protobuf) against protobuf decoding alone of the same

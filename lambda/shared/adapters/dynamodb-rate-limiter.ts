@@ -95,15 +95,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
     const items: TransactWriteItem[] = [
       // Only a reservation that was applied is given back, and only once.
       { Delete: { TableName: this.tableName, Key: this.reservationKey(orgId, requestId), ConditionExpression: 'attribute_exists(pk)' } },
-      ...counters.map((counter): TransactWriteItem => ({
-        Update: {
-          TableName: this.tableName,
-          Key: this.key(orgId, counter),
-          UpdateExpression: 'ADD #count :minus',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':minus': { N: String(-count) } },
-        },
-      })),
+      ...this.decrements(orgId, counters, count),
     ];
     await this.transact(orgId, items, requestId, 'release', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'nothing-reserved' : undefined));
   }
@@ -127,17 +119,22 @@ export class DynamoDbRateLimiter implements RateLimiter {
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
-      ...counters.map((counter): TransactWriteItem => ({
-        Update: {
-          TableName: this.tableName,
-          Key: this.key(orgId, counter),
-          UpdateExpression: 'ADD #count :minus',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':minus': { N: String(-count) } },
-        },
-      })),
+      ...this.decrements(orgId, counters, count),
     ];
     await this.transact(orgId, items, giveBackId, 'give-back', (reasons) => (reasons[0] === 'ConditionalCheckFailed' ? 'already-given' : undefined));
+  }
+
+  /** One update per window taking `count` off its counter: the shared half of a release and a give-back. */
+  private decrements(orgId: string, counters: readonly WindowCounter[], count: number): TransactWriteItem[] {
+    return counters.map((counter) => ({
+      Update: {
+        TableName: this.tableName,
+        Key: this.key(orgId, counter),
+        UpdateExpression: 'ADD #count :minus',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':minus': { N: String(-count) } },
+      },
+    }));
   }
 
   /** The same limiter with at most `maxAttempts` attempts per transaction and its own token scope. */
