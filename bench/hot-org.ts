@@ -4,11 +4,12 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../lambda/ingest/compose.js';
-import { type ApiKey, generateApiKeySecret, type Organization, type Quotas } from '../lambda/shared/domain/tenancy.js';
+import type { Quotas } from '../lambda/shared/domain/tenancy.js';
 import { type Design, simulateHotOrg, type SimulationResult } from '../scripts/local/dynamo/hot-org-simulation.js';
 import { startDynamoProxy } from '../scripts/local/dynamo/proxy.js';
 import { startDynamoDbLocal } from '../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../scripts/local/provision.js';
+import { fakeTenancy } from '../test/support/fake-tenancy.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../test/support/trace-builders.js';
 import { round, withCleanup } from './engines-util.js';
 import type { BenchResult } from './types.js';
@@ -81,17 +82,14 @@ const ENGINE_RUN_MS = 6_000;
  */
 async function runEngineScenario(endpoint: string, rateLeases: boolean): Promise<{ ok: number; p503: number; perSecond: number; p99: number }> {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const secret = generateApiKeySecret();
-  const orgId = `engine-${rateLeases ? 'leases' : 'per-request'}-${Date.now()}`;
-  const key: ApiKey = { keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'bench', displayPrefix: '', createdAt: '' };
-  const org: Organization = { orgId, plan: 'bench', planStatus: 'active', billingStatus: 'ok', quotas: QUOTAS, createdAt: '', updatedAt: '' };
+  const { apiKey, tenancy } = fakeTenancy(`engine-${rateLeases ? 'leases' : 'per-request'}-${Date.now()}`, QUOTAS);
   const client = new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 3 });
   const handlers = Array.from({ length: ENGINE_CONTAINERS }, () =>
     composeIngest({
       resources: { rateTable: ENGINE_TABLES.rate },
       clients: { dynamodb: client },
       ports: {
-        tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
+        tenancy,
         sink: { publish: async () => undefined },
         overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
       },
@@ -111,7 +109,7 @@ async function runEngineScenario(endpoint: string, rateLeases: boolean): Promise
       while (performance.now() < deadline) {
         const body = JSON.stringify(liveBatch(10));
         const t0 = performance.now();
-        const response = (await handler(gatewayEvent({ apiKey: secret.secret, body, requestId: randomUUID() }), lambdaContext)) as APIGatewayProxyResult;
+        const response = (await handler(gatewayEvent({ apiKey, body, requestId: randomUUID() }), lambdaContext)) as APIGatewayProxyResult;
         latencies.push(performance.now() - t0);
         sent++;
         if (response.statusCode === 200) ok++;

@@ -5,7 +5,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../lambda/ingest/compose.js';
 import type { StreamRecord } from '../lambda/ingest/ports.js';
 import { compressRecordJson } from '../lambda/shared/domain/trace-record.js';
-import { generateApiKeySecret, type ApiKey, type Organization } from '../lambda/shared/domain/tenancy.js';
+import { fakeTenancy } from '../test/support/fake-tenancy.js';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
 import type { BenchResult } from './types.js';
 import { bundleAndLoad } from './bundle.js';
@@ -71,18 +71,13 @@ export function realisticBatch(nowMs = Date.now()): string {
 
 /** The real ingest handler over in-memory fakes of AWS that accept everything. */
 export function fakedIngestHandler() {
-  const secret = generateApiKeySecret();
-  const key: ApiKey = { keyId: secret.keyId, orgId: 'bench', workspaceSlug: null, status: 'active', name: 'bench', displayPrefix: '', createdAt: '' };
-  const org: Organization = {
-    orgId: 'bench', plan: 'bench', planStatus: 'active', billingStatus: 'ok',
-    quotas: { minute: null, hour: null, day: null, month: null }, createdAt: '', updatedAt: '',
-  };
+  const { apiKey, tenancy } = fakeTenancy('bench', { minute: null, hour: null, day: null, month: null });
   const stats = { published: 0 };
   // Metrics are flushed once per request, not per trace; keep their EMF lines off the table.
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   const handler = composeIngest({
     ports: {
-      tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
+      tenancy,
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
       sink: { publish: async (records: readonly StreamRecord[]) => void (stats.published += records.length) },
       overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
@@ -91,7 +86,7 @@ export function fakedIngestHandler() {
     logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
   });
-  return { handler, apiKey: secret.secret, stats };
+  return { handler, apiKey, stats };
 }
 
 /** Handler CPU per trace against the bare work on the same body, with in-memory fakes of AWS. */

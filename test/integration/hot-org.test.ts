@@ -14,11 +14,12 @@ import { composeIngest } from '../../lambda/ingest/compose.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { LeasingRateLimiter, leaseSlackPerContainer } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
-import { type ApiKey, generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
+import type { Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { type DynamoProxy, startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
 import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { awayFromMinuteEdge, windowCount } from '../support/engine-fixtures.js';
+import { fakeTenancy } from '../support/fake-tenancy.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /** Rate windows under leases on DynamoDB Local, plain and behind the proxy that adds DynamoDB's conflicts. */
@@ -126,11 +127,9 @@ describe('hot organizations on DynamoDB Local', () => {
   it('the deployed configuration (rateLeases: true) through the conflict proxy: answers 200, leases taken, counters within the stated slack', async () => {
     await awayFromMinuteEdge(30_000);
     process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-    const secret = generateApiKeySecret();
     const orgId = `deployed-${Date.now()}`;
     const quotas: Quotas = { minute: 1_000_000, hour: null, day: null, month: 10_000_000 };
-    const key: ApiKey = { keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'it', displayPrefix: '', createdAt: '' };
-    const org: Organization = { orgId, plan: 'it', planStatus: 'active', billingStatus: 'ok', quotas, createdAt: '', updatedAt: '' };
+    const { apiKey, tenancy } = fakeTenancy(orgId, quotas);
     const client = new DynamoDBClient({ ...localClientConfig(proxy.endpoint), maxAttempts: 3 });
     clients.push(client);
     // Tenancy, Kinesis and S3 are faked; the rate windows are the real adapters the deployed handler composes.
@@ -139,7 +138,7 @@ describe('hot organizations on DynamoDB Local', () => {
         resources: { rateTable: TABLES.rate },
         clients: { dynamodb: client },
         ports: {
-          tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
+          tenancy,
           sink: { publish: async () => undefined },
           overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
         },
@@ -153,7 +152,7 @@ describe('hot organizations on DynamoDB Local', () => {
     await Promise.all(
       containers.map(async (handler) => {
         for (let i = 0; i < 40; i++) {
-          const event = gatewayEvent({ apiKey: secret.secret, body: JSON.stringify(liveBatch(10)), requestId: randomUUID() });
+          const event = gatewayEvent({ apiKey, body: JSON.stringify(liveBatch(10)), requestId: randomUUID() });
           statuses.push(((await handler(event, lambdaContext)) as APIGatewayProxyResult).statusCode);
         }
       }),
