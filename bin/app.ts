@@ -76,6 +76,9 @@ const config: TraceIngestConfig = validateConfig({
     memorySize: num('landingMemoryMb', defaults.landing.memorySize),
     timeout: Duration.seconds(num('landingTimeoutSeconds', defaults.landing.timeout.toSeconds())),
   },
+  compaction: {
+    maxConcurrency: num('compactionMaxConcurrency', defaults.compaction.maxConcurrency),
+  },
 });
 
 const stack = new TraceIngestStack(app, str('stackName', 'TraceIngest'), {

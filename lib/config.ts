@@ -25,6 +25,15 @@ export interface IngestSettings {
   readonly keyCacheSeconds: number;
 }
 
+/** Settings of the compaction fan-out (planner → SQS FIFO queue → workers). */
+export interface CompactionSettings {
+  /**
+   * Most worker invocations at once (the SQS event source's maximum concurrency, 2..1000): the ceiling on slices
+   * compacted in parallel, and on the compaction's share of the account's Lambda concurrency.
+   */
+  readonly maxConcurrency: number;
+}
+
 /**
  * How the trace stream is billed and sized: on demand (pay per GB and per stream hour, scales by
  * itself) or provisioned with a fixed shard count (pay per shard hour and per 25 KB PUT payload unit;
@@ -53,6 +62,7 @@ export interface TraceIngestConfig {
   readonly alarmEmail?: string;
   readonly ingest: IngestSettings;
   readonly landing: LandingSettings;
+  readonly compaction: CompactionSettings;
 }
 
 export const DEFAULT_CONFIG: TraceIngestConfig = {
@@ -77,6 +87,8 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
     memorySize: 1024,
     timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.landing),
   },
+  // docs/landing.md "Capacity": 10 slices at ~17k rows/s each; raise it for many busy organizations.
+  compaction: { maxConcurrency: 10 },
 };
 
 /** Rejects settings AWS would reject at deploy time, or that break the consumer's guarantees. */
@@ -104,6 +116,7 @@ export function validateConfig(config: TraceIngestConfig): TraceIngestConfig {
   if (ageSeconds >= config.streamRetentionHours * 3600) problems.push('landing.maxRecordAge must be shorter than the stream retention, or failed records expire before they can be replayed');
   if (!isIntIn(landing.memorySize, 128, 10240)) problems.push('landing.memorySize must be an integer in 128..10240');
   if (landing.timeout.toSeconds() > 900) problems.push('landing.timeout must be at most 900 s');
+  if (!isIntIn(config.compaction.maxConcurrency, 2, 1000)) problems.push('compaction.maxConcurrency must be an integer in 2..1000 (the SQS event source maximum concurrency)');
   if (problems.length > 0) throw new Error(`Invalid Trace Ingest configuration:\n- ${problems.join('\n- ')}`);
   return config;
 }

@@ -33,13 +33,15 @@ export interface TraceIngestStackProps extends StackProps {
 export interface FunctionEntries {
   readonly ingest: string;
   readonly landing: string;
-  readonly compaction: string;
+  readonly compactionPlanner: string;
+  readonly compactionWorker: string;
 }
 
 export const DEFAULT_ENTRIES: FunctionEntries = {
   ingest: 'lambda/ingest/handler.ts',
   landing: 'lambda/landing/handler.ts',
-  compaction: 'lambda/compaction/handler.ts',
+  compactionPlanner: 'lambda/compaction/planner-handler.ts',
+  compactionWorker: 'lambda/compaction/worker-handler.ts',
 };
 
 /** The whole Trace Ingest service: API → ingest function → stream → consumer → Parquet in S3 → Athena. */
@@ -70,8 +72,10 @@ export class TraceIngestStack extends Stack {
     });
     this.compaction = new Compaction(this, 'Compaction', {
       projectRoot,
-      entry: entries.compaction,
+      plannerEntry: entries.compactionPlanner,
+      workerEntry: entries.compactionWorker,
       bucket: this.landing.bucket,
+      settings: config.compaction,
       logRetention: config.logRetention,
       metricsNamespace: METRICS_NAMESPACE,
     });
@@ -94,7 +98,7 @@ export class TraceIngestStack extends Stack {
       api: this.ingest.api,
       ingestFunction: this.ingest.handler,
       consumer: this.landing.consumer,
-      compaction: this.compaction.function,
+      compaction: this.compaction,
       tenancyTable: this.tables.tenancyTable,
       rateTable: this.tables.rateTable,
       stream: this.traceStream.stream,
@@ -113,6 +117,7 @@ export class TraceIngestStack extends Stack {
     new CfnOutput(this, 'GlueDatabaseName', { value: this.landing.catalog.databaseName });
     new CfnOutput(this, 'AthenaWorkGroup', { value: this.landing.catalog.workGroup.ref });
     new CfnOutput(this, 'FailureQueueUrl', { value: this.landing.failureQueue.queueUrl });
+    new CfnOutput(this, 'CompactionDeadLetterQueueUrl', { value: this.compaction.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
   }
 }

@@ -1,18 +1,53 @@
+import { createHash } from 'node:crypto';
 import type { DatasetName } from '../landing/landing-schema.js';
-import { type Slice, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
-import { type CompactionDeps, type SliceCompaction, type StoredObject, compactSlice } from './compact-slice.js';
+import { type Slice, manifestKey, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
+import { type CompactionDeps, DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, type StoredObject, compactSlice, pendingRaw } from './compact-slice.js';
+import { type SliceManifest, parseManifest } from './manifest.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
 /** Time after an hour ends before it counts as closed: the landing's batching window and retries, with room. */
 export const DEFAULT_SETTLE_MS = 10 * 60 * 1000;
 
+/** Manifests read at once while looking for pending slices: one GET per closed slice with raw objects. */
+export const MANIFEST_READS_IN_PARALLEL = 16;
+
 export interface PendingOptions {
   /** Compact hours that are still open too (`npm run compact`); the schedule compacts closed hours only. */
   includeOpenHours?: boolean;
   settleMs?: number;
-  /** Checked before each slice; false stops the run early (e.g. the Lambda is near its timeout). */
-  shouldContinue?: () => boolean;
+}
+
+/** Why a slice needs a compaction run. */
+export type PendingReason =
+  /** Raw objects and no manifest yet. */
+  | 'new'
+  /** Raw objects the manifest does not cover, or covers with another ETag (late data, replays, retried batches). */
+  | 'uncovered'
+  /** Nothing new, but a replaced generation is past its grace period and can be deleted. */
+  | 'cleanup'
+  /** The manifest could not be read or parsed: compaction is left to fail and report it. */
+  | 'unreadable-manifest';
+
+/** A slice with work to do, as the listing and its manifest showed it. */
+export interface PendingSlice {
+  slice: Slice;
+  reason: PendingReason;
+  /** The slice's raw objects as listed. */
+  raw: Record<DatasetName, StoredObject[]>;
+  /**
+   * SHA-256 of the slice and the work seen (uncovered raw objects with their ETags, expired generations): equal
+   * for two looks at the same pending state, different once anything new lands.
+   */
+  fingerprint: string;
+}
+
+export interface PendingScan {
+  /** Slices with raw objects in the listing. */
+  slicesSeen: number;
+  /** Slices skipped because their hour is not closed yet. */
+  open: number;
+  pending: PendingSlice[];
 }
 
 export interface CompactionRun {
@@ -21,16 +56,16 @@ export interface CompactionRun {
   /** Slices skipped because their hour is not closed yet. */
   open: number;
   failed: { slice: string; error: string }[];
-  /** True when `shouldContinue` stopped the run before every slice was looked at. */
-  stoppedEarly: boolean;
 }
+
+type RawListing = Map<string, { slice: Slice; raw: Record<DatasetName, StoredObject[]> }>;
 
 /**
  * Raw objects of every slice, from one listing of each raw prefix. Raw objects expire a few days after they
  * land (see "Retention" in docs/landing.md), so the listing is bounded by the traffic of those days.
  */
-async function rawSlices(deps: CompactionDeps): Promise<Map<string, { slice: Slice; raw: Record<DatasetName, StoredObject[]> }>> {
-  const slices = new Map<string, { slice: Slice; raw: Record<DatasetName, StoredObject[]> }>();
+async function rawSlices(deps: CompactionDeps): Promise<RawListing> {
+  const slices: RawListing = new Map();
   for (const dataset of ['traces', 'spans'] as const) {
     for (const object of await deps.store.list(`${dataset}/`)) {
       const slice = sliceOfRawKey(object.key);
@@ -44,36 +79,86 @@ async function rawSlices(deps: CompactionDeps): Promise<Map<string, { slice: Sli
   return slices;
 }
 
+/** Runs `work` over `items` with at most `limit` calls in flight, results in input order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** What a slice's manifest leaves to do, or undefined when the slice is up to date. */
+function workOf(manifest: SliceManifest | undefined, raw: Record<DatasetName, StoredObject[]>, now: number, graceMs: number): { reason: PendingReason; seen: string[] } | undefined {
+  const uncovered = (['traces', 'spans'] as const).flatMap((dataset) => pendingRaw(raw[dataset], manifest?.[dataset]).map((object) => `${dataset} ${object.key} ${object.etag}`));
+  if (!manifest) return { reason: 'new', seen: uncovered };
+  if (uncovered.length > 0) return { reason: 'uncovered', seen: uncovered };
+  const expired = manifest.superseded.filter((entry) => Date.parse(entry.superseded_at) + graceMs <= now);
+  return expired.length > 0 ? { reason: 'cleanup', seen: expired.map((entry) => `generation ${entry.generation}`) } : undefined;
+}
+
 /**
- * Compacts every slice with raw objects its manifest does not cover yet (new slices, late data, replays,
- * overwritten raw objects), and cleans up generations past their grace period. A failing slice is logged and
- * skipped; the others go on, and the run reports it.
+ * Finds the slices that need a compaction run: one listing of the raw prefixes, then the manifest of every
+ * closed slice in it. A slice is pending when it has raw objects its manifest does not cover (new slices, late
+ * data, replays, overwritten raw objects), a replaced generation past its grace period, or a manifest that
+ * cannot be read (so that compaction fails on it and reports it, instead of the slice being silently skipped).
  */
-export async function compactPending(deps: CompactionDeps, options: PendingOptions = {}): Promise<CompactionRun> {
+export async function findPendingSlices(deps: CompactionDeps, options: PendingOptions = {}): Promise<PendingScan> {
   const now = (deps.now ?? (() => new Date()))().getTime();
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
-  const run: CompactionRun = { slicesSeen: 0, compacted: [], open: 0, failed: [], stoppedEarly: false };
+  const graceMs = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
   const slices = [...(await rawSlices(deps)).values()].sort((a, b) => (sliceId(a.slice) < sliceId(b.slice) ? -1 : 1));
-  for (const { slice, raw } of slices) {
-    run.slicesSeen++;
-    if (!options.includeOpenHours && sliceStartMillis(slice) + HOUR_MS + settle > now) {
-      run.open++;
-      continue;
-    }
-    if (options.shouldContinue && !options.shouldContinue()) {
-      run.stoppedEarly = true;
-      break;
-    }
+  const closed = slices.filter(({ slice }) => options.includeOpenHours || sliceStartMillis(slice) + HOUR_MS + settle <= now);
+  const looks = await mapLimited(closed, MANIFEST_READS_IN_PARALLEL, async ({ slice, raw }): Promise<PendingSlice | undefined> => {
+    let work: ReturnType<typeof workOf>;
     try {
-      const result = await compactSlice(deps, slice, raw);
-      if (result.outcome !== 'up-to-date') {
-        run.compacted.push(result);
-        deps.logger?.info('Compacted a slice', { ...result, slice: sliceId(slice) });
-      }
+      const bytes = await deps.store.get(manifestKey(slice));
+      work = workOf(bytes ? parseManifest(bytes, slice) : undefined, raw, now, graceMs);
     } catch (error) {
-      run.failed.push({ slice: sliceId(slice), error: (error as Error).message ?? String(error) });
-      deps.logger?.error('Compaction of a slice failed; it stays on its raw objects until the next run', { slice: sliceId(slice), error });
+      work = { reason: 'unreadable-manifest', seen: [(error as Error).message ?? String(error)] };
     }
+    if (!work) return undefined;
+    const fingerprint = createHash('sha256').update([sliceId(slice), work.reason, ...work.seen.sort()].join('\n')).digest('hex');
+    return { slice, reason: work.reason, raw, fingerprint };
+  });
+  return { slicesSeen: slices.length, open: slices.length - closed.length, pending: looks.filter((look): look is PendingSlice => look !== undefined) };
+}
+
+/**
+ * Compacts one slice and logs the outcome; a failure is returned, not thrown, so that a caller going through
+ * many slices goes on with the others. The slice stays on its raw objects, readable, until a later run succeeds.
+ */
+export async function compactOneSlice(
+  deps: CompactionDeps,
+  slice: Slice,
+  raw?: Record<DatasetName, StoredObject[]>,
+): Promise<{ ok: true; result: SliceCompaction } | { ok: false; error: string }> {
+  try {
+    const result = await compactSlice(deps, slice, raw);
+    if (result.outcome !== 'up-to-date') deps.logger?.info('Compacted a slice', { ...result, slice: sliceId(slice) });
+    return { ok: true, result };
+  } catch (error) {
+    deps.logger?.error('Compaction of a slice failed; it stays on its raw objects until a later run succeeds', { slice: sliceId(slice), error });
+    return { ok: false, error: (error as Error).message ?? String(error) };
+  }
+}
+
+/**
+ * Compacts every pending slice in this process, one after another: `npm run compact`, the timer of `npm start`
+ * and the tests. Deployed, the planner sends the same pending slices to a queue and workers compact them.
+ */
+export async function compactPending(deps: CompactionDeps, options: PendingOptions = {}): Promise<CompactionRun> {
+  const scan = await findPendingSlices(deps, options);
+  const run: CompactionRun = { slicesSeen: scan.slicesSeen, compacted: [], open: scan.open, failed: [] };
+  for (const { slice, raw } of scan.pending) {
+    const outcome = await compactOneSlice(deps, slice, raw);
+    if (!outcome.ok) run.failed.push({ slice: sliceId(slice), error: outcome.error });
+    else if (outcome.result.outcome !== 'up-to-date') run.compacted.push(outcome.result);
   }
   return run;
 }

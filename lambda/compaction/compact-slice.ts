@@ -189,7 +189,7 @@ async function compactDataset(
 }
 
 /** Raw objects of the slice the manifest does not cover with their current ETag (new, or overwritten since). */
-function pendingRaw(raw: readonly StoredObject[], covered: DatasetManifest | undefined): StoredObject[] {
+export function pendingRaw(raw: readonly StoredObject[], covered: DatasetManifest | undefined): StoredObject[] {
   const etags = new Map((covered?.covered ?? []).map((entry) => [entry.key, entry.etag]));
   return raw.filter((object) => etags.get(object.key) !== object.etag);
 }

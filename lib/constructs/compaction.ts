@@ -1,73 +1,165 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
 
 /** Key prefixes compaction reads or writes; raw ones are the landing's. */
 export const COMPACTION_PREFIXES = { traces: 'traces/', spans: 'spans/', compacted: 'compacted/', manifests: 'manifests/' } as const;
 
+/** The worker's timeout: the largest slice must fit in one invocation (docs/landing.md "Capacity"). */
+export const COMPACTION_WORKER_TIMEOUT = Duration.minutes(15);
+
+/**
+ * AWS's guidance for a Lambda's source queue: a visibility timeout of at least six times the function timeout,
+ * so that a message is never handed out again while an invocation (or Lambda's retry of a throttled one) may
+ * still be compacting its slice.
+ */
+export const COMPACTION_VISIBILITY_TIMEOUT = Duration.seconds(6 * COMPACTION_WORKER_TIMEOUT.toSeconds());
+
+/** Receives of one message before it moves to the dead-letter queue: at least 5, as AWS advises for Lambda. */
+export const COMPACTION_MAX_RECEIVE_COUNT = 5;
+
 export interface CompactionProps {
   readonly projectRoot: string;
-  readonly entry: string;
+  /** Handler files relative to `projectRoot`. */
+  readonly plannerEntry: string;
+  readonly workerEntry: string;
   readonly bucket: Bucket;
+  readonly settings: CompactionSettings;
   readonly logRetention: RetentionDays;
   readonly metricsNamespace: string;
-  /** How often closed hours are compacted. */
+  /** How often the planner looks for pending slices. */
   readonly every?: Duration;
 }
 
 /**
- * The compaction function on an EventBridge schedule. One run at a time (reserved concurrency 1): two runs
- * compacting one slice could each delete the other's new objects as unreferenced. Least privilege: it lists
- * the bucket under its four prefixes only, reads raw and compacted objects and manifests, writes compacted
- * objects and manifests, and deletes compacted objects (raw objects expire by lifecycle, never by compaction).
+ * Compaction as a fan-out. An EventBridge schedule runs the planner, which lists the raw objects, reads the
+ * manifests and sends one message per pending slice to an SQS FIFO queue, the slice id as message group. The
+ * worker consumes the queue, one slice per invocation, up to `settings.maxConcurrency` at once; FIFO hands out
+ * one message of a group at a time, so two compactions of one slice never overlap (they could each delete the
+ * other's new objects as unreferenced). A slice that keeps failing moves to the dead-letter queue.
  */
 export class Compaction extends Construct {
-  public readonly function: HouseFunction;
+  public readonly planner: HouseFunction;
+  public readonly worker: HouseFunction;
+  public readonly queue: Queue;
+  public readonly deadLetterQueue: Queue;
+  public readonly eventSource: SqsEventSource;
   public readonly schedule: Rule;
 
   constructor(scope: Construct, id: string, props: CompactionProps) {
     super(scope, id);
     const { bucket } = props;
-    this.function = new HouseFunction(this, 'Function', {
+
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      fifo: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, 'Queue', {
+      fifo: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: COMPACTION_VISIBILITY_TIMEOUT,
+      // Past the raw retention a message is moot: the next plan sends what is still pending.
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: COMPACTION_MAX_RECEIVE_COUNT },
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the dead-letter queue of the compaction queue: it holds the slices that failed every retry.',
+    });
+
+    this.planner = new HouseFunction(this, 'Planner', {
       projectRoot: props.projectRoot,
-      entry: props.entry,
-      description: 'Compacts closed hours of landed Parquet into few deduplicated objects per organization and hour',
+      entry: props.plannerEntry,
+      description: 'Finds hours of landed Parquet with data not compacted yet and queues one compaction per organization and hour',
+      serviceName: 'trace-compaction',
+      metricsNamespace: props.metricsNamespace,
+      logRetention: props.logRetention,
+      // Holds the listing of the raw prefixes (three days of objects) and reads manifests 16 at a time.
+      memorySize: 1024,
+      timeout: Duration.minutes(15),
+      // Not needed for safety (the queue keeps slices apart); it keeps a slow listing from piling up runs.
+      reservedConcurrentExecutions: 1,
+      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl },
+    });
+    this.grantPlanner(bucket);
+
+    this.worker = new HouseFunction(this, 'Worker', {
+      projectRoot: props.projectRoot,
+      entry: props.workerEntry,
+      description: 'Compacts one organization hour of landed Parquet into few deduplicated objects',
       serviceName: 'trace-compaction',
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
       // One part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time: ~1 GB for a 1M-span hour.
       memorySize: 3008,
-      timeout: Duration.minutes(15),
-      reservedConcurrentExecutions: 1,
+      timeout: COMPACTION_WORKER_TIMEOUT,
       environment: { [ENV.dataBucket]: bucket.bucketName },
     });
+    this.grantWorker(bucket);
+
+    this.eventSource = new SqsEventSource(this.queue, {
+      // One slice per invocation: the timeout is sized for one large hour.
+      batchSize: 1,
+      reportBatchItemFailures: true,
+      maxConcurrency: props.settings.maxConcurrency,
+    });
+    this.worker.addEventSource(this.eventSource);
+
+    this.schedule = new Rule(this, 'Schedule', {
+      description: 'Plans trace compaction',
+      schedule: Schedule.rate(props.every ?? Duration.minutes(15)),
+    });
+    // No retries: the next scheduled run plans whatever is still pending.
+    this.schedule.addTarget(new LambdaFunction(this.planner, { retryAttempts: 0, maxEventAge: Duration.minutes(15) }));
+  }
+
+  /** The planner lists the raw prefixes, reads manifests and sends to the queue; it reads no data and writes none. */
+  private grantPlanner(bucket: Bucket): void {
+    // Unconditional on purpose, as for the worker below: without s3:ListBucket a slice's missing manifest is a 403.
+    this.planner.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+    this.planner.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects(`${COMPACTION_PREFIXES.manifests}*`)] }));
+    // SendMessageBatch is authorized as sqs:SendMessage; SSE-SQS needs no KMS grant.
+    this.planner.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
+    acknowledgePrefixWildcards(
+      this.planner.role ?? this.planner,
+      bucket,
+      [COMPACTION_PREFIXES.manifests],
+      'Manifest keys (org, date, hour) are chosen at run time; the planner may only read objects under the manifests prefix.',
+    );
+  }
+
+  /**
+   * The worker's data grants, all in one place: it lists the bucket, reads raw and compacted objects and
+   * manifests, writes compacted objects and manifests, and deletes compacted objects (raw objects expire by
+   * lifecycle, never by compaction). The event source adds the queue's receive and delete actions.
+   */
+  private grantWorker(bucket: Bucket): void {
     const { traces, spans, compacted, manifests } = COMPACTION_PREFIXES;
     // Unconditional on purpose: S3 answers a GET of a missing key with 404 NoSuchKey only when the caller
     // holds s3:ListBucket, and a GetObject carries no s3:prefix, so a prefix-conditioned grant would turn
     // every hour's first "no manifest yet" into 403 AccessDenied and fail its compaction.
-    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [traces, spans, compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
-    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
-    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
+    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [traces, spans, compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
+    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
+    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
     acknowledgePrefixWildcards(
-      this.function.role ?? this.function,
+      this.worker.role ?? this.worker,
       bucket,
       [traces, spans, compacted, manifests],
       'Object keys (org, date, hour, generation) are chosen at run time; the grants are limited to the prefixes compaction reads or writes.',
     );
-
-    this.schedule = new Rule(this, 'Schedule', {
-      description: 'Runs trace compaction',
-      schedule: Schedule.rate(props.every ?? Duration.minutes(15)),
-    });
-    // No retries: the next scheduled run picks up whatever this one left pending.
-    this.schedule.addTarget(new LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.minutes(15) }));
   }
 }

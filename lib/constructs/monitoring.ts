@@ -24,7 +24,7 @@ export interface MonitoringProps {
   readonly api: RestApi;
   readonly ingestFunction: IFunction;
   readonly consumer: IFunction;
-  readonly compaction: IFunction;
+  readonly compaction: CompactionResources;
   readonly tenancyTable: ITable;
   readonly rateTable: ITable;
   readonly stream: IStream;
@@ -33,6 +33,17 @@ export interface MonitoringProps {
   readonly throttledResponses: IMetric;
   readonly alarmEmail?: string;
 }
+
+/** The parts of the compaction fan-out that are watched. */
+export interface CompactionResources {
+  readonly planner: IFunction;
+  readonly worker: IFunction;
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+}
+
+/** Age of the oldest queued slice past which compaction is falling behind: four planner runs. */
+export const COMPACTION_BACKLOG_ALARM_AGE = Duration.hours(1);
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -96,18 +107,33 @@ export class Monitoring extends Construct {
     this.alarm('StreamWriteThrottles', streamThrottles, 1, 1, 'Kinesis throttled PutRecords records');
     this.alarm('ConsumerIteratorAge', iteratorAge, 15 * 60 * 1000, 3, 'The consumer is more than 15 minutes behind the stream');
     this.alarm('ConsumerErrors', consumerErrors, 1, 1, 'The landing consumer failed a batch (it will be retried, bisected, then sent to the failure queue)');
-    const compactionErrors = props.compaction.metricErrors({ period: Duration.hours(1), statistic: 'Sum' });
-    const compactionRuns = props.compaction.metricInvocations({ period: Duration.hours(1), statistic: 'Sum' });
-    const slicesFailed = new Metric({ namespace: 'TraceIngest', metricName: 'SlicesFailed', dimensionsMap: { service: 'trace-compaction' }, period: Duration.hours(1), statistic: 'Sum' });
-    this.alarm('CompactionErrors', compactionErrors, 2, 1, 'Compaction runs failed twice within an hour: hours stay on their raw objects (duplicates possible) and raw objects expire after the retention');
+    const { planner, worker, queue: compactionQueue, deadLetterQueue: compactionDlq } = props.compaction;
+    const plannerErrors = planner.metricErrors({ period: Duration.hours(1), statistic: 'Sum' });
+    const plannerRuns = planner.metricInvocations({ period: Duration.hours(1), statistic: 'Sum' });
+    const workerErrors = worker.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const compactionMetric = (metricName: string, period: Duration) => new Metric({ namespace: 'TraceIngest', metricName, dimensionsMap: { service: 'trace-compaction' }, period, statistic: 'Sum' });
+    const slicesFailed = compactionMetric('SlicesFailed', Duration.hours(1));
+    const backlogAge = compactionQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' });
+    const backlogDepth = compactionQueue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' });
+    const deadSlices = compactionDlq.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' });
+    this.alarm('CompactionPlannerErrors', plannerErrors, 2, 1, 'Compaction planning failed twice within an hour: new and late data stays on raw objects (duplicates possible) until a plan succeeds');
+    this.alarm('CompactionWorkerErrors', workerErrors, 1, 1, 'A compaction worker crashed or timed out (a slice too large for one invocation?); SQS retries the slice');
     this.alarm('CompactionSlicesFailed', slicesFailed, 1, 2, 'Some hours failed to compact for two hours in a row');
+    this.alarm(
+      'CompactionBacklogAge',
+      backlogAge,
+      COMPACTION_BACKLOG_ALARM_AGE.toSeconds(),
+      3,
+      'A slice has waited in the compaction queue for over an hour for 15 minutes: workers are not keeping up (raise compactionMaxConcurrency) or a slice is being retried',
+    );
+    this.alarm('CompactionDeadLetters', deadSlices, 1, 1, 'Slices failed every compaction retry and are in the dead-letter queue: fix the cause, then redrive them before their raw objects expire');
     const notRunning = new Alarm(this, 'CompactionNotRunning', {
-      metric: compactionRuns,
+      metric: plannerRuns,
       threshold: 1,
       evaluationPeriods: 2,
       datapointsToAlarm: 2,
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
-      // No data is exactly the failure this alarm is for: the schedule stopped invoking the function.
+      // No data is exactly the failure this alarm is for: the schedule stopped invoking the planner.
       treatMissingData: TreatMissingData.BREACHING,
       alarmDescription: 'The compaction schedule has not run for two hours',
     });
@@ -134,6 +160,11 @@ export class Monitoring extends Construct {
           graph('Stream', [stream.metricIncomingRecords({ period: FIVE_MINUTES, statistic: 'Sum' }), streamThrottles], [stream.metricIncomingBytes({ period: FIVE_MINUTES, statistic: 'Sum' })]),
           graph('Consumer', [consumer.metricInvocations({ period: FIVE_MINUTES }), consumerErrors, failureDepth], [iteratorAge]),
           graph('Consumer duration', [consumer.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }), consumer.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' })]),
+        ],
+        [
+          graph('Compaction queue', [backlogDepth, compactionQueue.metricApproximateNumberOfMessagesNotVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }), deadSlices], [backlogAge]),
+          graph('Compaction slices', [compactionMetric('SlicesPlanned', FIVE_MINUTES), compactionMetric('SlicesCompacted', FIVE_MINUTES), compactionMetric('SlicesFailed', FIVE_MINUTES)], [compactionMetric('RowsCompacted', FIVE_MINUTES)]),
+          graph('Compaction workers', [worker.metricInvocations({ period: FIVE_MINUTES }), workerErrors, worker.metricThrottles({ period: FIVE_MINUTES })], [worker.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' })]),
         ],
       ],
     });

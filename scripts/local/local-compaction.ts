@@ -16,8 +16,8 @@ const lockFile = (paths: LocalPaths) => path.join(paths.root, 'compaction.lock')
 
 /**
  * Runs `work` holding the local compaction lock: two compactions of one slice at once could delete each
- * other's new objects. (Deployed, the function's reserved concurrency of 1 does this.) A lock left by a
- * dead process is taken over.
+ * other's new objects. (Deployed, the compaction queue's message groups do this, one group per slice.) A lock
+ * left by a dead process is taken over.
  */
 export async function withCompactionLock<T>(paths: LocalPaths, work: () => Promise<T>): Promise<T> {
   const file = lockFile(paths);
@@ -48,11 +48,14 @@ export async function withCompactionLock<T>(paths: LocalPaths, work: () => Promi
   }
 }
 
-export interface LocalCompactionOptions extends Omit<PendingOptions, 'shouldContinue'> {
+export interface LocalCompactionOptions extends PendingOptions {
   deps?: Partial<Omit<CompactionDeps, 'store'>>;
 }
 
-/** Compacts the local stack's bucket through its S3 endpoint, with the same code as the deployed function. */
+/**
+ * Compacts the local stack's bucket through its S3 endpoint in this process, with the two steps the deployed
+ * planner and workers share: find the pending slices, compact each one.
+ */
 export async function compactLocal(endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>, paths: LocalPaths, options: LocalCompactionOptions = {}): Promise<CompactionRun> {
   const s3 = new S3Client(localClientConfig(endpoints.s3));
   try {

@@ -125,7 +125,9 @@ describe('data resources', () => {
     });
 
     it('does not report batch item failures: the consumer fails whole batches so retried object keys stay deterministic', () => {
-      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as { Properties: Record<string, unknown> }[];
+      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: logicalId(stack.landing.consumer) } } })) as {
+        Properties: Record<string, unknown>;
+      }[];
       expect(mappings).toHaveLength(1);
       expect(mappings[0]?.Properties.FunctionResponseTypes).toBeUndefined();
     });

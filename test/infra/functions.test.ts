@@ -5,7 +5,7 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
 import { ESM_REQUIRE_BANNER, type HouseFunction } from '../../lib/constructs/house-function.js';
-import { statementsOfRole, synthStack } from './support/synth-stack.js';
+import { sortStatements, statementsOfRole, synthStack } from './support/synth-stack.js';
 
 describe('functions', () => {
   const { app, stack, template } = synthStack();
@@ -20,6 +20,8 @@ describe('functions', () => {
   describe.each([
     ['ingest', () => ingest],
     ['landing', () => consumer],
+    ['compaction planner', () => stack.compaction.planner],
+    ['compaction worker', () => stack.compaction.worker],
   ])('the %s function', (_name, fn) => {
     it('runs Node 24 on arm64 with source maps and Powertools settings', () => {
       template.hasResourceProperties('AWS::Lambda::Function', {
@@ -111,30 +113,6 @@ describe('functions', () => {
     );
   });
 
-  it('lets compaction list and read its prefixes, write compacted objects and manifests, and delete only compacted objects', () => {
-    const compaction = stack.compaction.function;
-    expect(sortStatements(statementsOfRole(template, roleId(compaction)))).toEqual(
-      sortStatements([
-        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.functionLogGroup)] },
-        { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
-        { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
-        { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
-        { actions: ['s3:DeleteObject'], resources: [objects('compacted/')] },
-      ]),
-    );
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 's3:ListBucket', Condition: Match.absent() })]) },
-    });
-  });
-
-  it('runs compaction one at a time on a schedule, without retries (the next run picks up what is left)', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: Match.absent(), ReservedConcurrentExecutions: 1, Timeout: 900 });
-    template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(15 minutes)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.compaction.function), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 900 } })],
-    });
-  });
-
   it('lets the consumer read the stream and overflow objects, write only its datasets and dead letters, and report failures', () => {
     expect(sortStatements(statementsOfRole(template, roleId(consumer)))).toEqual(
       sortStatements([
@@ -160,17 +138,10 @@ describe('functions', () => {
   });
 
   it('grants no function any DynamoDB, Kinesis or S3 action on a wildcard resource', () => {
-    for (const fn of [ingest, consumer]) {
+    for (const fn of [ingest, consumer, stack.compaction.planner, stack.compaction.worker]) {
       for (const statement of statementsOfRole(template, roleId(fn))) {
         expect(statement.resources).not.toContain('*');
       }
     }
   });
 });
-
-function sortStatements<T extends { actions: string[]; resources: unknown[] }>(statements: T[]): T[] {
-  const key = (statement: T) => JSON.stringify(statement);
-  return statements
-    .map((statement) => ({ ...statement, resources: [...statement.resources].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) }))
-    .sort((a, b) => key(a).localeCompare(key(b)));
-}

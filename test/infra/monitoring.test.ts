@@ -19,17 +19,20 @@ describe('Monitoring', () => {
     ['Kinesis write throttles', 'AWS/Kinesis', ['PutRecords.ThrottledRecords']],
     ['consumer iterator age', 'AWS/Lambda', ['IteratorAge']],
     ['failure queue depth', 'AWS/SQS', ['ApproximateNumberOfMessagesVisible']],
+    ['compaction backlog age', 'AWS/SQS', ['ApproximateAgeOfOldestMessage']],
   ])('alarms on %s', (_name, _namespace, metricNames) => {
     expect(alarms.some((alarm) => metricNames.every((name) => metricNamesOf(alarm.Properties).includes(name)))).toBe(true);
   });
 
-  it('alarms on errors of both functions', () => {
+  it('alarms on errors of every function', () => {
     const errorAlarms = alarms.filter((alarm) => alarm.Properties.MetricName === 'Errors');
     const functions = errorAlarms.map((alarm) => JSON.stringify(alarm.Properties.Dimensions));
     expect(functions).toEqual(
       expect.arrayContaining([
         expect.stringContaining(stack.getLogicalId(stack.ingest.handler.node.defaultChild as never)),
         expect.stringContaining(stack.getLogicalId(stack.landing.consumer.node.defaultChild as never)),
+        expect.stringContaining(stack.getLogicalId(stack.compaction.planner.node.defaultChild as never)),
+        expect.stringContaining(stack.getLogicalId(stack.compaction.worker.node.defaultChild as never)),
       ]),
     );
   });
@@ -44,10 +47,28 @@ describe('Monitoring', () => {
     }
   });
 
-  it('alarms when compaction fails or stops running', () => {
-    const descriptions = alarms.map((alarm) => alarm.Properties.AlarmDescription ?? "");
-    expect(descriptions).toEqual(expect.arrayContaining([expect.stringMatching(/^Compaction runs failed/), expect.stringMatching(/^Some hours failed to compact/), expect.stringMatching(/^The compaction schedule has not run/)]));
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 2 });
+  it('alarms when compaction planning fails or stops, slices fail, the backlog ages or slices reach the dead-letter queue', () => {
+    const descriptions = alarms.map((alarm) => alarm.Properties.AlarmDescription ?? '');
+    expect(descriptions).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^Compaction planning failed/),
+        expect.stringMatching(/^A compaction worker crashed/),
+        expect.stringMatching(/^Some hours failed to compact/),
+        expect.stringMatching(/^A slice has waited in the compaction queue/),
+        expect.stringMatching(/^Slices failed every compaction retry/),
+        expect.stringMatching(/^The compaction schedule has not run/),
+      ]),
+    );
+    const queueOf = (queue: { node: { defaultChild?: unknown } }) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [stack.getLogicalId(queue.node.defaultChild as never), 'QueueName'] } }];
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Dimensions: queueOf(stack.compaction.queue), Threshold: 3600, EvaluationPeriods: 3 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: queueOf(stack.compaction.deadLetterQueue), Threshold: 1 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Invocations',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: stack.getLogicalId(stack.compaction.planner.node.defaultChild as never) } }],
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 2,
+    });
   });
 
   it('requires TLS to publish to the alarm topic', () => {

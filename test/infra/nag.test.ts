@@ -24,10 +24,12 @@ describe('cdk-nag AwsSolutions', () => {
     for (const rule of acknowledged) expect(rule.reason.length).toBeGreaterThan(40);
     expect(acknowledged.map((rule) => `${rule.path}: ${rule.id}`).sort()).toEqual(
       [
-        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/compacted/*]',
-        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/manifests/*]',
-        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/spans/*]',
-        'Compaction/FunctionRole: AwsSolutions-IAM5[Resource::<bucket>/traces/*]',
+        'Compaction/DeadLetterQueue: AwsSolutions-SQS3',
+        'Compaction/PlannerRole: AwsSolutions-IAM5[Resource::<bucket>/manifests/*]',
+        'Compaction/WorkerRole: AwsSolutions-IAM5[Resource::<bucket>/compacted/*]',
+        'Compaction/WorkerRole: AwsSolutions-IAM5[Resource::<bucket>/manifests/*]',
+        'Compaction/WorkerRole: AwsSolutions-IAM5[Resource::<bucket>/spans/*]',
+        'Compaction/WorkerRole: AwsSolutions-IAM5[Resource::<bucket>/traces/*]',
         'Ingest/Api: AwsSolutions-APIG2',
         'Ingest/Api: AwsSolutions-APIG3',
         'Ingest/Api: AwsSolutions-APIG4',

@@ -56,6 +56,14 @@ export function statementsOfRole(template: Template, roleLogicalId: string): Pol
   });
 }
 
+/** Statements and their resources in a stable order, for comparing a role's grants as a set. */
+export function sortStatements<T extends PolicyStatementSummary>(statements: T[]): T[] {
+  const key = (statement: T) => JSON.stringify(statement);
+  return statements
+    .map((statement) => ({ ...statement, resources: [...statement.resources].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) }))
+    .sort((a, b) => key(a).localeCompare(key(b)));
+}
+
 interface RawStatement {
   readonly Effect: string;
   readonly Action: string | string[];

@@ -1,4 +1,0 @@
-import { compactionConfigFromEnv, composeCompaction } from './compose.js';
-
-// Composition root: configuration is read and clients are created once per container.
-export const handler = composeCompaction(compactionConfigFromEnv());

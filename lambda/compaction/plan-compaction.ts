@@ -1,0 +1,35 @@
+import { sliceId } from './compaction-keys.js';
+import { type PendingOptions, type PendingReason, findPendingSlices } from './compact-pending.js';
+import type { CompactionDeps } from './compact-slice.js';
+import { type SliceMessage, sliceMessage } from './slice-message.js';
+
+/** The compaction queue as the planner needs it. */
+export interface SliceQueue {
+  /** Sends every message, or throws: a message the queue did not take is never dropped silently. */
+  send(messages: readonly SliceMessage[]): Promise<void>;
+}
+
+export interface PlannerDeps extends Pick<CompactionDeps, 'store' | 'logger' | 'now' | 'supersededGraceMs'> {
+  queue: SliceQueue;
+}
+
+export interface CompactionPlan {
+  slicesSeen: number;
+  open: number;
+  /** Slices sent to the queue, by why they are pending. */
+  planned: Record<PendingReason, number>;
+}
+
+/**
+ * The scheduled step of deployed compaction: finds the pending slices (as `npm run compact` does) and sends one
+ * message per slice to the compaction queue, where workers pick them up. The planner compacts nothing itself.
+ */
+export async function planCompaction(deps: PlannerDeps, options: PendingOptions = {}): Promise<CompactionPlan> {
+  const plannedAt = (deps.now ?? (() => new Date()))();
+  const scan = await findPendingSlices(deps, options);
+  await deps.queue.send(scan.pending.map((pending) => sliceMessage(pending, plannedAt)));
+  const planned: Record<PendingReason, number> = { new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 };
+  for (const pending of scan.pending) planned[pending.reason]++;
+  if (scan.pending.length > 0) deps.logger?.info('Planned slices for compaction', { planned, slices: scan.pending.slice(0, 50).map((p) => sliceId(p.slice)) });
+  return { slicesSeen: scan.slicesSeen, open: scan.open, planned };
+}

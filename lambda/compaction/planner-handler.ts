@@ -1,0 +1,4 @@
+import { composePlanner, plannerConfigFromEnv } from './compose.js';
+
+// Composition root: configuration is read and clients are created once per container.
+export const handler = composePlanner(plannerConfigFromEnv());

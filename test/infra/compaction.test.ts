@@ -1,0 +1,116 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { DEFAULT_CONFIG, validateConfig } from '../../lib/config.js';
+import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT, COMPACTION_WORKER_TIMEOUT, Compaction } from '../../lib/constructs/compaction.js';
+import type { HouseFunction } from '../../lib/constructs/house-function.js';
+import { DEFAULT_ENTRIES } from '../../lib/trace-ingest-stack.js';
+import { PROJECT_ROOT, sortStatements, statementsOfRole, synthStack } from './support/synth-stack.js';
+
+describe('compaction fan-out', () => {
+  const { stack, template } = synthStack();
+  const { compaction } = stack;
+  const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+  const arn = (construct: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
+  const objects = (prefix: string) => ({ 'Fn::Join': ['', [arn(stack.landing.bucket), `/${prefix}*`]] });
+  const roleId = (fn: HouseFunction) => stack.getLogicalId(fn.role?.node.defaultChild as never);
+  const resource = (construct: { node: { defaultChild?: unknown } }) => template.toJSON().Resources[logicalId(construct)] as { Properties: Record<string, unknown> };
+
+  it('queues slices on an encrypted FIFO queue whose visibility timeout is six times the worker timeout, with a FIFO dead-letter queue after 5 receives', () => {
+    expect(resource(compaction.queue).Properties).toEqual(
+      expect.objectContaining({
+        FifoQueue: true,
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: 6 * COMPACTION_WORKER_TIMEOUT.toSeconds(),
+        RedrivePolicy: { deadLetterTargetArn: arn(compaction.deadLetterQueue), maxReceiveCount: 5 },
+      }),
+    );
+    expect(resource(compaction.queue).Properties.ContentBasedDeduplication).toBeUndefined();
+    expect(COMPACTION_VISIBILITY_TIMEOUT.toSeconds()).toBe(5400);
+    expect(COMPACTION_MAX_RECEIVE_COUNT).toBeGreaterThanOrEqual(5);
+    expect(resource(compaction.deadLetterQueue).Properties).toEqual(expect.objectContaining({ FifoQueue: true, SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86400 }));
+  });
+
+  it.each([
+    ['queue', () => compaction.queue],
+    ['dead-letter queue', () => compaction.deadLetterQueue],
+  ])('denies the %s to requests without TLS', (_name, queue) => {
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: logicalId(queue()) }],
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('runs the worker from the queue one slice per invocation, reports failed slices as batch item failures, and caps concurrency at the configured default of 10', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(compaction.worker) },
+      EventSourceArn: arn(compaction.queue),
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: DEFAULT_CONFIG.compaction.maxConcurrency },
+    });
+    expect(DEFAULT_CONFIG.compaction.maxConcurrency).toBe(10);
+    expect(resource(compaction.worker).Properties).toEqual(expect.objectContaining({ Timeout: 900, MemorySize: 3008 }));
+    expect(resource(compaction.worker).Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
+  it('runs the planner on a 15-minute schedule, one at a time, without retries, and tells it the queue', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(15 minutes)',
+      Targets: [Match.objectLike({ Arn: arn(compaction.planner), RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 900 } })],
+    });
+    expect(resource(compaction.planner).Properties).toEqual(expect.objectContaining({ ReservedConcurrentExecutions: 1, Timeout: 900 }));
+    expect((resource(compaction.planner).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
+      expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
+    );
+    expect((resource(compaction.worker).Properties.Environment as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty(ENV.compactionQueueUrl);
+  });
+
+  it('lets the planner list the bucket, read manifests and send to the queue, and nothing else', () => {
+    expect(sortStatements(statementsOfRole(template, roleId(compaction.planner)))).toEqual(
+      sortStatements([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.planner.functionLogGroup)] },
+        { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
+        { actions: ['s3:GetObject'], resources: [objects('manifests/')] },
+        { actions: ['sqs:SendMessage'], resources: [arn(compaction.queue)] },
+      ]),
+    );
+  });
+
+  it('lets the worker read its prefixes, write compacted objects and manifests, delete only compacted objects, and consume the queue', () => {
+    expect(sortStatements(statementsOfRole(template, roleId(compaction.worker)))).toEqual(
+      sortStatements([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.worker.functionLogGroup)] },
+        { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
+        { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
+        { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
+        { actions: ['s3:DeleteObject'], resources: [objects('compacted/')] },
+        { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'], resources: [arn(compaction.queue)] },
+      ]),
+    );
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 's3:ListBucket', Condition: Match.absent() })]) },
+    });
+  });
+
+  it('takes the ceiling on parallel slices from the configuration, and rejects one the event source would refuse', () => {
+    const app = new App();
+    const own = new Stack(app, 'CompactionConcurrency');
+    const bucket = new Bucket(own, 'Bucket');
+    new Compaction(own, 'Compaction', {
+      projectRoot: PROJECT_ROOT,
+      plannerEntry: DEFAULT_ENTRIES.compactionPlanner,
+      workerEntry: DEFAULT_ENTRIES.compactionWorker,
+      bucket,
+      settings: { maxConcurrency: 50 },
+      logRetention: RetentionDays.ONE_DAY,
+      metricsNamespace: 'Test',
+    });
+    Template.fromStack(own).hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 50 } });
+    for (const maxConcurrency of [1, 1001, 2.5]) {
+      expect(() => validateConfig({ ...DEFAULT_CONFIG, compaction: { maxConcurrency } })).toThrow(/compaction.maxConcurrency must be an integer in 2..1000/);
+    }
+  });
+});
