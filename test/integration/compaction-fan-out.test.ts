@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { composePlanner, composeWorker } from '../../lambda/compaction/compose.js';
+import type { SliceMessage } from '../../lambda/compaction/slice-message.js';
+import { landRecords } from '../../lambda/landing/land-records.js';
+import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
+import { type Engine, startS3rver } from '../../scripts/local/engines.js';
+import { createBucket, localClientConfig } from '../../scripts/local/provision.js';
+import { queryLanded } from '../../scripts/local/query.js';
+import { quietTelemetry } from '../support/quiet-telemetry.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../unit/landing/landing-builders.js';
+
+/**
+ * The deployed compaction path on s3rver, through the composition roots of both functions: the planner lists
+ * and reads manifests through the S3 adapter and hands its messages to a queue; the worker gets them as an SQS
+ * event and compacts each slice from its own listing. (SQS itself is not emulated: its semantics are modelled in
+ * test/unit/compaction/fan-out.test.ts.)
+ */
+describe('compaction planner and worker against s3rver', () => {
+  const bucket = 'data';
+  const s3Dir = mkdtempSync(path.join(tmpdir(), 'compaction-fan-out-it-'));
+  let engine: Engine;
+  let s3: S3Client;
+
+  beforeAll(async () => {
+    engine = await startS3rver({ dataDir: s3Dir });
+    s3 = new S3Client(localClientConfig(engine.endpoint));
+    await createBucket(s3, bucket);
+  });
+
+  afterAll(async () => {
+    s3?.destroy();
+    await engine?.stop();
+    rmSync(s3Dir, { recursive: true, force: true });
+  });
+
+  it('plans every closed slice once, and the worker leaves each trace and span once', async () => {
+    const store = new S3LandingStore(s3, bucket);
+    const traces = Array.from({ length: 12 }, (_, i) => ({ trace: acceptedTrace({}, 1 + (i % 3)), org: i % 3 === 0 ? 'org-b' : 'org-a' }));
+    const records = traces.map(({ trace, org }, i) => inlineRecord(i + 1, trace, traceContext({ org_id: org, request_id: `req-${i}` })));
+    await landRecords({ store }, records.slice(0, 8));
+    await landRecords({ store }, records.slice(4));
+    const sent: SliceMessage[] = [];
+    const planner = composePlanner({ dataBucket: bucket, s3, queue: { send: async (messages) => void sent.push(...messages) }, ...quietTelemetry() });
+    const worker = composeWorker({ dataBucket: bucket, s3, ...quietTelemetry() });
+
+    const plan = await planner();
+
+    expect(plan.planned.new).toBe(2);
+    expect(sent.map((m) => m.groupId).sort()).toEqual(['org-a/2026-11-22/10', 'org-b/2026-11-22/10']);
+    const event: SQSEvent = { Records: sent.map((m, i) => ({ messageId: `m${i}`, body: m.body }) as SQSRecord) };
+    for (const record of event.Records) expect(await worker({ Records: [record] })).toEqual({ batchItemFailures: [] });
+
+    const data = { s3Directory: s3Dir, bucket };
+    const [counts] = await queryLanded('SELECT count(*)::INTEGER AS n, count(DISTINCT trace_id)::INTEGER AS ids FROM traces', data);
+    expect(counts!.rows).toEqual([{ n: 12, ids: 12 }]);
+    const spans = traces.reduce((sum, { trace }) => sum + trace.spans.length, 0);
+    expect((await queryLanded('SELECT count(*)::INTEGER AS n FROM spans', data))[0]!.rows).toEqual([{ n: spans }]);
+    sent.length = 0;
+    expect((await planner()).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 });
+    expect(sent).toEqual([]);
+  });
+});
