@@ -12,6 +12,23 @@ export const DEFAULT_SETTLE_MS = 10 * 60 * 1000;
 /** Manifests read at once while looking for pending slices: one GET per closed slice with raw objects. */
 export const MANIFEST_READS_IN_PARALLEL = 16;
 
+/** Organizations listed at once when they are listed apart: each holds its raw listing until its slices are looked at. */
+export const ORGANIZATIONS_LISTED_IN_PARALLEL = 4;
+
+/** The organizations that have raw objects, so that each can be listed on its own. */
+export interface RawOrganizations {
+  /** Ids of the organizations with objects under `traces/org_id=<id>/` or `spans/org_id=<id>/`. */
+  list(): Promise<string[]>;
+}
+
+export interface FindPendingDeps extends CompactionDeps {
+  /**
+   * When given, the raw prefixes are listed one organization at a time (a few at once), so that memory holds
+   * the listing of a few organizations, not of all, and the listing time is shared; else in one listing.
+   */
+  organizations?: RawOrganizations;
+}
+
 export interface PendingOptions {
   /** Compact hours that are still open too (`npm run compact`); the schedule compacts closed hours only. */
   includeOpenHours?: boolean;
@@ -61,13 +78,14 @@ export interface CompactionRun {
 type RawListing = Map<string, { slice: Slice; raw: Record<DatasetName, StoredObject[]> }>;
 
 /**
- * Raw objects of every slice, from one listing of each raw prefix. Raw objects expire a few days after they
- * land (see "Retention" in docs/landing.md), so the listing is bounded by the traffic of those days.
+ * Raw objects of every slice under `<dataset>/<under>`, from one listing of each raw prefix. Raw objects expire
+ * a few days after they land (see "Retention" in docs/landing.md), so the listing is bounded by the traffic of
+ * those days.
  */
-async function rawSlices(deps: CompactionDeps): Promise<RawListing> {
+async function rawSlices(deps: CompactionDeps, under: string): Promise<RawListing> {
   const slices: RawListing = new Map();
   for (const dataset of ['traces', 'spans'] as const) {
-    for (const object of await deps.store.list(`${dataset}/`)) {
+    for (const object of await deps.store.list(`${dataset}/${under}`)) {
       const slice = sliceOfRawKey(object.key);
       if (!slice) continue;
       const id = sliceId(slice);
@@ -103,30 +121,43 @@ function workOf(manifest: SliceManifest | undefined, raw: Record<DatasetName, St
 }
 
 /**
- * Finds the slices that need a compaction run: one listing of the raw prefixes, then the manifest of every
- * closed slice in it. A slice is pending when it has raw objects its manifest does not cover (new slices, late
- * data, replays, overwritten raw objects), a replaced generation past its grace period, or a manifest that
- * cannot be read (so that compaction fails on it and reports it, instead of the slice being silently skipped).
+ * Finds the slices that need a compaction run: a listing of the raw prefixes (whole, or one organization at a
+ * time), then the manifest of every closed slice in it. A slice is pending when it has raw objects its manifest
+ * does not cover (new slices, late data, replays, overwritten raw objects), a replaced generation past its grace
+ * period, or a manifest that cannot be read (so that compaction fails on it and reports it, instead of the slice
+ * being silently skipped). Pending slices come back in slice id order.
  */
-export async function findPendingSlices(deps: CompactionDeps, options: PendingOptions = {}): Promise<PendingScan> {
+export async function findPendingSlices(deps: FindPendingDeps, options: PendingOptions = {}): Promise<PendingScan> {
   const now = (deps.now ?? (() => new Date()))().getTime();
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   const graceMs = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
-  const slices = [...(await rawSlices(deps)).values()].sort((a, b) => (sliceId(a.slice) < sliceId(b.slice) ? -1 : 1));
-  const closed = slices.filter(({ slice }) => options.includeOpenHours || sliceStartMillis(slice) + HOUR_MS + settle <= now);
-  const looks = await mapLimited(closed, MANIFEST_READS_IN_PARALLEL, async ({ slice, raw }): Promise<PendingSlice | undefined> => {
-    let work: ReturnType<typeof workOf>;
-    try {
-      const bytes = await deps.store.get(manifestKey(slice));
-      work = workOf(bytes ? parseManifest(bytes, slice) : undefined, raw, now, graceMs);
-    } catch (error) {
-      work = { reason: 'unreadable-manifest', seen: [(error as Error).message ?? String(error)] };
-    }
-    if (!work) return undefined;
-    const fingerprint = createHash('sha256').update([sliceId(slice), work.reason, ...work.seen.sort()].join('\n')).digest('hex');
-    return { slice, reason: work.reason, raw, fingerprint };
-  });
-  return { slicesSeen: slices.length, open: slices.length - closed.length, pending: looks.filter((look): look is PendingSlice => look !== undefined) };
+  const scan: PendingScan = { slicesSeen: 0, open: 0, pending: [] };
+  const scanUnder = async (under: string): Promise<void> => {
+    const slices = [...(await rawSlices(deps, under)).values()];
+    const closed = slices.filter(({ slice }) => options.includeOpenHours || sliceStartMillis(slice) + HOUR_MS + settle <= now);
+    const looks = await mapLimited(closed, MANIFEST_READS_IN_PARALLEL, async ({ slice, raw }): Promise<PendingSlice | undefined> => {
+      let work: ReturnType<typeof workOf>;
+      try {
+        const bytes = await deps.store.get(manifestKey(slice));
+        work = workOf(bytes ? parseManifest(bytes, slice) : undefined, raw, now, graceMs);
+      } catch (error) {
+        work = { reason: 'unreadable-manifest', seen: [(error as Error).message ?? String(error)] };
+      }
+      if (!work) return undefined;
+      const fingerprint = createHash('sha256').update([sliceId(slice), work.reason, ...work.seen.sort()].join('\n')).digest('hex');
+      return { slice, reason: work.reason, raw, fingerprint };
+    });
+    scan.slicesSeen += slices.length;
+    scan.open += slices.length - closed.length;
+    scan.pending.push(...looks.filter((look): look is PendingSlice => look !== undefined));
+  };
+  if (deps.organizations) {
+    await mapLimited(await deps.organizations.list(), ORGANIZATIONS_LISTED_IN_PARALLEL, (orgId) => scanUnder(`org_id=${orgId}/`));
+  } else {
+    await scanUnder('');
+  }
+  scan.pending.sort((a, b) => (sliceId(a.slice) < sliceId(b.slice) ? -1 : 1));
+  return scan;
 }
 
 /**

@@ -9,6 +9,7 @@ import { createPlannerHandler } from './create-planner-handler.js';
 import { createWorkerHandler } from './create-worker-handler.js';
 import type { SliceQueue } from './plan-compaction.js';
 import { S3CompactionStore } from './s3-compaction-store.js';
+import { S3RawOrganizations } from './s3-raw-organizations.js';
 import { SqsSliceQueue } from './sqs-slice-queue.js';
 
 /** Everything that varies between the deployed functions, the local stack and the tests. */
@@ -29,6 +30,11 @@ export interface PlannerConfig extends CompactionConfig {
   sqs?: SQSClient;
   queue?: SliceQueue;
   pending?: PendingOptions;
+  /**
+   * List the raw prefixes one organization at a time (a delimiter listing finds the organizations): set for the
+   * deployed planner; S3 emulators such as s3rver cannot answer the delimiter listing.
+   */
+  listByOrganization?: boolean;
 }
 
 const SERVICE = 'trace-compaction';
@@ -40,13 +46,20 @@ export function compactionConfigFromEnv(env: NodeJS.ProcessEnv = process.env): C
 
 /** The configuration of the deployed planner: the worker's, and the queue it sends to. */
 export function plannerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): PlannerConfig {
-  return { ...compactionConfigFromEnv(env), queueUrl: requireEnv(ENV.compactionQueueUrl, env) };
+  return { ...compactionConfigFromEnv(env), queueUrl: requireEnv(ENV.compactionQueueUrl, env), listByOrganization: true };
 }
 
 /** The composition root of the planner (the scheduled function), for the deployed handler and the tests. */
 export function composePlanner(config: PlannerConfig) {
+  // One S3 client for the store and the organization listing, created only if one of them needs it.
+  let s3 = config.s3;
+  const client = () => (s3 ??= s3Client(config));
   return createPlannerHandler({
-    deps: { store: config.store ?? compactionStore(config), queue: config.queue ?? sliceQueue(config) },
+    deps: {
+      store: config.store ?? new S3CompactionStore(client(), bucketOf(config)),
+      queue: config.queue ?? sliceQueue(config),
+      ...(config.listByOrganization ? { organizations: new S3RawOrganizations(client(), bucketOf(config)) } : {}),
+    },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
     metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: SERVICE }),
     ...(config.pending ? { pending: config.pending } : {}),
@@ -62,9 +75,15 @@ export function composeWorker(config: CompactionConfig) {
   });
 }
 
-function compactionStore(config: CompactionConfig): S3CompactionStore {
+const s3Client = (config: CompactionConfig) => new S3Client({ maxAttempts: 5, forcePathStyle: config.s3ForcePathStyle === true });
+
+function bucketOf(config: CompactionConfig): string {
   if (config.dataBucket === undefined) throw new Error('compaction: dataBucket is needed unless a store is given');
-  return new S3CompactionStore(config.s3 ?? new S3Client({ maxAttempts: 5, forcePathStyle: config.s3ForcePathStyle === true }), config.dataBucket);
+  return config.dataBucket;
+}
+
+function compactionStore(config: CompactionConfig): S3CompactionStore {
+  return new S3CompactionStore(config.s3 ?? s3Client(config), bucketOf(config));
 }
 
 function sliceQueue(config: PlannerConfig): SqsSliceQueue {

@@ -1,5 +1,5 @@
 import { sliceId } from './compaction-keys.js';
-import { type PendingOptions, type PendingReason, findPendingSlices } from './compact-pending.js';
+import { type PendingOptions, type PendingReason, type RawOrganizations, findPendingSlices } from './compact-pending.js';
 import type { CompactionDeps } from './compact-slice.js';
 import { type SliceMessage, sliceMessage } from './slice-message.js';
 
@@ -11,6 +11,8 @@ export interface SliceQueue {
 
 export interface PlannerDeps extends Pick<CompactionDeps, 'store' | 'logger' | 'now' | 'supersededGraceMs'> {
   queue: SliceQueue;
+  /** Lists the raw prefixes one organization at a time (deployed); without it, in one listing. */
+  organizations?: RawOrganizations;
 }
 
 export interface CompactionPlan {

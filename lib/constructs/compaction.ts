@@ -87,8 +87,9 @@ export class Compaction extends Construct {
       serviceName: 'trace-compaction',
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
-      // Holds the listing of the raw prefixes (three days of objects) and reads manifests 16 at a time.
-      memorySize: 1024,
+      // Holds the raw listing (three days of objects) of 4 organizations at a time, ~1 KB per object: ~200 MB
+      // for an organization sending 10 batches/s (docs/landing.md "Deployed: planner, queue, workers").
+      memorySize: 2048,
       timeout: Duration.minutes(15),
       // Not needed for safety (the queue keeps slices apart); it keeps a slow listing from piling up runs.
       reservedConcurrentExecutions: 1,

@@ -1,6 +1,6 @@
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
 import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
-import { composePlanner } from '../../../lambda/compaction/compose.js';
+import { composePlanner, plannerConfigFromEnv } from '../../../lambda/compaction/compose.js';
 import { type PlannerDeps, planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { InvalidSliceMessageError, type SliceMessage, parseSliceMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
@@ -124,5 +124,39 @@ describe('slice messages', () => {
     ['null', 'null'],
   ])('are rejected when they hold %s', (_name, body) => {
     expect(() => parseSliceMessage(body)).toThrow(InvalidSliceMessageError);
+  });
+});
+
+describe('the planner listing one organization at a time', () => {
+  it('lists each organization under its own prefix and plans exactly what one whole listing plans', async () => {
+    const bucket = new MemoryBucket();
+    for (const [i, org] of ['org-a', 'org-b', 'org-ab', 'org-a', 'org-c'].entries()) await land(bucket, i + 1, org);
+    await compactPending({ store: bucket, now: () => NOW });
+    await land(bucket, 9, 'org-ab');
+    const listed: string[] = [];
+    const watched = Object.assign(Object.create(bucket) as MemoryBucket, { list: (prefix: string) => (listed.push(prefix), bucket.list(prefix)) });
+    const whole = new SentMessages();
+    const byOrganization = new SentMessages();
+
+    const wholePlan = await planCompaction({ ...deps(bucket, whole), store: watched });
+    const wholePrefixes = listed.splice(0);
+    const organizations = { list: async () => ['org-a', 'org-ab', 'org-b', 'org-c'] };
+    const orgPlan = await planCompaction({ ...deps(bucket, byOrganization), store: watched, organizations });
+
+    expect(wholePrefixes).toEqual(['traces/', 'spans/']);
+    expect(listed.sort()).toEqual(['org-a', 'org-ab', 'org-b', 'org-c'].flatMap((org) => [`spans/org_id=${org}/`, `traces/org_id=${org}/`]).sort());
+    expect(orgPlan).toEqual(wholePlan);
+    expect(orgPlan.planned.uncovered).toBe(1);
+    expect(byOrganization.sent).toEqual(whole.sent);
+  });
+
+  it('is what the deployed planner does, and the deployed planner needs the queue URL', () => {
+    expect(plannerConfigFromEnv({ DATA_BUCKET: 'data', COMPACTION_QUEUE_URL: 'https://sqs/q.fifo' })).toEqual({
+      dataBucket: 'data',
+      s3ForcePathStyle: false,
+      queueUrl: 'https://sqs/q.fifo',
+      listByOrganization: true,
+    });
+    expect(() => plannerConfigFromEnv({ DATA_BUCKET: 'data' })).toThrow('Missing required environment variable COMPACTION_QUEUE_URL');
   });
 });
