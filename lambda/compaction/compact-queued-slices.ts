@@ -1,4 +1,4 @@
-import { sliceId } from './compaction-keys.js';
+import { type Slice, sliceId } from './compaction-keys.js';
 import { compactOneSlice } from './compact-pending.js';
 import type { CompactionDeps, SliceCompaction } from './compact-slice.js';
 import { parseSliceMessage } from './slice-message.js';
@@ -30,7 +30,7 @@ export async function compactQueuedSlices(deps: CompactionDeps, messages: readon
       outcome.failedMessageIds.push(message.messageId);
       continue;
     }
-    let slice;
+    let slice: Slice;
     try {
       slice = parseSliceMessage(message.body);
     } catch (error) {
