@@ -35,6 +35,14 @@ export interface PendingOptions {
   settleMs?: number;
 }
 
+export interface FindPendingOptions extends PendingOptions {
+  /**
+   * Called with the pending slices of each part of the listing (an organization, or everything) as soon as that
+   * part is looked at: the planner sends them before listing the next organizations.
+   */
+  onPending?: (slices: readonly PendingSlice[]) => Promise<void>;
+}
+
 /** Why a slice needs a compaction run. */
 export type PendingReason =
   /** Raw objects and no manifest yet. */
@@ -97,17 +105,29 @@ async function rawSlices(deps: CompactionDeps, under: string): Promise<RawListin
   return slices;
 }
 
-/** Runs `work` over `items` with at most `limit` calls in flight, results in input order. */
+/**
+ * Runs `work` over `items` with at most `limit` calls in flight, results in input order. After a failure no new
+ * item is started, the calls in flight are waited for, and the first failure is thrown: nothing runs on after
+ * the caller has its answer.
+ */
 async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const lane = async () => {
-    while (next < items.length) {
+    while (!failed && next < items.length) {
       const index = next++;
-      results[index] = await work(items[index]!);
+      try {
+        results[index] = await work(items[index]!);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  const lanes = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, lane));
+  const failure = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
+  if (failure) throw failure.reason;
   return results;
 }
 
@@ -127,7 +147,7 @@ function workOf(manifest: SliceManifest | undefined, raw: Record<DatasetName, St
  * period, or a manifest that cannot be read (so that compaction fails on it and reports it, instead of the slice
  * being silently skipped). Pending slices come back in slice id order.
  */
-export async function findPendingSlices(deps: FindPendingDeps, options: PendingOptions = {}): Promise<PendingScan> {
+export async function findPendingSlices(deps: FindPendingDeps, options: FindPendingOptions = {}): Promise<PendingScan> {
   const now = (deps.now ?? (() => new Date()))().getTime();
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   const graceMs = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
@@ -147,9 +167,11 @@ export async function findPendingSlices(deps: FindPendingDeps, options: PendingO
       const fingerprint = createHash('sha256').update([sliceId(slice), work.reason, ...work.seen.sort()].join('\n')).digest('hex');
       return { slice, reason: work.reason, raw, fingerprint };
     });
+    const pending = looks.filter((look): look is PendingSlice => look !== undefined);
+    if (options.onPending && pending.length > 0) await options.onPending(pending);
     scan.slicesSeen += slices.length;
     scan.open += slices.length - closed.length;
-    scan.pending.push(...looks.filter((look): look is PendingSlice => look !== undefined));
+    scan.pending.push(...pending);
   };
   if (deps.organizations) {
     await mapLimited(await deps.organizations.list(), ORGANIZATIONS_LISTED_IN_PARALLEL, (orgId) => scanUnder(`org_id=${orgId}/`));

@@ -24,12 +24,13 @@ export interface CompactionPlan {
 
 /**
  * The scheduled step of deployed compaction: finds the pending slices (as `npm run compact` does) and sends one
- * message per slice to the compaction queue, where workers pick them up. The planner compacts nothing itself.
+ * message per slice to the compaction queue, where workers pick them up, as soon as each organization has been
+ * looked at. The planner compacts nothing itself.
  */
 export async function planCompaction(deps: PlannerDeps, options: PendingOptions = {}): Promise<CompactionPlan> {
   const plannedAt = (deps.now ?? (() => new Date()))();
-  const scan = await findPendingSlices(deps, options);
-  await deps.queue.send(scan.pending.map((pending) => sliceMessage(pending, plannedAt)));
+  // Sent organization by organization: a run cut short (timeout) has still queued what it looked at.
+  const scan = await findPendingSlices(deps, { ...options, onPending: (slices) => deps.queue.send(slices.map((pending) => sliceMessage(pending, plannedAt))) });
   const planned: Record<PendingReason, number> = { new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 };
   for (const pending of scan.pending) planned[pending.reason]++;
   if (scan.pending.length > 0) deps.logger?.info('Planned slices for compaction', { planned, slices: scan.pending.slice(0, 50).map((p) => sliceId(p.slice)) });

@@ -150,6 +150,23 @@ describe('the planner listing one organization at a time', () => {
     expect(byOrganization.sent).toEqual(whole.sent);
   });
 
+  it('has queued the organizations it looked at when a later one fails, and starts no new one after the failure', async () => {
+    const bucket = new MemoryBucket();
+    const orgs = ['org-a', 'org-b', 'org-c', 'org-d', 'org-e', 'org-f'];
+    for (const [i, org] of orgs.entries()) await land(bucket, i + 1, org);
+    const listed: string[] = [];
+    const failing = Object.assign(Object.create(bucket) as MemoryBucket, {
+      list: (prefix: string) => (listed.push(prefix), prefix.includes('org-a') ? Promise.reject(new Error('SlowDown')) : bucket.list(prefix)),
+    });
+    const queue = new SentMessages();
+
+    await expect(planCompaction({ ...deps(bucket, queue), store: failing, organizations: { list: async () => orgs } })).rejects.toThrow('SlowDown');
+
+    // org-b, org-c and org-d were in flight when org-a failed: they finish and are queued; org-e and org-f never start.
+    expect(queue.sent.map((m) => m.groupId).sort()).toEqual(['org-b', 'org-c', 'org-d'].map((org) => `${org}/2026-11-22/10`));
+    expect(listed.filter((prefix) => prefix.includes('org-e') || prefix.includes('org-f'))).toEqual([]);
+  });
+
   it('is what the deployed planner does, and the deployed planner needs the queue URL', () => {
     expect(plannerConfigFromEnv({ DATA_BUCKET: 'data', COMPACTION_QUEUE_URL: 'https://sqs/q.fifo' })).toEqual({
       dataBucket: 'data',
