@@ -3,14 +3,16 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
+import { COMPACTION_QUEUE_VISIBILITY_SECONDS } from '../shared/service-constants.js';
 import type { PendingOptions } from './compact-pending.js';
 import type { CompactionStore } from './compact-slice.js';
 import { createPlannerHandler } from './create-planner-handler.js';
-import { createWorkerHandler } from './create-worker-handler.js';
+import { type SliceRetries, createWorkerHandler } from './create-worker-handler.js';
 import type { SliceQueue } from './plan-compaction.js';
 import { S3CompactionStore } from './s3-compaction-store.js';
 import { S3RawOrganizations } from './s3-raw-organizations.js';
 import { SqsSliceQueue } from './sqs-slice-queue.js';
+import { SqsSliceRetries } from './sqs-slice-retries.js';
 
 /** Everything that varies between the deployed functions, the local stack and the tests. */
 export interface CompactionConfig {
@@ -22,6 +24,14 @@ export interface CompactionConfig {
   rowsPerPart?: number;
   logger?: Logger;
   metrics?: Metrics;
+}
+
+export interface WorkerConfig extends CompactionConfig {
+  /** The compaction queue's URL, to bring failed slices back sooner; without it they wait out the visibility timeout. */
+  queueUrl?: string;
+  sqs?: SQSClient;
+  /** Replaces the SQS adapter that brings failed slices back (tests). */
+  retries?: SliceRetries;
 }
 
 export interface PlannerConfig extends CompactionConfig {
@@ -39,12 +49,16 @@ export interface PlannerConfig extends CompactionConfig {
 
 const SERVICE = 'trace-compaction';
 
-/** The configuration of the deployed worker, read from its environment once at cold start. */
-export function compactionConfigFromEnv(env: NodeJS.ProcessEnv = process.env): CompactionConfig {
+function compactionConfigFromEnv(env: NodeJS.ProcessEnv): CompactionConfig {
   return { dataBucket: requireEnv(ENV.dataBucket, env), s3ForcePathStyle: env[ENV.s3ForcePathStyle] === 'true' };
 }
 
-/** The configuration of the deployed planner: the worker's, and the queue it sends to. */
+/** The configuration of the deployed worker, read from its environment once at cold start. */
+export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  return { ...compactionConfigFromEnv(env), queueUrl: requireEnv(ENV.compactionQueueUrl, env) };
+}
+
+/** The configuration of the deployed planner, read from its environment once at cold start. */
 export function plannerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): PlannerConfig {
   return { ...compactionConfigFromEnv(env), queueUrl: requireEnv(ENV.compactionQueueUrl, env), listByOrganization: true };
 }
@@ -67,13 +81,18 @@ export function composePlanner(config: PlannerConfig) {
 }
 
 /** The composition root of the worker (the queue consumer), for the deployed handler and the tests. */
-export function composeWorker(config: CompactionConfig) {
+export function composeWorker(config: WorkerConfig) {
   return createWorkerHandler({
     deps: { store: config.store ?? compactionStore(config), ...(config.rowsPerPart ? { rowsPerPart: config.rowsPerPart } : {}) },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
     metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: SERVICE }),
+    ...(config.retries === undefined && config.queueUrl === undefined
+      ? {}
+      : { retries: { scheduler: config.retries ?? new SqsSliceRetries(config.sqs ?? sqsClient(), config.queueUrl!), visibilityTimeoutSeconds: COMPACTION_QUEUE_VISIBILITY_SECONDS } }),
   });
 }
+
+const sqsClient = () => new SQSClient({ maxAttempts: 5 });
 
 const s3Client = (config: CompactionConfig) => new S3Client({ maxAttempts: 5, forcePathStyle: config.s3ForcePathStyle === true });
 
@@ -88,5 +107,5 @@ function compactionStore(config: CompactionConfig): S3CompactionStore {
 
 function sliceQueue(config: PlannerConfig): SqsSliceQueue {
   if (config.queueUrl === undefined) throw new Error('compaction planner: queueUrl is needed unless a queue is given');
-  return new SqsSliceQueue(config.sqs ?? new SQSClient({ maxAttempts: 5 }), config.queueUrl);
+  return new SqsSliceQueue(config.sqs ?? sqsClient(), config.queueUrl);
 }

@@ -1,4 +1,4 @@
-import { compactionConfigFromEnv, composeWorker } from './compose.js';
+import { composeWorker, workerConfigFromEnv } from './compose.js';
 
 // Composition root: configuration is read and clients are created once per container.
-export const handler = composeWorker(compactionConfigFromEnv());
+export const handler = composeWorker(workerConfigFromEnv());

@@ -21,4 +21,10 @@ export const DATA_PREFIXES = {
 } as const;
 
 /** Function timeouts. Ingest stays below API Gateway's 29 s integration timeout so the function answers, not the gateway. */
-export const FUNCTION_TIMEOUT_SECONDS = { ingest: 25, landing: 120 } as const;
+export const FUNCTION_TIMEOUT_SECONDS = { ingest: 25, landing: 120, compactionWorker: 900 } as const;
+
+/**
+ * Visibility timeout of the compaction queue: six times the worker's timeout, AWS's guidance for a Lambda source
+ * queue, so a message is never handed out again while the invocation that received it may still be compacting.
+ */
+export const COMPACTION_QUEUE_VISIBILITY_SECONDS = 6 * FUNCTION_TIMEOUT_SECONDS.compactionWorker;

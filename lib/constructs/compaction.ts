@@ -8,6 +8,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { COMPACTION_QUEUE_VISIBILITY_SECONDS, FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
@@ -16,14 +17,10 @@ import { HouseFunction } from './house-function.js';
 export const COMPACTION_PREFIXES = { traces: 'traces/', spans: 'spans/', compacted: 'compacted/', manifests: 'manifests/' } as const;
 
 /** The worker's timeout: the largest slice must fit in one invocation (docs/landing.md "Capacity"). */
-export const COMPACTION_WORKER_TIMEOUT = Duration.minutes(15);
+export const COMPACTION_WORKER_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECONDS.compactionWorker);
 
-/**
- * AWS's guidance for a Lambda's source queue: a visibility timeout of at least six times the function timeout,
- * so that a message is never handed out again while an invocation (or Lambda's retry of a throttled one) may
- * still be compacting its slice.
- */
-export const COMPACTION_VISIBILITY_TIMEOUT = Duration.seconds(6 * COMPACTION_WORKER_TIMEOUT.toSeconds());
+/** Six times the worker's timeout (see `COMPACTION_QUEUE_VISIBILITY_SECONDS`); a failed slice comes back sooner, by the worker's backoff. */
+export const COMPACTION_VISIBILITY_TIMEOUT = Duration.seconds(COMPACTION_QUEUE_VISIBILITY_SECONDS);
 
 /** Receives of one message before it moves to the dead-letter queue: at least 5, as AWS advises for Lambda. */
 export const COMPACTION_MAX_RECEIVE_COUNT = 5;
@@ -107,7 +104,8 @@ export class Compaction extends Construct {
       // One part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time: ~1 GB for a 1M-span hour.
       memorySize: 3008,
       timeout: COMPACTION_WORKER_TIMEOUT,
-      environment: { [ENV.dataBucket]: bucket.bucketName },
+      // The queue URL only for ChangeMessageVisibility of failed slices, which the event source's grant allows.
+      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl },
     });
     this.grantWorker(bucket);
 

@@ -56,7 +56,7 @@ describe('compaction fan-out', () => {
     expect(resource(compaction.worker).Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
-  it('runs the planner on a 15-minute schedule, one at a time, without retries, and tells it the queue', () => {
+  it('runs the planner on a 15-minute schedule, one at a time, without retries, and tells both functions the queue', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(15 minutes)',
       Targets: [Match.objectLike({ Arn: arn(compaction.planner), RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 900 } })],
@@ -65,7 +65,9 @@ describe('compaction fan-out', () => {
     expect((resource(compaction.planner).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
       expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
     );
-    expect((resource(compaction.worker).Properties.Environment as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty(ENV.compactionQueueUrl);
+    expect((resource(compaction.worker).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
+      expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
+    );
   });
 
   it('lets the planner list the bucket, read manifests and send to the queue, and nothing else', () => {

@@ -60,6 +60,12 @@ export class FifoQueueModel {
     return handedOut;
   }
 
+  /** ChangeMessageVisibility of a message in flight: visible again `seconds` from now. */
+  changeVisibility(messageId: string, seconds: number): void {
+    const message = this.messages.find((m) => m.messageId === messageId);
+    if (message && message.invisibleUntil > this.now) message.invisibleUntil = this.now + seconds * 1000;
+  }
+
   delete(messageId: string): void {
     const message = this.messages.find((m) => m.messageId === messageId);
     if (message) this.remove(message);
@@ -88,8 +94,16 @@ export interface QueuedMessage extends SliceMessage {
   invisibleUntil: number;
 }
 
+/** A record as the event source hands it to the worker; the receipt handle is the message id in the model. */
+export interface DeliveredRecord {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  attributes: { ApproximateReceiveCount: string };
+}
+
 /** What a worker invocation answers: the messages to leave on the queue. */
-export type WorkerInvocation = (messages: { messageId: string; body: string }[]) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
+export type WorkerInvocation = (records: DeliveredRecord[]) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
 
 /**
  * Lambda's SQS event source over the model, batch size 1: up to `maxConcurrency` invocations at once, a message
@@ -106,7 +120,9 @@ export async function drainWithEventSource(queue: FifoQueueModel, invoke: Worker
     await Promise.all(
       batch.map(async (message) => {
         events.push(`receive ${message.messageId} ${message.groupId}`);
-        const { batchItemFailures } = await invoke([{ messageId: message.messageId, body: message.body }]);
+        const { batchItemFailures } = await invoke([
+          { messageId: message.messageId, receiptHandle: message.messageId, body: message.body, attributes: { ApproximateReceiveCount: String(message.receiveCount) } },
+        ]);
         if (batchItemFailures.some((failure) => failure.itemIdentifier === message.messageId)) {
           events.push(`fail ${message.messageId}`);
         } else {

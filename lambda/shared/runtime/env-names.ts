@@ -13,7 +13,7 @@ export const ENV = {
   dataBucket: 'DATA_BUCKET',
   /** Seconds a warm container trusts a cached API key lookup (default 30). */
   keyCacheSeconds: 'KEY_CACHE_SECONDS',
-  /** URL of the compaction queue (SQS FIFO) the compaction planner sends pending slices to. */
+  /** URL of the compaction queue (SQS FIFO): the planner sends pending slices to it, the worker delays retries on it. */
   compactionQueueUrl: 'COMPACTION_QUEUE_URL',
   /** `true` only for S3 emulators (the local stack) that need path-style addressing. */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',

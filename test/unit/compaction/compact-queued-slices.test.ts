@@ -1,6 +1,8 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { composeWorker } from '../../../lambda/compaction/compose.js';
+import { retryDelaySeconds } from '../../../lambda/compaction/create-worker-handler.js';
+import { COMPACTION_QUEUE_VISIBILITY_SECONDS } from '../../../lambda/shared/service-constants.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { quietTelemetry } from '../../support/quiet-telemetry.js';
 import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
@@ -8,7 +10,9 @@ import { MemoryBucket } from './memory-bucket.js';
 
 const slice = (orgId: string) => ({ orgId, dt: '2026-11-22', hour: '10' });
 const body = (orgId: string) => JSON.stringify({ v: 1, org_id: orgId, dt: '2026-11-22', hour: '10', reason: 'new', planned_at: '2026-11-23T12:00:00.000Z' });
-const event = (...records: { messageId: string; body: string }[]): SQSEvent => ({ Records: records.map((record) => record as SQSRecord) });
+const event = (...records: { messageId: string; body: string; receiveCount?: number }[]): SQSEvent => ({
+  Records: records.map(({ receiveCount = 1, ...record }) => ({ ...record, receiptHandle: `rh-${record.messageId}`, attributes: { ApproximateReceiveCount: String(receiveCount) } }) as SQSRecord),
+});
 
 async function bucketWith(...orgs: string[]): Promise<MemoryBucket> {
   const bucket = new MemoryBucket();
@@ -55,5 +59,29 @@ describe('the compaction worker', () => {
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm3' }] });
     expect(bucket.keys('manifests/')).toEqual([manifestKey(slice('org-a')), manifestKey(slice('org-b'))]);
+  });
+
+  it('brings a failed slice back after 5, 10, 20, 40, 80 minutes by its receive count, never later than the visibility timeout', async () => {
+    const bucket = await bucketWith('org-a');
+    bucket.objects.set(manifestKey(slice('org-a')), { body: Buffer.from('not json'), etag: '"x"' });
+    const delays: [string, number][] = [];
+    const handler = composeWorker({ store: bucket, retries: { retryAfter: async (handle, seconds) => void delays.push([handle, seconds]) }, ...quietTelemetry() });
+
+    for (const receiveCount of [1, 3, 5]) await handler(event({ messageId: 'm1', body: body('org-a'), receiveCount }));
+
+    expect(delays).toEqual([['rh-m1', 300], ['rh-m1', 1200], ['rh-m1', 4800]]);
+    expect([1, 2, 3, 4, 5, 6, 9].map((count) => retryDelaySeconds(count, COMPACTION_QUEUE_VISIBILITY_SECONDS))).toEqual([300, 600, 1200, 2400, 4800, 5400, 5400]);
+  });
+
+  it('still reports the failure when the retry delay cannot be shortened, and leaves successes alone', async () => {
+    const bucket = await bucketWith('org-a', 'org-b');
+    bucket.objects.set(manifestKey(slice('org-b')), { body: Buffer.from('not json'), etag: '"x"' });
+    const handles: string[] = [];
+    const retries = { retryAfter: async (handle: string) => (handles.push(handle), Promise.reject(new Error('AccessDenied'))) };
+    const handler = composeWorker({ store: bucket, retries, ...quietTelemetry() });
+
+    expect(await handler(event({ messageId: 'm1', body: body('org-a') }))).toEqual({ batchItemFailures: [] });
+    expect(await handler(event({ messageId: 'm2', body: body('org-b') }))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }] });
+    expect(handles).toEqual(['rh-m2']);
   });
 });

@@ -26,20 +26,21 @@ const deployedQueue = () => new FifoQueueModel({ visibilityTimeoutMs: COMPACTION
 const plan = (bucket: MemoryBucket, queue: FifoQueueModel, send = (m: Parameters<FifoQueueModel['send']>[0]) => queue.send(m)) =>
   planCompaction({ store: bucket, now: () => NOW, queue: { send: async (messages) => void send(messages) } });
 
-/** The deployed worker, watched: how many invocations run at once, per slice and in all. */
-function watchedWorker(bucket: MemoryBucket) {
-  const handler = composeWorker({ store: bucket, ...quietTelemetry() });
+/** The deployed worker on the model, watched: how many invocations run at once, per slice and in all. */
+function watchedWorker(bucket: MemoryBucket, queue: FifoQueueModel) {
+  const retries = { retryAfter: async (receiptHandle: string, seconds: number) => queue.changeVisibility(receiptHandle, seconds) };
+  const handler = composeWorker({ store: bucket, retries, ...quietTelemetry() });
   const active = new Map<string, number>();
   const peak = { perSlice: 0, total: 0 };
   let running = 0;
-  const invoke: WorkerInvocation = async (messages) => {
-    const slice = JSON.stringify(parseSliceMessage(messages[0]!.body));
+  const invoke: WorkerInvocation = async (records) => {
+    const slice = JSON.stringify(parseSliceMessage(records[0]!.body));
     active.set(slice, (active.get(slice) ?? 0) + 1);
     running++;
     peak.perSlice = Math.max(peak.perSlice, active.get(slice)!);
     peak.total = Math.max(peak.total, running);
     try {
-      return await handler({ Records: messages as SQSRecord[] } as SQSEvent);
+      return await handler({ Records: records as unknown as SQSRecord[] } as SQSEvent);
     } finally {
       active.set(slice, active.get(slice)! - 1);
       running--;
@@ -60,7 +61,7 @@ describe('compaction fan-out over a model of SQS FIFO', () => {
     await land(bucket, 3, 'org-a');
     await plan(bucket, queue);
     expect(queue.depth).toBe(4);
-    const worker = watchedWorker(bucket);
+    const worker = watchedWorker(bucket, queue);
 
     const events = await drainWithEventSource(queue, worker.invoke, 10);
 
@@ -81,7 +82,7 @@ describe('compaction fan-out over a model of SQS FIFO', () => {
     await plan(bucket, queue, ungrouped);
     queue.now = 15 * MINUTE;
     await plan(bucket, queue, ungrouped);
-    const worker = watchedWorker(bucket);
+    const worker = watchedWorker(bucket, queue);
 
     await drainWithEventSource(queue, worker.invoke, 10);
 
@@ -111,15 +112,16 @@ describe('compaction fan-out over a model of SQS FIFO', () => {
     bucket.objects.set(manifestKey(SLICE_A), { body: Buffer.from('not json'), etag: '"x"' });
     const queue = deployedQueue();
     await plan(bucket, queue);
-    const worker = watchedWorker(bucket);
+    const worker = watchedWorker(bucket, queue);
 
     const events = await drainWithEventSource(queue, worker.invoke, 10);
 
     expect(queue.deadLetters.map((m) => parseSliceMessage(m.body))).toEqual([SLICE_A]);
     expect(events.filter((e) => e === 'fail m1')).toHaveLength(COMPACTION_MAX_RECEIVE_COUNT);
     expect(bucket.keys('manifests/')).toEqual([manifestKey(SLICE_A), manifestKey({ ...SLICE_A, orgId: 'org-b' })]);
-    // Retries come one visibility timeout apart: a poison slice reaches the dead-letter queue after ~7.5 hours.
-    expect(queue.now).toBe(COMPACTION_MAX_RECEIVE_COUNT * COMPACTION_VISIBILITY_TIMEOUT.toMilliseconds());
+    // The worker's backoff brings it back after 5, 10, 20, 40 and 80 minutes: in the dead-letter queue 155 minutes
+    // after its first failure, instead of 5 × the 90-minute visibility timeout.
+    expect(queue.now).toBe(155 * MINUTE);
     expect(queue.depth).toBe(0);
   });
 });

@@ -1,8 +1,9 @@
-import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import type { SliceMessage } from '../../../lambda/compaction/slice-message.js';
 import { SliceQueueSendError, SqsSliceQueue } from '../../../lambda/compaction/sqs-slice-queue.js';
+import { SqsSliceRetries } from '../../../lambda/compaction/sqs-slice-retries.js';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/compaction.fifo';
 const message = (i: number): SliceMessage => ({ groupId: `org-${i}/2026-11-22/10`, deduplicationId: `d${i}`, body: `{"i":${i}}` });
@@ -45,5 +46,16 @@ describe('SqsSliceQueue', () => {
     sqs.on(SendMessageBatchCommand).resolves({ Failed: [{ Id: '0', Code: 'ThrottlingException', SenderFault: false }] });
     await expect(queue().send([message(0)])).rejects.toThrow(SliceQueueSendError);
     expect(sqs).toHaveReceivedCommandTimes(SendMessageBatchCommand, 4);
+  });
+});
+
+describe('SqsSliceRetries', () => {
+  const sqs = mockClient(SQSClient);
+  beforeEach(() => sqs.reset());
+
+  it('makes the failed message visible again after the delay, by its receipt handle', async () => {
+    sqs.on(ChangeMessageVisibilityCommand).resolves({});
+    await new SqsSliceRetries(new SQSClient({ region: 'eu-west-1' }), QUEUE_URL).retryAfter('rh-1', 600);
+    expect(sqs).toHaveReceivedCommandWith(ChangeMessageVisibilityCommand, { QueueUrl: QUEUE_URL, ReceiptHandle: 'rh-1', VisibilityTimeout: 600 });
   });
 });
