@@ -4,6 +4,7 @@ import type { KinesisStreamEvent } from 'aws-lambda';
 import type { LandingRecord } from '../../../lambda/landing/land-records.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import { kinesisEventRecord } from '../../../scripts/local/lambda-events.js';
 
 let counter = 0;
 const id = () => {
@@ -76,24 +77,20 @@ export function inlineRecord(n: number, trace: AcceptedTrace, context: TraceCont
   return landingRecord(n, encodeTraceRecord({ v: 1, context, trace }));
 }
 
+/** The event the event source mapping delivers for these records. */
 export function kinesisEvent(records: readonly LandingRecord[]): KinesisStreamEvent {
   return {
-    Records: records.map((r) => ({
-      eventID: `${r.shardId}:${r.sequenceNumber}`,
-      eventName: 'aws:kinesis:record',
-      eventVersion: '1.0',
-      eventSource: 'aws:kinesis',
-      eventSourceARN: 'arn:aws:kinesis:us-east-1:123456789012:stream/traces',
-      awsRegion: 'us-east-1',
-      invokeIdentityArn: 'arn:aws:iam::123456789012:role/landing',
-      kinesis: {
-        kinesisSchemaVersion: '1.0',
-        partitionKey: 'pk',
+    Records: records.map((r) =>
+      kinesisEventRecord({
+        shardId: r.shardId,
         sequenceNumber: r.sequenceNumber,
-        data: Buffer.from(r.data).toString('base64'),
-        approximateArrivalTimestamp: r.approximateArrivalTimestamp.getTime() / 1000,
-      },
-    })),
+        partitionKey: 'pk',
+        data: r.data,
+        arrivedAt: r.approximateArrivalTimestamp,
+        streamArn: 'arn:aws:kinesis:us-east-1:123456789012:stream/traces',
+        region: 'us-east-1',
+      }),
+    ),
   };
 }
 
