@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { AcceptedSpan, AcceptedTrace } from '../../lambda/shared/domain/trace.js';
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { lambdaContext as localLambdaContext } from '../../scripts/local/lambda-context.js';
 import { restApiEvent } from '../../scripts/local/lambda-events.js';
@@ -11,6 +12,42 @@ export const NOW_MICROS = NOW_MS * 1000;
 export const iso = (offsetMs = 0, baseMs = NOW_MS) => new Date(baseMs + offsetMs).toISOString();
 
 type Json = Record<string, unknown>;
+
+/** A small successful LLM call, all but its ids, time and name: where fixed-value span builders start. */
+export const SMALL_SPAN: Omit<AcceptedSpan, 'span_id' | 'parent_span_id' | 'timestamp' | 'name'> = {
+  duration_ms: 12.5,
+  kind: 'llm',
+  status: 'ok',
+  model: 'gpt-4o',
+  input_tokens: 10,
+  output_tokens: 5,
+  total_tokens: 15,
+  input: '{"q":"hello"}',
+  output: '{"a":"world"}',
+  attributes: '{"tags":["prod"]}',
+  error_message: null,
+  session_id: 's-1',
+  agent_id: 'a-1',
+  agent_name: 'planner',
+  user_id: 'u-1',
+};
+
+/** The trace around such calls, all but its id, time, workspace and spans. */
+export const SMALL_TRACE: Omit<AcceptedTrace, 'trace_id' | 'timestamp' | 'workspace_slug' | 'spans'> = {
+  environment: 'production',
+  duration_ms: 99.5,
+  root_span_name: 'planner',
+  status: 'ok',
+  model: 'gpt-4o',
+  input_tokens: 20,
+  output_tokens: 10,
+  total_tokens: 30,
+  attributes: '{}',
+  session_id: 's-1',
+  agent_id: 'a-1',
+  agent_name: 'planner',
+  user_id: 'u-1',
+};
 
 /** `baseMs` is the clock the timestamps are near: the fixed test clock unless a test runs on the real one. */
 export function buildSpan(overrides: Json = {}, index = 0, baseMs = NOW_MS): Json {

@@ -5,6 +5,7 @@ import type { LandingRecord } from '../../../lambda/landing/land-records.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { kinesisEventRecord } from '../../../scripts/local/lambda-events.js';
+import { SMALL_SPAN, SMALL_TRACE } from '../../support/trace-builders.js';
 
 let counter = 0;
 const id = () => {
@@ -17,22 +18,8 @@ export function acceptedSpan(overrides: Partial<AcceptedSpan> = {}, index = 0): 
     span_id: id(),
     parent_span_id: null,
     timestamp: `2026-11-22T10:00:0${index % 10}.123456Z`,
-    duration_ms: 12.5,
     name: `step-${index}`,
-    kind: 'llm',
-    status: 'ok',
-    model: 'gpt-4o',
-    input_tokens: 10,
-    output_tokens: 5,
-    total_tokens: 15,
-    input: '{"q":"hello"}',
-    output: '{"a":"world"}',
-    attributes: '{"tags":["prod"]}',
-    error_message: null,
-    session_id: 's-1',
-    agent_id: 'a-1',
-    agent_name: 'planner',
-    user_id: 'u-1',
+    ...SMALL_SPAN,
     ...overrides,
   };
 }
@@ -41,20 +28,8 @@ export function acceptedTrace(overrides: Partial<AcceptedTrace> = {}, spanCount 
   return {
     trace_id: id(),
     timestamp: '2026-11-22T10:00:00.000001Z',
-    environment: 'production',
     workspace_slug: 'ws',
-    duration_ms: 99.5,
-    root_span_name: 'planner',
-    status: 'ok',
-    model: 'gpt-4o',
-    input_tokens: 20,
-    output_tokens: 10,
-    total_tokens: 30,
-    attributes: '{}',
-    session_id: 's-1',
-    agent_id: 'a-1',
-    agent_name: 'planner',
-    user_id: 'u-1',
+    ...SMALL_TRACE,
     spans: Array.from({ length: spanCount }, (_, i) => acceptedSpan({}, i)),
     ...overrides,
   };
