@@ -9,7 +9,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import { LeasingRateLimiter, leaseSlackPerContainer } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
+import { leaseSlackPerContainer } from '../../lambda/shared/adapters/lease-options.js';
+import { LeasingRateLimiter } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { type DynamoProxy, startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
