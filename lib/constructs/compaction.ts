@@ -26,7 +26,8 @@ export interface CompactionProps {
  * The compaction function on an EventBridge schedule. One run at a time (reserved concurrency 1): two runs
  * compacting one slice could each delete the other's new objects as unreferenced. Least privilege: it lists
  * the bucket under its four prefixes only, reads raw and compacted objects and manifests, writes compacted
- * objects and manifests, and deletes compacted objects (raw objects expire by lifecycle, never by compaction).
+ * objects (one PUT, or a multipart upload it may abort) and manifests, and deletes compacted objects (raw objects
+ * expire by lifecycle, never by compaction).
  */
 export class Compaction extends Construct {
   public readonly function: HouseFunction;
@@ -42,7 +43,8 @@ export class Compaction extends Construct {
       serviceName: 'trace-compaction',
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
-      // One part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time: ~1 GB for a 1M-span hour.
+      // One hash part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time, and one upload part
+      // of the object it goes into: ~1 GB for a 1M-span hour.
       memorySize: 3008,
       timeout: Duration.minutes(15),
       reservedConcurrentExecutions: 1,
@@ -55,7 +57,9 @@ export class Compaction extends Construct {
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [traces, spans, compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
-    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
+    // s3:PutObject covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload; aborting a failed upload
+    // of a compacted object is its own action.
+    this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
     acknowledgePrefixWildcards(
       this.function.role ?? this.function,
       bucket,

@@ -111,7 +111,7 @@ describe('functions', () => {
     );
   });
 
-  it('lets compaction list and read its prefixes, write compacted objects and manifests, and delete only compacted objects', () => {
+  it('lets compaction list and read its prefixes, write compacted objects and manifests, and abort uploads of and delete only compacted objects', () => {
     const compaction = stack.compaction.function;
     expect(sortStatements(statementsOfRole(template, roleId(compaction)))).toEqual(
       sortStatements([
@@ -119,7 +119,7 @@ describe('functions', () => {
         { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
         { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
         { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
-        { actions: ['s3:DeleteObject'], resources: [objects('compacted/')] },
+        { actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [objects('compacted/')] },
       ]),
     );
     template.hasResourceProperties('AWS::IAM::Policy', {
