@@ -65,6 +65,12 @@ export interface CompactionDeps {
   rowsPerRowGroup?: number;
   /** Bytes per part of the multipart upload of a compacted object (at least S3's 5 MiB); a smaller object is one PUT. */
   uploadPartBytes?: number;
+  /**
+   * A full garbage collection (`globalThis.gc` under `--expose-gc`), run before each part is read: the previous
+   * part's rows are garbage by then, but V8 may not collect them until the next part's rows are built too, which
+   * doubled the 1,000,000-span hour's peak RSS (1.9 GB instead of 0.95 GB). Cheap at that point: little is live.
+   */
+  collectGarbage?: () => void;
   /** How long a replaced generation's objects are kept for queries that started before the switch. */
   supersededGraceMs?: number;
 }
@@ -204,12 +210,16 @@ async function compactDataset(
   let rowsRead = 0;
   try {
     for (let part = 0; part < parts; part++) {
+      deps.collectGarbage?.();
       const result = await partRows(dataset, openInput, inputs.length, part, parts);
       rowsRead += result.read;
       for (const batch of rowBatches(SPECS[dataset], result.rows, deps.rowsPerRowGroup ?? DEFAULT_ROWS_PER_BATCH)) {
         file.write(batch);
         await upload.write(file.take());
       }
+      // Emptied, not just left behind: the suspended async frame keeps this part's array reachable until the
+      // next part's rows replace it, which would hold two parts' rows at once.
+      result.rows.length = 0;
     }
     await upload.end(file.finish());
   } catch (error) {

@@ -25,11 +25,14 @@ export function compactionConfigFromEnv(env: NodeJS.ProcessEnv = process.env): C
   return { dataBucket: requireEnv(ENV.dataBucket, env), s3ForcePathStyle: env[ENV.s3ForcePathStyle] === 'true' };
 }
 
+/** V8's full collection, present when Node runs with `--expose-gc` (the deployed function's NODE_OPTIONS). */
+const exposedGc = (globalThis as { gc?: () => void }).gc;
+
 /** The one composition root of the compaction function, for the deployed handler, the local stack and the tests. */
 export function composeCompaction(config: CompactionConfig) {
   const store = config.store ?? compactionStore(config);
   return createCompactionHandler({
-    deps: { store, ...(config.rowsPerPart ? { rowsPerPart: config.rowsPerPart } : {}) },
+    deps: { store, ...(config.rowsPerPart ? { rowsPerPart: config.rowsPerPart } : {}), ...(exposedGc ? { collectGarbage: exposedGc } : {}) },
     logger: config.logger ?? new Logger({ serviceName: 'trace-compaction' }),
     metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: 'trace-compaction' }),
     ...(config.pending ? { pending: config.pending } : {}),

@@ -12,6 +12,9 @@ import { HouseFunction } from './house-function.js';
 /** Key prefixes compaction reads or writes; raw ones are the landing's. */
 export const COMPACTION_PREFIXES = { traces: 'traces/', spans: 'spans/', compacted: 'compacted/', manifests: 'manifests/' } as const;
 
+/** The compaction function's Node flags: the house's source maps, and `gc()` for `collectGarbage`. */
+export const COMPACTION_NODE_OPTIONS = '--enable-source-maps --expose-gc';
+
 export interface CompactionProps {
   readonly projectRoot: string;
   readonly entry: string;
@@ -48,7 +51,8 @@ export class Compaction extends Construct {
       memorySize: 3008,
       timeout: Duration.minutes(15),
       reservedConcurrentExecutions: 1,
-      environment: { [ENV.dataBucket]: bucket.bucketName },
+      // --expose-gc: compaction collects the previous part's rows before reading the next (see `collectGarbage`).
+      environment: { [ENV.dataBucket]: bucket.bucketName, NODE_OPTIONS: COMPACTION_NODE_OPTIONS },
     });
     const { traces, spans, compacted, manifests } = COMPACTION_PREFIXES;
     // Unconditional on purpose: S3 answers a GET of a missing key with 404 NoSuchKey only when the caller

@@ -127,6 +127,11 @@ describe('functions', () => {
     });
   });
 
+  it('runs compaction with source maps and gc() exposed, so it can collect a part\'s rows before reading the next', () => {
+    const variables = template.toJSON().Resources[logicalId(stack.compaction.function)].Properties.Environment.Variables as Record<string, string>;
+    expect(variables.NODE_OPTIONS).toBe('--enable-source-maps --expose-gc');
+  });
+
   it('runs compaction one at a time on a schedule, without retries (the next run picks up what is left)', () => {
     template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: Match.absent(), ReservedConcurrentExecutions: 1, Timeout: 900 });
     template.hasResourceProperties('AWS::Events::Rule', {

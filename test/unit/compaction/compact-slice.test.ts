@@ -148,10 +148,13 @@ describe('compaction', () => {
     await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
     await landRecords({ store: bucket }, traces.slice(10).map((t, i) => inlineRecord(i + 100, t)));
 
-    const run = await compactPending(deps(bucket, { rowsPerPart: 20, rowsPerRowGroup: 7 }));
+    let collections = 0;
+    const run = await compactPending(deps(bucket, { rowsPerPart: 20, rowsPerRowGroup: 7, collectGarbage: () => collections++ }));
 
     const [result] = run.compacted;
     expect(result?.hashParts).toBeGreaterThan(2 * 3);
+    // Before each part: the previous part's rows are garbage by then, and two parts' rows must not coexist.
+    expect(collections).toBe(result?.hashParts);
     expect(bucket.keys('compacted/spans/')).toEqual([compactedObjectKey('spans', SLICE, 1)]);
     expect(ids(await visible(bucket, 'spans'), 'spans')).toEqual(expectedIds(traces, 'spans'));
     // Row groups follow the parts in order: each holds rows of one part, and no part comes back later.
