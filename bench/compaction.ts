@@ -86,9 +86,9 @@ class DirectoryStore implements CompactionStore {
     return uploadId;
   }
 
-  async uploadPart(_key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
+  async uploadPart(_key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<UploadedPart> {
     writeFileSync(path.join(this.root, '.uploads', uploadId, String(partNumber)), body);
-    return etagOf(body);
+    return { partNumber, etag: etagOf(body) };
   }
 
   async completeMultipartUpload(key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<void> {

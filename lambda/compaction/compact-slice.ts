@@ -26,8 +26,8 @@ export interface CompactionStore {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
   /** Starts a multipart upload of `key` and returns its upload id; nothing is visible under the key until it completes. */
   createMultipartUpload(key: string, contentType: string): Promise<string>;
-  /** Uploads part `partNumber` (1-based) and returns its ETag; every part but the last must be at least 5 MiB (S3). */
-  uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string>;
+  /** Uploads part `partNumber` (1-based) and returns how completion must name it; every part but the last must be at least 5 MiB (S3). */
+  uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<UploadedPart>;
   /** Makes the object of these parts, in this order, visible under `key` at once. */
   completeMultipartUpload(key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<void>;
   /** Drops an upload and its parts; the object under `key`, if any, is untouched. */
@@ -39,6 +39,8 @@ export interface CompactionStore {
 export interface UploadedPart {
   partNumber: number;
   etag: string;
+  /** The part's CRC32 (base64) where the store checksums parts: an upload created with a checksum algorithm must name each part's checksum at completion. */
+  checksumCrc32?: string;
 }
 
 export interface CompactionLogger {

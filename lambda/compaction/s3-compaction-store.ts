@@ -65,22 +65,26 @@ export class S3CompactionStore implements CompactionStore {
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
   }
 
+  // Checksums stated, not left to the SDK's defaults: the upload is created with CRC32, each part is sent with
+  // its CRC32, and completion names every part's checksum, as S3 requires of an upload created with an algorithm.
   async createMultipartUpload(key: string, contentType: string): Promise<string> {
-    const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
+    const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType, ChecksumAlgorithm: 'CRC32' }));
     if (!UploadId) throw new Error(`CreateMultipartUpload of ${key} returned no upload id`);
     return UploadId;
   }
 
-  async uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
-    const { ETag } = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.byteLength }));
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<UploadedPart> {
+    const { ETag, ChecksumCRC32 } = await this.client.send(
+      new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.byteLength, ChecksumAlgorithm: 'CRC32' }),
+    );
     if (!ETag) throw new Error(`UploadPart ${partNumber} of ${key} returned no ETag`);
-    return ETag;
+    return { partNumber, etag: ETag, ...(ChecksumCRC32 ? { checksumCrc32: ChecksumCRC32 } : {}) };
   }
 
   async completeMultipartUpload(key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<void> {
     // CompleteMultipartUpload can answer 200 with an error in its body; the SDK turns that into a thrown error.
     await this.client.send(
-      new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts.map(({ partNumber, etag }) => ({ PartNumber: partNumber, ETag: etag })) } }),
+      new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts.map(({ partNumber, etag, checksumCrc32 }) => ({ PartNumber: partNumber, ETag: etag, ChecksumCRC32: checksumCrc32 })) } }),
     );
   }
 

@@ -1,4 +1,4 @@
-import type { CompactionStore } from './compact-slice.js';
+import type { CompactionStore, UploadedPart } from './compact-slice.js';
 
 /**
  * S3's multipart limits (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html): every part but
@@ -36,7 +36,7 @@ export function streamedObject(store: CompactionStore, key: string, contentType:
   let pieces: Uint8Array[] = [];
   let gathered = 0;
   let uploadId: string | undefined;
-  const parts: { partNumber: number; etag: string }[] = [];
+  const parts: UploadedPart[] = [];
   let state: 'open' | 'ended' | 'aborted' = 'open';
 
   const take = () => {
@@ -48,8 +48,7 @@ export function streamedObject(store: CompactionStore, key: string, contentType:
   const uploadPart = async (body: Uint8Array) => {
     if (parts.length === S3_MULTIPART.maxParts) throw new RangeError(`${key}: more than ${S3_MULTIPART.maxParts} parts of ${partBytes} bytes`);
     uploadId ??= await store.createMultipartUpload(key, contentType);
-    const partNumber = parts.length + 1;
-    parts.push({ partNumber, etag: await store.uploadPart(key, uploadId, partNumber, body) });
+    parts.push(await store.uploadPart(key, uploadId, parts.length + 1, body));
   };
   const mustBeOpen = () => {
     if (state !== 'open') throw new Error(`${key}: written after it was ${state}`);

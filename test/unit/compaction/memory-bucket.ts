@@ -77,14 +77,14 @@ export class MemoryBucket implements LandingStore, CompactionStore {
     return upload;
   }
 
-  async uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<UploadedPart> {
     this.write(key, 'uploadPart');
     const upload = this.upload(key, uploadId);
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > S3_MULTIPART.maxParts) throw new Error(`InvalidArgument: part number ${partNumber}`);
     if (body.byteLength > S3_MULTIPART.maxPartBytes) throw new Error(`EntityTooLarge: part ${partNumber}`);
     const etag = `"${md5(body)}"`;
     upload.parts.set(partNumber, { body: new Uint8Array(body), etag });
-    return etag;
+    return { partNumber, etag };
   }
 
   async completeMultipartUpload(key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<void> {
