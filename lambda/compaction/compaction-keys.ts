@@ -27,17 +27,13 @@ export function compactedSlicePrefix(dataset: DatasetName, slice: Slice): string
 }
 
 /**
- * A compacted object's key: deterministic for (slice, generation, part, parts), so a compaction killed
- * before its manifest switched and run again overwrites its own unreferenced objects.
+ * The compacted object of a dataset of a slice in a generation: one per (slice, dataset, generation), however
+ * many hash parts it was written in, and deterministic, so a compaction killed before its manifest switched and
+ * run again overwrites its own unreferenced object. (Generations before issue 13's streamed writer were
+ * `g<generation>-part-<p>-of-<n>.parquet`, several per generation; manifests naming them stay readable.)
  */
-export function compactedObjectKey(dataset: DatasetName, slice: Slice, generation: number, part: number, parts: number): string {
-  return `${compactedSlicePrefix(dataset, slice)}g${String(generation).padStart(6, '0')}-part-${String(part).padStart(3, '0')}-of-${String(parts).padStart(3, '0')}.parquet`;
-}
-
-/** The generation a compacted key belongs to, or undefined for a key of another shape. */
-export function generationOfKey(key: string): number | undefined {
-  const match = /\/g(\d{6})-part-\d{3}-of-\d{3}\.parquet$/.exec(key);
-  return match ? Number(match[1]) : undefined;
+export function compactedObjectKey(dataset: DatasetName, slice: Slice, generation: number): string {
+  return `${compactedSlicePrefix(dataset, slice)}g${String(generation).padStart(6, '0')}.parquet`;
 }
 
 /** The one object whose single PUT switches readers of a slice from its raw to its compacted objects. */

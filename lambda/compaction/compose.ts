@@ -80,10 +80,17 @@ export function composePlanner(config: PlannerConfig) {
   });
 }
 
+/** V8's full collection, present when Node runs with `--expose-gc` (the deployed worker's NODE_OPTIONS). */
+const exposedGc = (globalThis as { gc?: () => void }).gc;
+
 /** The composition root of the worker (the queue consumer), for the deployed handler and the tests. */
 export function composeWorker(config: WorkerConfig) {
   return createWorkerHandler({
-    deps: { store: config.store ?? compactionStore(config), ...(config.rowsPerPart ? { rowsPerPart: config.rowsPerPart } : {}) },
+    deps: {
+      store: config.store ?? compactionStore(config),
+      ...(config.rowsPerPart ? { rowsPerPart: config.rowsPerPart } : {}),
+      ...(exposedGc ? { collectGarbage: exposedGc } : {}),
+    },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
     metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: SERVICE }),
     ...(config.retries === undefined && config.queueUrl === undefined

@@ -1,4 +1,4 @@
-import { ByteWriter, ParquetWriter } from './hyparquet-writer-adapter.js';
+import { ByteWriter, DrainingByteWriter, ParquetWriter } from './hyparquet-writer-adapter.js';
 import type { ColumnBatch, ColumnValues } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
@@ -153,4 +153,53 @@ export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>, 
   }
   void parquet.finish();
   return { bytes: writer.getBytes(), rows };
+}
+
+/**
+ * A Parquet file written row group by row group and taken out in pieces as it grows, so that it is never held
+ * whole: {@link take} hands out the bytes written since the last take (the header, then whole row groups),
+ * {@link finish} the rest and the footer. The pieces, concatenated in order, are the file. Same encodings as
+ * {@link writeParquet}; the footer (the row groups' metadata) is the only thing that grows with the file.
+ */
+export class ParquetStreamWriter {
+  private readonly writer = new DrainingByteWriter();
+  private readonly writing: FileWriting;
+  private finished = false;
+  /** Rows written so far. */
+  rows = 0;
+  /** Row groups written so far. */
+  rowGroups = 0;
+
+  constructor(spec: DatasetSpec, codec: ParquetCodec = LANDING_CODEC, createdBy = 'trace-ingest compaction') {
+    const compressors = { [codec.codec]: codec.compress };
+    const parquet = new ParquetWriter({ writer: this.writer, schema: parquetSchema(spec), codec: codec.codec, compressors, createdBy });
+    this.writing = fileWriting(parquet, spec, codec);
+  }
+
+  /** Writes one batch as one row group (an empty batch writes nothing). */
+  write(batch: ColumnBatch): void {
+    if (this.finished) throw new Error('ParquetStreamWriter: write after finish');
+    if (batch.rows === 0) return;
+    writeRowGroup(this.writing, batch);
+    this.rows += batch.rows;
+    this.rowGroups++;
+  }
+
+  /** Bytes written and not taken yet. */
+  get buffered(): number {
+    return this.writer.buffered;
+  }
+
+  /** The bytes written since the last take. */
+  take(): Uint8Array {
+    return this.writer.drain();
+  }
+
+  /** Writes the footer; returns the bytes not taken yet, footer included. Nothing may be written after. */
+  finish(): Uint8Array {
+    if (this.finished) throw new Error('ParquetStreamWriter: finished twice');
+    this.finished = true;
+    void this.writing.parquet.finish();
+    return this.writer.drain();
+  }
 }

@@ -25,6 +25,9 @@ export const COMPACTION_VISIBILITY_TIMEOUT = Duration.seconds(COMPACTION_QUEUE_V
 /** Receives of one message before it moves to the dead-letter queue: at least 5, as AWS advises for Lambda. */
 export const COMPACTION_MAX_RECEIVE_COUNT = 5;
 
+/** The worker's Node flags: the house's source maps, and `gc()` for `collectGarbage`. */
+export const COMPACTION_NODE_OPTIONS = '--enable-source-maps --expose-gc';
+
 export interface CompactionProps {
   readonly projectRoot: string;
   /** Handler files relative to `projectRoot`. */
@@ -101,11 +104,13 @@ export class Compaction extends Construct {
       serviceName: 'trace-compaction',
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
-      // One part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time: ~1 GB for a 1M-span hour.
+      // One hash part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time, and one upload part
+      // of the object it goes into: ~1 GB for a 1M-span hour.
       memorySize: 3008,
       timeout: COMPACTION_WORKER_TIMEOUT,
+      // --expose-gc: compaction collects the previous part's rows before reading the next (see `collectGarbage`).
       // The queue URL only for ChangeMessageVisibility of failed slices, which the event source's grant allows.
-      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl },
+      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl, NODE_OPTIONS: COMPACTION_NODE_OPTIONS },
     });
     this.grantWorker(bucket);
 
@@ -142,8 +147,9 @@ export class Compaction extends Construct {
 
   /**
    * The worker's data grants, all in one place: it lists the bucket, reads raw and compacted objects and
-   * manifests, writes compacted objects and manifests, and deletes compacted objects (raw objects expire by
-   * lifecycle, never by compaction). The event source adds the queue's receive and delete actions.
+   * manifests, writes compacted objects (one PUT, or a multipart upload it may abort) and manifests, and deletes
+   * compacted objects (raw objects expire by lifecycle, never by compaction). The event source adds the queue's
+   * receive and delete actions.
    */
   private grantWorker(bucket: Bucket): void {
     const { traces, spans, compacted, manifests } = COMPACTION_PREFIXES;
@@ -153,7 +159,9 @@ export class Compaction extends Construct {
     this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [traces, spans, compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
     this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [compacted, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
-    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
+    // s3:PutObject covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload; aborting a failed upload
+    // of a compacted object is its own action.
+    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
     acknowledgePrefixWildcards(
       this.worker.role ?? this.worker,
       bucket,

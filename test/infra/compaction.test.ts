@@ -81,14 +81,14 @@ describe('compaction fan-out', () => {
     );
   });
 
-  it('lets the worker read its prefixes, write compacted objects and manifests, delete only compacted objects, and consume the queue', () => {
+  it('lets the worker read its prefixes, write compacted objects and manifests, abort uploads of and delete only compacted objects, and consume the queue', () => {
     expect(sortStatements(statementsOfRole(template, roleId(compaction.worker)))).toEqual(
       sortStatements([
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.worker.functionLogGroup)] },
         { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
         { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
         { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
-        { actions: ['s3:DeleteObject'], resources: [objects('compacted/')] },
+        { actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [objects('compacted/')] },
         { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'], resources: [arn(compaction.queue)] },
       ]),
     );

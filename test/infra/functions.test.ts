@@ -4,6 +4,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
+import { COMPACTION_NODE_OPTIONS } from '../../lib/constructs/compaction.js';
 import { ESM_REQUIRE_BANNER, type HouseFunction } from '../../lib/constructs/house-function.js';
 import { sortStatements, statementsOfRole, synthStack } from './support/synth-stack.js';
 
@@ -18,11 +19,12 @@ describe('functions', () => {
   const roleId = (fn: HouseFunction) => stack.getLogicalId(fn.role?.node.defaultChild as never);
 
   describe.each([
-    ['ingest', () => ingest],
-    ['landing', () => consumer],
-    ['compaction planner', () => stack.compaction.planner],
-    ['compaction worker', () => stack.compaction.worker],
-  ])('the %s function', (_name, fn) => {
+    ['ingest', () => ingest, '--enable-source-maps'],
+    ['landing', () => consumer, '--enable-source-maps'],
+    ['compaction planner', () => stack.compaction.planner, '--enable-source-maps'],
+    // gc() exposed, so the worker can collect a part's rows before reading the next.
+    ['compaction worker', () => stack.compaction.worker, COMPACTION_NODE_OPTIONS],
+  ])('the %s function', (_name, fn, nodeOptions = '--enable-source-maps') => {
     it('runs Node 24 on arm64 with source maps and Powertools settings', () => {
       template.hasResourceProperties('AWS::Lambda::Function', {
         Runtime: 'nodejs24.x',
@@ -31,7 +33,7 @@ describe('functions', () => {
         LoggingConfig: { LogFormat: 'JSON', LogGroup: ref(fn().functionLogGroup) },
         Environment: {
           Variables: Match.objectLike({
-            NODE_OPTIONS: '--enable-source-maps',
+            NODE_OPTIONS: nodeOptions,
             POWERTOOLS_METRICS_NAMESPACE: 'TraceIngest',
             POWERTOOLS_SERVICE_NAME: Match.anyValue(),
           }),

@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetRecordsCommand, GetShardIteratorCommand, KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
-import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { tableFromIPC } from 'apache-arrow';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
@@ -15,7 +16,7 @@ import { type Engine, startKinesalite, startS3rver } from '../../scripts/local/e
 import { createBucket, createStream, localClientConfig } from '../../scripts/local/provision.js';
 import { type LandedData, queryLanded } from '../../scripts/local/query.js';
 import { replayRange } from '../../scripts/replay/replay-range.js';
-import { acceptedTrace, traceContext } from '../unit/landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../unit/landing/landing-builders.js';
 
 const wasm = createRequire(__filename)('parquet-wasm/node') as typeof import('parquet-wasm/node');
 
@@ -162,5 +163,30 @@ describe('compaction against s3rver: every row once after faults and replays', (
     expect(run.compacted.every((c) => c.generation === 2)).toBe(true);
     await expectExactlyOnce(30, (await rows('SELECT count(DISTINCT (trace_id, span_id))::INTEGER AS n FROM spans_raw'))[0]!.n as number);
     expect(await readWithParquetWasm('traces')).toEqual((await rows('SELECT trace_id FROM traces ORDER BY trace_id')).map((r) => r.trace_id as string));
+  });
+
+  it('writes an object larger than an upload part by a multipart upload that s3rver assembles, read back whole by DuckDB and parquet-wasm', async () => {
+    // Random (incompressible) text of ~1.4 MB per span: the hour's spans object is ~8.4 MB, two parts of S3's 5 MiB minimum.
+    const traces = Array.from({ length: 3 }, () => ({ ...acceptedTrace({}, 0), spans: [0, 1].map((i) => acceptedSpan({ input: randomBytes(1_050_000).toString('base64') }, i)) }));
+    await landRecords({ store: store() }, traces.map((trace, i) => inlineRecord(i + 1, trace)));
+    const s3Store = new S3CompactionStore(s3, bucket);
+    const calls: string[] = [];
+    const counting = Object.assign(Object.create(s3Store) as S3CompactionStore, {
+      createMultipartUpload: (key: string, type: string) => (calls.push('create'), s3Store.createMultipartUpload(key, type)),
+      uploadPart: (key: string, id: string, n: number, body: Uint8Array) => (calls.push(`part ${n}: ${body.byteLength >= 5 * 1024 * 1024 ? '>= 5 MiB' : 'last'}`), s3Store.uploadPart(key, id, n, body)),
+      completeMultipartUpload: (...args: Parameters<S3CompactionStore['completeMultipartUpload']>) => (calls.push('complete'), s3Store.completeMultipartUpload(...args)),
+    });
+
+    const run = await compactPending({ store: counting, rowsPerRowGroup: 1, uploadPartBytes: 5 * 1024 * 1024 }, { includeOpenHours: true });
+
+    expect(run.failed).toEqual([]);
+    expect(calls).toEqual(['create', 'part 1: >= 5 MiB', 'part 2: last', 'complete']);
+    const [object] = await s3Store.list('compacted/spans/');
+    expect(object?.key).toMatch(/\/g000001\.parquet$/);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: object!.key }));
+    expect(head.ContentLength).toBe(statSync(path.join(s3Dir, bucket, `${object!.key}._S3rver_object`)).size);
+    expect(head.ContentLength).toBeGreaterThan(5 * 1024 * 1024);
+    expect(await rows('SELECT count(*)::INTEGER AS n, sum(length(input))::INTEGER AS chars FROM spans')).toEqual([{ n: 6, chars: 6 * 1_400_000 }]);
+    expect(await readWithParquetWasm('spans')).toEqual(traces.flatMap((t) => t.spans.map((s) => `${t.trace_id}/${s.span_id}`)).sort());
   });
 });

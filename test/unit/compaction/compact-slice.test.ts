@@ -1,14 +1,15 @@
-import { parquetReadObjects } from 'hyparquet';
+import { randomBytes } from 'node:crypto';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
 import { type CompactionDeps, compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
 import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
-import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { compactedObjectKey, manifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { DatasetName } from '../../../lambda/landing/landing-schema.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
 import { MemoryBucket } from './memory-bucket.js';
 
 const SLICE = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
@@ -56,9 +57,9 @@ describe('compaction', () => {
     const run = await compactPending(deps(bucket));
 
     expect(run).toMatchObject({ slicesSeen: 1, open: 0, failed: [] });
-    expect(run.compacted).toEqual([expect.objectContaining({ outcome: 'compacted', generation: 1, rows: { traces: 12, spans: 18 }, duplicatesDropped: 6 + 9 })]);
+    expect(run.compacted).toEqual([expect.objectContaining({ outcome: 'compacted', generation: 1, rows: { traces: 12, spans: 18 }, duplicatesDropped: 6 + 9, objectsWritten: 2 })]);
     for (const dataset of ['traces', 'spans'] as const) {
-      expect(bucket.keys(`compacted/${dataset}/`)).toEqual([`compacted/${dataset}/org_id=org-a/dt=2026-11-22/hour=10/g000001-part-000-of-001.parquet`]);
+      expect(bucket.keys(`compacted/${dataset}/`)).toEqual([`compacted/${dataset}/org_id=org-a/dt=2026-11-22/hour=10/g000001.parquet`]);
       expect(ids(await visible(bucket, dataset), dataset)).toEqual(expectedIds(traces, dataset));
     }
     const [manifest] = manifests(bucket);
@@ -123,7 +124,7 @@ describe('compaction', () => {
     const later = await compactPending(deps(bucket, { now: () => new Date(NOW.getTime() + 3 * 3600_000) }));
 
     expect(later.compacted).toEqual([expect.objectContaining({ outcome: 'cleaned', objectsDeleted: 2 })]);
-    expect(bucket.keys('compacted/traces/')).toEqual(['compacted/traces/org_id=org-a/dt=2026-11-22/hour=10/g000002-part-000-of-001.parquet']);
+    expect(bucket.keys('compacted/traces/')).toEqual(['compacted/traces/org_id=org-a/dt=2026-11-22/hour=10/g000002.parquet']);
     expect(manifests(bucket)[0]?.superseded).toEqual([]);
     expect((await compactPending(deps(bucket))).compacted).toEqual([]);
   });
@@ -141,21 +142,37 @@ describe('compaction', () => {
     expect(ids(await visible(bucket, 'traces'), 'traces')).toEqual(expectedIds(traces, 'traces'));
   });
 
-  it('splits a large hour deterministically by trace id, a trace and all its spans in one part, no row in two parts', async () => {
+  it('splits a large hour deterministically by trace id into parts written as row groups of one object, a trace and all its spans in one part', async () => {
     const bucket = new MemoryBucket();
     const traces = Array.from({ length: 40 }, (_, i) => acceptedTrace({}, 1 + (i % 3)));
     await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
     await landRecords({ store: bucket }, traces.slice(10).map((t, i) => inlineRecord(i + 100, t)));
 
-    await compactPending(deps(bucket, { rowsPerPart: 20, rowsPerRowGroup: 7 }));
+    let collections = 0;
+    const run = await compactPending(deps(bucket, { rowsPerPart: 20, rowsPerRowGroup: 7, collectGarbage: () => collections++ }));
 
-    const parts = bucket.keys('compacted/spans/');
-    expect(parts.length).toBeGreaterThan(3);
+    const [result] = run.compacted;
+    expect(result?.hashParts).toBeGreaterThan(2 * 3);
+    // Before each part: the previous part's rows are garbage by then, and two parts' rows must not coexist.
+    expect(collections).toBe(result?.hashParts);
+    expect(bucket.keys('compacted/spans/')).toEqual([compactedObjectKey('spans', SLICE, 1)]);
     expect(ids(await visible(bucket, 'spans'), 'spans')).toEqual(expectedIds(traces, 'spans'));
-    for (const key of parts) {
-      const [, part, of] = /part-(\d+)-of-(\d+)/.exec(key)!;
-      for (const row of await rowsOf(bucket, key)) expect(partOf(row.trace_id as string, Number(of))).toBe(Number(part));
+    // Row groups follow the parts in order: each holds rows of one part, and no part comes back later.
+    const { body } = bucket.objects.get(compactedObjectKey('spans', SLICE, 1))!;
+    const groups = parquetMetadata(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer).row_groups.map((g) => Number(g.num_rows));
+    const spanRows = await rowsOf(bucket, compactedObjectKey('spans', SLICE, 1));
+    const spanInputRows = traces.reduce((n, t) => n + t.spans.length, 0) + traces.slice(10).reduce((n, t) => n + t.spans.length, 0);
+    const parts = Math.ceil(spanInputRows / 20);
+    const partOfGroup: number[] = [];
+    let start = 0;
+    for (const size of groups) {
+      const inGroup = new Set(spanRows.slice(start, start + size).map((row) => partOf(row.trace_id as string, parts)));
+      expect(inGroup.size).toBe(1);
+      partOfGroup.push([...inGroup][0]!);
+      start += size;
     }
+    expect(partOfGroup).toEqual([...partOfGroup].sort((a, b) => a - b));
+    expect(new Set(partOfGroup).size).toBeGreaterThan(3);
   });
 
   it('splits by input bytes as well as rows and, past the byte budget, opens each input once per part instead of holding them all', async () => {
@@ -171,18 +188,51 @@ describe('compaction', () => {
 
     const first = await compactSlice(deps(counting, { bytesPerPart: Math.ceil(spanBytes / 3) }), SLICE);
 
-    const parts = bucket.keys('compacted/spans/');
-    expect(parts).toHaveLength(3);
+    expect(bucket.keys('compacted/spans/')).toEqual([compactedObjectKey('spans', SLICE, 1)]);
     expect(first.rows.spans).toBe(expectedIds(traces, 'spans').length);
     expect(ids(await visible(bucket, 'spans'), 'spans')).toEqual(expectedIds(traces, 'spans'));
     // One pass for the row count, then one per part: never all inputs held at once.
     for (const key of rawSpans) expect(opened.filter((k) => k === key)).toHaveLength(1 + 3);
-    // Deterministic: the same inputs give the same parts, byte for byte.
+    // Deterministic: the same inputs give the same object, byte for byte.
     const again = new MemoryBucket();
     for (const [key, object] of bucket.objects) if (!key.startsWith('compacted/') && !key.startsWith('manifests/')) again.objects.set(key, object);
     await compactSlice(deps(again, { bytesPerPart: Math.ceil(spanBytes / 3) }), SLICE);
-    for (const key of parts) expect(again.objects.get(key)!.body).toEqual(bucket.objects.get(key)!.body);
+    for (const key of bucket.keys('compacted/')) expect(again.objects.get(key)!.body).toEqual(bucket.objects.get(key)!.body);
   });
+
+  /**
+   * Kills a recompaction of `bucket`'s slice at each of its writes in turn (`abortFails`: also before it could
+   * abort its upload) and reruns it: readers see the old generation until the rerun's manifest switch, then the
+   * new one; the rerun writes the same objects as an undisturbed run, and no upload is left open but the killed one's.
+   */
+  async function killAtEveryWrite(bucket: MemoryBucket, extra: Partial<CompactionDeps>, abortFails: boolean): Promise<string[]> {
+    const all = await visible(bucket, 'traces');
+    const writes: string[] = [];
+    const probe = bucket.copy();
+    probe.failWrite = (key, operation) => (writes.push(`${operation} ${key}`), false);
+    await compactSlice(deps(probe, extra), SLICE);
+
+    for (let failAt = 0; failAt < writes.length; failAt++) {
+      const copy = bucket.copy();
+      copy.abortFails = abortFails;
+      let n = 0;
+      copy.failWrite = () => n++ === failAt;
+      await expect(compactSlice(deps(copy, extra), SLICE)).rejects.toThrow('injected failure');
+      // The manifest write is the last one: any failure leaves the previous generation in place.
+      expect(copy.objects.get(manifestKey(SLICE))).toEqual(bucket.objects.get(manifestKey(SLICE)));
+      expect(ids(await visible(copy, 'traces'), 'traces')).toEqual(ids(all, 'traces'));
+      const killedMidUpload = writes[failAt]!.startsWith('uploadPart') || writes[failAt]!.startsWith('completeMultipartUpload');
+      expect(copy.uploads.size).toBe(abortFails && killedMidUpload ? 1 : 0);
+      copy.failWrite = () => false;
+      await compactSlice(deps(copy, extra), SLICE);
+      expect(ids(await visible(copy, 'traces'), 'traces')).toEqual([...new Set(ids(all, 'traces'))]);
+      expect(copy.keys('compacted/')).toEqual(probe.keys('compacted/'));
+      // Byte for byte (Buffer.equals: a deep toEqual over megabytes takes minutes).
+      for (const key of probe.keys('compacted/')) expect(Buffer.from(copy.objects.get(key)!.body).equals(probe.objects.get(key)!.body)).toBe(true);
+      expect(copy.uploads.size).toBe(abortFails && killedMidUpload ? 1 : 0);
+    }
+    return writes;
+  }
 
   it('can be killed at any write and rerun: readers see the old or the new generation, never a mix, and nothing is left over', async () => {
     const bucket = new MemoryBucket();
@@ -190,29 +240,59 @@ describe('compaction', () => {
     await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
     await compactPending(deps(bucket));
     await landRecords({ store: bucket }, [inlineRecord(20, acceptedTrace({}, 1)), inlineRecord(21, traces[0]!)]);
-    const all = await visible(bucket, 'traces');
-    const writes: string[] = [];
-    const probe = new MemoryBucket();
-    for (const [key, object] of bucket.objects) probe.objects.set(key, object);
-    probe.failPut = (key) => (writes.push(key), false);
-    await compactSlice(deps(probe), SLICE);
-    const points = writes.length;
-    expect(points).toBeGreaterThanOrEqual(3);
 
-    for (let failAt = 0; failAt < points; failAt++) {
-      const copy = new MemoryBucket();
-      for (const [key, object] of bucket.objects) copy.objects.set(key, object);
-      let n = 0;
-      copy.failPut = () => n++ === failAt;
-      await expect(compactSlice(deps(copy), SLICE)).rejects.toThrow('injected failure');
-      // The manifest write is the last one: any failure leaves the previous generation in place.
-      expect(copy.objects.get(manifestKey(SLICE))).toEqual(bucket.objects.get(manifestKey(SLICE)));
-      expect(ids(await visible(copy, 'traces'), 'traces')).toEqual(ids(all, 'traces'));
-      copy.failPut = () => false;
-      await compactSlice(deps(copy), SLICE);
-      expect(ids(await visible(copy, 'traces'), 'traces')).toEqual([...new Set(ids(all, 'traces'))]);
-      expect(copy.keys('compacted/')).toEqual(probe.keys('compacted/'));
+    const writes = await killAtEveryWrite(bucket, {}, false);
+
+    expect(writes.map((w) => w.split(' ')[0])).toEqual(['put', 'put', 'put']);
+  });
+
+  describe('an object larger than an upload part', () => {
+    // Random (incompressible) text of ~1.4 MB per span: the spans object is ~8.4 MB, two parts of the 5 MiB minimum.
+    const bulky = () => randomBytes(1_050_000).toString('base64');
+    const extra: Partial<CompactionDeps> = { rowsPerRowGroup: 1, uploadPartBytes: 5 * 1024 * 1024 };
+
+    async function bulkyBucket(): Promise<{ bucket: MemoryBucket; traces: AcceptedTrace[] }> {
+      const bucket = new MemoryBucket();
+      const traces = Array.from({ length: 3 }, () => ({ ...acceptedTrace({}, 0), spans: [0, 1].map((i) => acceptedSpan({ input: bulky() }, i)) }));
+      await landRecords({ store: bucket }, traces.map((t, i) => inlineRecord(i + 1, t)));
+      return { bucket, traces };
     }
+
+    it('is uploaded in parts of at least 5 MiB and appears whole, and only, at CompleteMultipartUpload', async () => {
+      const { bucket, traces } = await bulkyBucket();
+      const seen: string[] = [];
+      bucket.failWrite = (key, operation) => {
+        seen.push(`${operation} ${key.split('/')[1]} visible=${bucket.objects.has(compactedObjectKey('spans', SLICE, 1))}`);
+        return false;
+      };
+
+      const result = await compactSlice(deps(bucket, extra), SLICE);
+
+      expect(seen).toEqual([
+        'put traces visible=false',
+        'createMultipartUpload spans visible=false',
+        'uploadPart spans visible=false',
+        'uploadPart spans visible=false',
+        'completeMultipartUpload spans visible=false',
+        'put org_id=org-a visible=true',
+      ]);
+      expect(result).toMatchObject({ objectsWritten: 2, rows: { traces: 3, spans: 6 } });
+      expect(bucket.objects.get(compactedObjectKey('spans', SLICE, 1))!.etag).toMatch(/-2"$/);
+      expect(bucket.uploads.size).toBe(0);
+      expect(ids(await visible(bucket, 'spans'), 'spans')).toEqual(expectedIds(traces, 'spans'));
+      expect((await visible(bucket, 'spans')).map((row) => (row.input as string).length)).toEqual(Array(6).fill(1_400_000));
+    });
+
+    it('can be killed mid-upload and rerun; the upload is aborted, or (killed before it could abort) left to the lifecycle rule', async () => {
+      const { bucket } = await bulkyBucket();
+      await compactPending(deps(bucket));
+      await landRecords({ store: bucket }, [inlineRecord(20, { ...acceptedTrace({}, 0), spans: [acceptedSpan({ input: bulky() }, 0)] })]);
+
+      for (const abortFails of [false, true]) {
+        const writes = await killAtEveryWrite(bucket, extra, abortFails);
+        expect(writes.map((w) => w.split(' ')[0])).toEqual(['put', 'createMultipartUpload', 'uploadPart', 'uploadPart', 'completeMultipartUpload', 'put']);
+      }
+    }, 60_000);
   });
 
   it('leaves open hours to the schedule unless asked, and reports a failing slice without stopping the others', async () => {
