@@ -43,8 +43,16 @@ function columnValues(column: LandedColumn<SpanRowSource>, { rows, traces, spanI
       return values;
     }
     case 'int64': {
+      // A safe integer stored as its two 32-bit halves, low first (little-endian, as number-chunks.ts requires):
+      // a BigInt per value would be allocated only to be copied into the array.
       const values = new BigInt64Array(rows);
-      for (let r = 0; r < rows; r++) values[r] = BigInt(column.value(traces[r]!, spanIndexes[r]!));
+      const halves = new Int32Array(values.buffer);
+      for (let r = 0; r < rows; r++) {
+        const value = column.value(traces[r]!, spanIndexes[r]!);
+        const high = Math.floor(value / 2 ** 32);
+        halves[2 * r] = value - high * 2 ** 32;
+        halves[2 * r + 1] = high;
+      }
       return values;
     }
     case 'timestamp': {

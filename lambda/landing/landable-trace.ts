@@ -1,4 +1,5 @@
-import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
+import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
+import { type ColumnType, type LandedDataset, SPANS, type SpanRowSource, TRACES } from './landing-schema.js';
 
 /** A record the consumer cannot land as it is (a permanent condition: retrying cannot help). */
 export class UnlandableRecordError extends Error {
@@ -51,72 +52,94 @@ export function timestampMicros(value: unknown, path: string): bigint {
   return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(cachedMinuteMillis + seconds * 1000) * 1000n + BigInt(fraction);
 }
 
+/** Shared by every row without tags, so that the common case allocates nothing (frozen: never to be mutated). */
+const NO_TAGS = Object.freeze<string[]>([]) as string[];
+
 /**
  * The `tags` member of a JSON-object attributes string, read as validation reads it (`JSON.parse`,
  * escapes such as `"t\\u0061gs"` included); `[]` when absent or not a list.
  */
-export function tagsOf(attributes: string): string[] {
+export function tagsOf(attributes: unknown): string[] {
   // Without the word or any escape the text cannot name `tags`: skip the parse on the hot path.
-  if (!attributes.includes('tags') && !attributes.includes('\\')) return [];
+  if (typeof attributes !== 'string' || (!attributes.includes('tags') && !attributes.includes('\\'))) return NO_TAGS;
   let parsed: unknown;
   try {
     parsed = JSON.parse(attributes);
   } catch {
-    return [];
+    return NO_TAGS;
   }
   const tags = (parsed as { tags?: unknown } | null)?.tags;
-  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [];
+  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : NO_TAGS;
 }
 
-const TRACE_STRINGS = ['trace_id', 'environment', 'workspace_slug', 'root_span_name', 'status', 'model', 'attributes', 'session_id', 'agent_id', 'agent_name', 'user_id'] as const;
-const SPAN_STRINGS = ['span_id', 'name', 'kind', 'status', 'model', 'input', 'output', 'attributes', 'session_id', 'agent_id', 'agent_name', 'user_id'] as const;
-const SPAN_NULLABLE_STRINGS = ['parent_span_id', 'error_message'] as const;
-const TOKENS = ['input_tokens', 'output_tokens', 'total_tokens'] as const;
 const CONTEXT_STRINGS = ['org_id', 'workspace_slug', 'api_key_id', 'request_id'] as const;
 
 function check(ok: boolean, reason: () => string): void {
   if (!ok) throw new UnlandableRecordError(reason());
 }
 
-/** What is wrong with `duration_ms` and the token counts (the first problem, after the subject's path), if anything. */
-function numbersProblem(subject: AcceptedTrace | AcceptedSpan): string | undefined {
-  if (typeof subject.duration_ms !== 'number' || !Number.isFinite(subject.duration_ms)) return '/duration_ms is not a finite number';
-  for (const field of TOKENS) {
-    if (!Number.isSafeInteger(subject[field])) return `/${field} is not a safe integer`;
+/** What a value must be for a column of each type, and what is said when it is not. */
+const TYPE_CHECKS: Record<ColumnType, { ok: (value: unknown) => boolean; problem: string }> = {
+  string: { ok: (value) => typeof value === 'string', problem: 'is not a string' },
+  nullable_string: { ok: (value) => value === null || typeof value === 'string', problem: 'is neither a string nor null' },
+  int32: { ok: (value) => Number.isInteger(value) && (value as number) >= -(2 ** 31) && (value as number) < 2 ** 31, problem: 'is not a 32-bit integer' },
+  int64: { ok: (value) => Number.isSafeInteger(value), problem: 'is not a safe integer' },
+  double: { ok: (value) => typeof value === 'number' && Number.isFinite(value), problem: 'is not a finite number' },
+  timestamp: { ok: (value) => typeof value === 'bigint', problem: 'is not a timestamp' },
+  string_list: { ok: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'), problem: 'is not a list of strings' },
+};
+
+/**
+ * The registry's accessors grouped by column type, each group checked by one tight loop: a column added to
+ * the registry is checked with no change here.
+ */
+interface ColumnChecks {
+  strings: { name: string; value: (t: LandableTrace, spanIndex: number) => unknown }[];
+  others: { name: string; type: ColumnType; value: (t: LandableTrace, spanIndex: number) => unknown }[];
+}
+
+function columnChecks(dataset: LandedDataset<SpanRowSource>): ColumnChecks {
+  return {
+    strings: dataset.columns.filter((column) => column.type === 'string'),
+    others: dataset.columns.filter((column) => column.type !== 'string'),
+  };
+}
+
+const TRACE_CHECKS = columnChecks(TRACES);
+const SPAN_CHECKS = columnChecks(SPANS);
+
+/** The first column whose value the row's accessor takes is not of the column's type, as `<column> <problem>`. */
+function rowProblem(checks: ColumnChecks, t: LandableTrace, spanIndex: number): string | undefined {
+  for (const { name, value } of checks.strings) {
+    if (typeof value(t, spanIndex) !== 'string') return `${name} ${TYPE_CHECKS.string.problem}`;
+  }
+  for (const { name, type, value } of checks.others) {
+    const { ok, problem } = TYPE_CHECKS[type];
+    if (!ok(value(t, spanIndex))) return `${name} ${problem}`;
   }
   return undefined;
 }
 
-// Runs once per span: no closure or path string is built unless the span is wrong.
-function spanProblem(span: AcceptedSpan): string | undefined {
-  if (typeof span !== 'object' || span === null) return ' is not an object';
-  for (const field of SPAN_STRINGS) {
-    if (typeof span[field] !== 'string') return `/${field} is not a string`;
-  }
-  for (const field of SPAN_NULLABLE_STRINGS) {
-    if (span[field] !== null && typeof span[field] !== 'string') return `/${field} is neither a string nor null`;
-  }
-  return numbersProblem(span);
-}
-
-/** Checks the shape the row builders rely on; throws {@link UnlandableRecordError} with the first problem. */
+/**
+ * Checks the shape the row builders rely on: every column of both datasets (landing-schema.ts) takes a value
+ * of its type from this trace and each of its spans. Throws {@link UnlandableRecordError} with the first problem
+ * (`/spans/3/name is not a string`).
+ */
 export function toLandableTrace(context: TraceContext, trace: AcceptedTrace): LandableTrace {
   for (const field of CONTEXT_STRINGS) check(typeof context[field] === 'string', () => `context/${field} is not a string`);
   check(/^[^/=]+$/.test(context.org_id), () => `context/org_id ${JSON.stringify(context.org_id)} cannot name a partition`);
-  for (const field of TRACE_STRINGS) check(typeof trace[field] === 'string', () => `/${field} is not a string`);
-  const traceProblem = numbersProblem(trace);
-  if (traceProblem !== undefined) throw new UnlandableRecordError(traceProblem);
   check(Array.isArray(trace.spans), () => '/spans is not an array');
   const timestamp = timestampMicros(trace.timestamp, '/timestamp');
-  const spanTimestampMicros: bigint[] = [];
-  const spanTags: string[][] = [];
-  trace.spans.forEach((span, index) => {
-    const problem = spanProblem(span);
-    if (problem !== undefined) throw new UnlandableRecordError(`/spans/${index}${problem}`);
-    spanTimestampMicros.push(timestampMicros(span.timestamp, `/spans/${index}/timestamp`));
-    spanTags.push(tagsOf(span.attributes));
-  });
-  return {
+  const spanCount = trace.spans.length;
+  const spanTimestampMicros = new Array<bigint>(spanCount);
+  const spanTags = new Array<string[]>(spanCount);
+  for (let index = 0; index < spanCount; index++) {
+    const span = trace.spans[index];
+    check(typeof span === 'object' && span !== null && !Array.isArray(span), () => `/spans/${index} is not an object`);
+    spanTimestampMicros[index] = timestampMicros(span!.timestamp, `/spans/${index}/timestamp`);
+    spanTags[index] = tagsOf(span!.attributes);
+  }
+  const landable: LandableTrace = {
     context,
     trace,
     dt: trace.timestamp.slice(0, 10),
@@ -127,4 +150,11 @@ export function toLandableTrace(context: TraceContext, trace: AcceptedTrace): La
     spanTimestampMicros,
     spanTags,
   };
+  const traceProblem = rowProblem(TRACE_CHECKS, landable, 0);
+  if (traceProblem !== undefined) throw new UnlandableRecordError(`/${traceProblem}`);
+  for (let index = 0; index < spanCount; index++) {
+    const problem = rowProblem(SPAN_CHECKS, landable, index);
+    if (problem !== undefined) throw new UnlandableRecordError(`/spans/${index}/${problem}`);
+  }
+  return landable;
 }

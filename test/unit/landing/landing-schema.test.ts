@@ -57,6 +57,15 @@ describe('the column registry', () => {
     );
   });
 
+  it('stores every safe integer of an int64 column exactly, negative ones included', () => {
+    const extremes = [0, -1, 1, 2 ** 32, -(2 ** 32) - 1, 2 ** 53 - 1, -(2 ** 53 - 1), 123_456_789_012];
+    const dataset = { ...SPANS, columns: [{ name: 'n', type: 'int64', value: (_t, i) => extremes[i]! }] } satisfies LandedDataset<SpanRowSource>;
+    const trace = toLandableTrace(traceContext(), acceptedTrace({}, extremes.length));
+    const [batch] = [...spanBatches([trace], 100, dataset)];
+
+    expect([...(batch!.columns[0] as BigInt64Array)]).toEqual(extremes.map(BigInt));
+  });
+
   // Adding a field: the registry entry is the only landing change; the row builder, the Parquet schema and
   // the compaction writer's batches follow from it.
   const withField = {
