@@ -34,6 +34,8 @@ function exactlyOnceViewInput(dataset: DatasetSpec, databaseName: string): CfnTa
   return {
     name: dataset.name,
     tableType: 'VIRTUAL_VIEW',
+    // Athena's guide for views made through the Glue API: without an empty PartitionKeys the view's queries fail.
+    partitionKeys: [],
     parameters: { presto_view: 'true', comment: 'Presto View' },
     viewOriginalText: `/* Presto View: ${Buffer.from(JSON.stringify(presto)).toString('base64')} */`,
     viewExpandedText: '/* Presto View */',

@@ -31,6 +31,8 @@ export class JavaNotFoundError extends Error {
   override name = 'JavaNotFoundError';
 }
 
+const javaNotFound = () => new JavaNotFoundError('DynamoDB Local needs Java 17+ on PATH, and `java` was not found: install a JRE (e.g. openjdk-17-jre-headless)');
+
 const HOST = '127.0.0.1';
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -73,9 +75,33 @@ function killChildrenOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on('exit', () => {
-    for (const child of liveChildren) child.kill('SIGKILL');
+    for (const child of liveChildren) killGroup(child);
   });
 }
+
+/** SIGKILL to the child's whole process group (the watchdog shell and the JVM it started). */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/**
+ * Runs `java "$@"` under a shell that stops it when this process is gone. A JVM is not told of its parent's
+ * death, and DynamoDB Local runs in its own process group (see below), so after a `kill -9` of `npm start` it
+ * would keep its port and its data directory's lock; the shell checks once a second that `$PARENT` lives.
+ * A SIGTERM (our own stop) reaches the JVM through the trap. Exit status 127 is the shell's "java not found".
+ */
+const JAVA_WATCHED_BY_PARENT = [
+  'java "$@" & java=$!',
+  `trap 'kill $java 2>/dev/null' TERM INT`,
+  'while kill -0 "$PARENT" 2>/dev/null && kill -0 $java 2>/dev/null; do sleep 1; done',
+  'kill $java 2>/dev/null',
+  'wait $java',
+].join('\n');
+const SHELL_COMMAND_NOT_FOUND = 127;
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -83,12 +109,12 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
-  // A child that failed to spawn (no `java`) has no pid and never emits 'exit'.
+  // A child that failed to spawn (no `sh`) has no pid and never emits 'exit'.
   if (child.pid === undefined) return void liveChildren.delete(child);
   const done = exited(child);
   if (child.exitCode === null && child.signalCode === null) {
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    const timer = setTimeout(() => killGroup(child), STOP_GRACE_MS);
     await done;
     clearTimeout(timer);
   }
@@ -103,8 +129,11 @@ export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engi
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
 
   const child = spawn(
-    'java',
+    'sh',
     [
+      '-c',
+      JAVA_WATCHED_BY_PARENT,
+      'dynamodb-local',
       `-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`,
       '-jar',
       path.join(home, 'DynamoDBLocal.jar'),
@@ -115,7 +144,7 @@ export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engi
     ],
     // Its own process group: a Ctrl-C in the terminal reaches only us, and we stop DynamoDB Local
     // after the HTTP server has stopped accepting, not before.
-    { cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    { cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, PARENT: String(process.pid) } },
   );
   killChildrenOnExit();
   liveChildren.add(child);
@@ -128,14 +157,12 @@ export async function startDynamoDbLocal(opts: EngineOptions = {}): Promise<Engi
   child.stderr?.on('data', keep);
 
   let failure: Error | undefined;
-  child.once('error', (error: NodeJS.ErrnoException) => {
-    failure =
-      error.code === 'ENOENT'
-        ? new JavaNotFoundError('DynamoDB Local needs Java 17+ on PATH, and `java` was not found: install a JRE (e.g. openjdk-17-jre-headless)')
-        : error;
+  child.once('error', (error: Error) => {
+    failure = error;
   });
   child.once('exit', (code, signal) => {
     liveChildren.delete(child);
+    if (code === SHELL_COMMAND_NOT_FOUND) failure ??= javaNotFound();
     failure ??= new Error(`DynamoDB Local exited during startup (${signal ?? `code ${code}`}): ${output.trim().split('\n').slice(-3).join(' | ')}`);
   });
 

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 
   let firstSignalAt: number | undefined;
-  const shutdown = (signal: NodeJS.Signals) => {
+  const shutdown = (signal: NodeJS.Signals | 'parent gone') => {
     if (firstSignalAt !== undefined) {
       // npm and tsx relay the terminal's signal, so one Ctrl-C arrives more than once.
       if (Date.now() - firstSignalAt < 1_000) return;
@@ -72,6 +72,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
   process.on('SIGHUP', shutdown);
+  // A `kill -9` of npm or of tsx's launcher cannot be relayed, and this process would go on serving, orphaned
+  // (DynamoDB Local watches this process in turn; see engines.ts). A new parent is the sign.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    shutdown('parent gone');
+  }, 1_000).unref();
 }
 
 main().catch((error: unknown) => {

@@ -184,6 +184,7 @@ describe('data resources', () => {
     it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('defines %s as an Athena view over raw, compacted and the manifests, with every column', (name, dataset) => {
       const input = tableInput(name) as TableInput & { TableType: string; ViewOriginalText: string };
       expect(input.TableType).toBe('VIRTUAL_VIEW');
+      expect(input.PartitionKeys).toEqual([]);
       const view = JSON.parse(Buffer.from(/^\/\* Presto View: (.*) \*\/$/.exec(input.ViewOriginalText)![1]!, 'base64').toString('utf8')) as { originalSql: string; columns: { name: string }[] };
       expect(view.columns.map((column) => column.name)).toEqual([...dataset.columns.map((column) => column.name), 'org_id', 'dt', 'hour']);
       expect(view.originalSql).toContain(`FROM ${name}_raw`);

@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamSummaryCommand, KinesisClient, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
@@ -96,6 +99,26 @@ describe('local engines', () => {
       const object = await client.send(new GetObjectCommand({ Bucket: 'atomic', Key: 'dir/object-5.parquet' }));
       expect(Buffer.from((await object.Body?.transformToByteArray()) ?? []).equals(bodies[5]!)).toBe(true);
     } finally {
+      client.destroy();
+    }
+  });
+  it('stops DynamoDB Local within seconds when the process that started it is killed with SIGKILL', async () => {
+    const owner = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../fixtures/engines/dynamodb-local-then-wait.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [line] = (await once(owner.stdout!, 'data')) as [Buffer];
+    const endpoint = line.toString('utf8').trim();
+    const client = new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 1 });
+    const answers = () => client.send(new ListTablesCommand({})).then(() => true, () => false);
+    try {
+      expect(await answers()).toBe(true);
+      owner.kill('SIGKILL');
+      let answering = true;
+      for (let waited = 0; answering && waited < 15_000; waited += 250) {
+        await sleep(250);
+        answering = await answers();
+      }
+      expect(answering).toBe(false);
+    } finally {
+      owner.kill('SIGKILL');
       client.destroy();
     }
   });
