@@ -1,5 +1,5 @@
 import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
-import { type ColumnType, type LandedDataset, SPANS, type SpanRowSource, TRACES } from './landing-schema.js';
+import { type ColumnType, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES } from './landing-schema.js';
 
 /** A record the consumer cannot land as it is (a permanent condition: retrying cannot help). */
 export class UnlandableRecordError extends Error {
@@ -78,47 +78,84 @@ function check(ok: boolean, reason: () => string): void {
   if (!ok) throw new UnlandableRecordError(reason());
 }
 
-/** What a value must be for a column of each type, and what is said when it is not. */
-const TYPE_CHECKS: Record<ColumnType, { ok: (value: unknown) => boolean; problem: string }> = {
-  string: { ok: (value) => typeof value === 'string', problem: 'is not a string' },
-  nullable_string: { ok: (value) => value === null || typeof value === 'string', problem: 'is neither a string nor null' },
-  int32: { ok: (value) => Number.isInteger(value) && (value as number) >= -(2 ** 31) && (value as number) < 2 ** 31, problem: 'is not a 32-bit integer' },
-  int64: { ok: (value) => Number.isSafeInteger(value), problem: 'is not a safe integer' },
-  double: { ok: (value) => typeof value === 'number' && Number.isFinite(value), problem: 'is not a finite number' },
-  timestamp: { ok: (value) => typeof value === 'bigint', problem: 'is not a timestamp' },
-  string_list: { ok: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'), problem: 'is not a list of strings' },
+type Accessor = (t: LandableTrace, spanIndex: number) => unknown;
+
+/** What is said of a value that is not of its column's type. */
+const TYPE_PROBLEMS: Record<ColumnType, string> = {
+  string: 'is not a string',
+  nullable_string: 'is neither a string nor null',
+  int32: 'is not a 32-bit integer',
+  int64: 'is not a safe integer',
+  double: 'is not a finite number',
+  timestamp: 'is not a timestamp',
+  string_list: 'is not a list of strings',
+};
+
+/** Whether a value is what a column of each type holds. */
+const TYPE_CHECKS: Record<ColumnType, (value: unknown) => boolean> = {
+  string: (value) => typeof value === 'string',
+  nullable_string: (value) => value === null || typeof value === 'string',
+  int32: (value) => Number.isInteger(value) && (value as number) >= -(2 ** 31) && (value as number) < 2 ** 31,
+  int64: (value) => Number.isSafeInteger(value),
+  double: (value) => typeof value === 'number' && Number.isFinite(value),
+  timestamp: (value) => typeof value === 'bigint',
+  string_list: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
 };
 
 /**
- * The registry's accessors grouped by column type, each group checked by one tight loop: a column added to
- * the registry is checked with no change here.
+ * The test of a row against `columns`: their accessors grouped by column type, each group tested by a loop of
+ * its own with the type's test written in it (this runs for every span).
  */
-interface ColumnChecks {
-  strings: { name: string; value: (t: LandableTrace, spanIndex: number) => unknown }[];
-  others: { name: string; type: ColumnType; value: (t: LandableTrace, spanIndex: number) => unknown }[];
-}
-
-function columnChecks(dataset: LandedDataset<SpanRowSource>): ColumnChecks {
-  return {
-    strings: dataset.columns.filter((column) => column.type === 'string'),
-    others: dataset.columns.filter((column) => column.type !== 'string'),
+function rowTest(columns: readonly LandedColumn<SpanRowSource>[]): RowTest {
+  const of = (type: ColumnType): Accessor[] => columns.filter((column) => column.type === type).map((column) => column.value);
+  const byType: Record<ColumnType, Accessor[]> = {
+    string: of('string'),
+    nullable_string: of('nullable_string'),
+    int32: of('int32'),
+    int64: of('int64'),
+    double: of('double'),
+    timestamp: of('timestamp'),
+    string_list: of('string_list'),
+  };
+  // Which column failed is looked for only once a row has failed.
+  const failure = (t: LandableTrace, spanIndex: number): string => {
+    const failed = columns.find((column) => !TYPE_CHECKS[column.type](column.value(t, spanIndex)))!;
+    return `${failed.name} ${TYPE_PROBLEMS[failed.type]}`;
+  };
+  return (t, i) => {
+    for (const value of byType.string) if (typeof value(t, i) !== 'string') return failure(t, i);
+    for (const value of byType.nullable_string) {
+      const text = value(t, i);
+      if (text !== null && typeof text !== 'string') return failure(t, i);
+    }
+    for (const value of byType.int64) if (!Number.isSafeInteger(value(t, i))) return failure(t, i);
+    for (const value of byType.double) {
+      const number = value(t, i);
+      if (typeof number !== 'number' || !Number.isFinite(number)) return failure(t, i);
+    }
+    for (const value of byType.timestamp) if (typeof value(t, i) !== 'bigint') return failure(t, i);
+    for (const value of byType.int32) if (!TYPE_CHECKS.int32(value(t, i))) return failure(t, i);
+    for (const value of byType.string_list) if (!TYPE_CHECKS.string_list(value(t, i))) return failure(t, i);
+    return undefined;
   };
 }
 
-const TRACE_CHECKS = columnChecks(TRACES);
-const SPAN_CHECKS = columnChecks(SPANS);
-
-/** The first column whose value the row's accessor takes is not of the column's type, as `<column> <problem>`. */
-function rowProblem(checks: ColumnChecks, t: LandableTrace, spanIndex: number): string | undefined {
-  for (const { name, value } of checks.strings) {
-    if (typeof value(t, spanIndex) !== 'string') return `${name} ${TYPE_CHECKS.string.problem}`;
-  }
-  for (const { name, type, value } of checks.others) {
-    const { ok, problem } = TYPE_CHECKS[type];
-    if (!ok(value(t, spanIndex))) return `${name} ${problem}`;
-  }
-  return undefined;
+/**
+ * The check of a dataset's rows, from the registry: a column added to it is checked with no change here. An
+ * accessor that does not take the span index (`(t) => …`, a trace-level value such as `request_id`) gives one
+ * value per trace: `perTrace` tests those once, `perRow` the others for every row.
+ */
+function rowCheck(dataset: LandedDataset<SpanRowSource>): { perTrace: RowTest; perRow: RowTest } {
+  return {
+    perTrace: rowTest(dataset.columns.filter((column) => column.value.length < 2)),
+    perRow: rowTest(dataset.columns.filter((column) => column.value.length >= 2)),
+  };
 }
+
+type RowTest = (t: LandableTrace, spanIndex: number) => string | undefined;
+
+const TRACE_CHECK = rowCheck(TRACES);
+const SPAN_CHECK = rowCheck(SPANS);
 
 /**
  * Checks the shape the row builders rely on: every column of both datasets (landing-schema.ts) takes a value
@@ -150,10 +187,10 @@ export function toLandableTrace(context: TraceContext, trace: AcceptedTrace): La
     spanTimestampMicros,
     spanTags,
   };
-  const traceProblem = rowProblem(TRACE_CHECKS, landable, 0);
-  if (traceProblem !== undefined) throw new UnlandableRecordError(`/${traceProblem}`);
+  const problemOfTrace = TRACE_CHECK.perTrace(landable, 0) ?? TRACE_CHECK.perRow(landable, 0) ?? (spanCount > 0 ? SPAN_CHECK.perTrace(landable, 0) : undefined);
+  if (problemOfTrace !== undefined) throw new UnlandableRecordError(`/${problemOfTrace}`);
   for (let index = 0; index < spanCount; index++) {
-    const problem = rowProblem(SPAN_CHECKS, landable, index);
+    const problem = SPAN_CHECK.perRow(landable, index);
     if (problem !== undefined) throw new UnlandableRecordError(`/spans/${index}/${problem}`);
   }
   return landable;
