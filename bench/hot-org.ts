@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { composeIngest } from '../lambda/ingest/compose.js';
 import type { Quotas } from '../lambda/shared/domain/tenancy.js';
 import { type Design, simulateHotOrg, type SimulationResult } from '../scripts/local/dynamo/hot-org-simulation.js';
 import { startDynamoProxy } from '../scripts/local/dynamo/proxy.js';
 import { startDynamoDbLocal } from '../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../scripts/local/provision.js';
-import { fakeTenancy } from '../test/support/fake-tenancy.js';
+import { fakeTenancy, rateWindowsOnlyIngest } from '../test/support/fake-tenancy.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../test/support/trace-builders.js';
 import { round, withCleanup } from './engines-util.js';
 import type { BenchResult } from './types.js';
@@ -85,19 +82,7 @@ async function runEngineScenario(endpoint: string, rateLeases: boolean): Promise
   const { apiKey, tenancy } = fakeTenancy(`engine-${rateLeases ? 'leases' : 'per-request'}-${Date.now()}`, QUOTAS);
   const client = new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 3 });
   const handlers = Array.from({ length: ENGINE_CONTAINERS }, () =>
-    composeIngest({
-      resources: { rateTable: ENGINE_TABLES.rate },
-      clients: { dynamodb: client },
-      ports: {
-        tenancy,
-        sink: { publish: async () => undefined },
-        overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
-      },
-      idempotency: false,
-      rateLeases,
-      logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
-      metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
-    }),
+    rateWindowsOnlyIngest({ dynamodb: client, rateTable: ENGINE_TABLES.rate, tenancy, rateLeases, serviceName: 'bench' }),
   );
   let ok = 0;
   let unavailable = 0;

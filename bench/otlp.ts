@@ -74,11 +74,7 @@ export function genAiExport(nowMs = Date.now()): Uint8Array {
 export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const body = Buffer.from(genAiExport());
   const { handler, apiKey, stats } = fakedIngestHandler();
-  const otlpEvent: APIGatewayProxyEvent = {
-    ...gatewayEvent({ apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body }),
-    path: '/otel/v1/traces',
-    resource: '/otel/v1/traces',
-  };
+  const otlpEvent = gatewayEvent({ route: 'otlp', apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body });
   const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => buildTrace(group, undefined).input);
   const jsonBody = JSON.stringify({ traces });
   const jsonEvent = gatewayEvent({ apiKey, body: jsonBody });

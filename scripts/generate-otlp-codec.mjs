@@ -1,5 +1,5 @@
-// Turns the official OTLP trace protos (vendored from open-telemetry/opentelemetry-proto v1.11.0,
-// with google.rpc.Status for error bodies) into protobufjs static code at build time: decoding is
+// Turns the official OTLP trace protos (third_party/opentelemetry-proto, v1.11.0, with google.rpc.Status
+// from third_party/googleapis for error bodies) into protobufjs static code at build time: decoding is
 // straight-line generated code, nothing is parsed or reflected at cold start. Runs with `generate`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,12 +7,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const protoRoot = join(root, 'lambda/ingest/otlp/proto');
+const otelRoot = join(root, 'third_party/opentelemetry-proto');
+const googleRoot = join(root, 'third_party/googleapis');
 const outDir = join(root, 'lambda/ingest/generated');
 const bin = (name) => join(root, 'node_modules/.bin', name);
-const protos = ['opentelemetry/proto/collector/trace/v1/trace_service.proto', 'google/rpc/status.proto'].map((p) => join(protoRoot, p));
+const protos = [join(otelRoot, 'opentelemetry/proto/collector/trace/v1/trace_service.proto'), join(googleRoot, 'google/rpc/status.proto')];
 // No verify/convert/delimited/service code: the service only decodes requests and encodes answers.
-const common = ['-t', 'static-module', '-w', 'es6', '--es6', '--no-verify', '--no-convert', '--no-delimited', '--no-service', '--force-long', '-p', protoRoot];
+const common = ['-t', 'static-module', '-w', 'es6', '--es6', '--no-verify', '--no-convert', '--no-delimited', '--no-service', '--force-long', '-p', otelRoot, '-p', googleRoot];
 
 mkdirSync(outDir, { recursive: true });
 const jsPath = join(outDir, 'otlp-trace.js');

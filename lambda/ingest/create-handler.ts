@@ -23,21 +23,57 @@ const defaultNowMicros = () => Date.now() * 1000;
 /** How long before the function's timeout the handler gives up and answers 503 itself. */
 export const DEADLINE_MARGIN_MS = 1_000;
 
+/** The refusal in the encoding of the request's route: JSON for the ingest route, OTLP's own for exports. */
+function refusalResponse(error: unknown, event: GatewayEvent, requestId: string): APIGatewayProxyResult {
+  return isOtlpTracesEvent(event) ? otlpErrorResponse(error, otlpFormatOf(event), requestId) : errorResponse(error, requestId);
+}
+
 /** Last line of defence: whatever escapes the chain becomes a JSON 503, never a 500. */
 function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatewayProxyResult> {
   return {
     onError: (request) => {
       if (request.error instanceof DeadlineReachedError) logger.error('Function deadline reached; answered 503');
       else logger.error('Unhandled error in ingest', { error: request.error as Error });
-      const requestId = requestIdOf(request.event);
-      request.response = isOtlpTracesEvent(request.event)
-        ? otlpErrorResponse(request.error, otlpFormatOf(request.event), requestId)
-        : errorResponse(request.error, requestId);
+      request.response = refusalResponse(request.error, request.event, requestIdOf(request.event));
     },
   };
 }
 
-/** Builds the ingest Lambda handler: the middleware chain around {@link ingestBatch}. */
+interface Telemetry {
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** POST /v1/traces/ingest: runs the use case, counts and logs what it accepted, answers 200. */
+async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number) {
+  const result = await ingestBatch(deps, toIngestRequest(event, requestId, receivedAtMicros));
+  metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
+  metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
+  logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
+  return successResponse(result, requestId);
+}
+
+/** POST /otel/v1/traces: runs the OTLP use case, counts and logs what it accepted, answers in the export's encoding. */
+async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number) {
+  const request = toOtlpRequest(event, requestId, receivedAtMicros);
+  const result = await ingestOtlp(deps, request);
+  metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.acceptedTraces);
+  metrics.addMetric('AcceptedOtlpSpans', MetricUnit.Count, result.acceptedSpans);
+  metrics.addMetric('RejectedOtlpSpans', MetricUnit.Count, result.rejectedSpans);
+  logger.info('OTLP export ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, spans: result.acceptedSpans, rejected_spans: result.rejectedSpans });
+  return otlpSuccessResponse(result, request.format, requestId);
+}
+
+/** Logs and counts a refusal: a quota verdict, a dependency that failed, or a request the contract refuses. */
+function recordRefusal({ logger, metrics }: Telemetry, error: unknown, response: APIGatewayProxyResult): void {
+  if (error instanceof IngestError) logger.info('Request refused', { status: response.statusCode, code: error.code });
+  else logger.error('Unexpected error; answered 503', { error: error as Error });
+  if (response.statusCode === 429) metrics.addMetric('ThrottledRequests', MetricUnit.Count, 1);
+  else if (response.statusCode >= 500) metrics.addMetric('UnavailableResponses', MetricUnit.Count, 1);
+  else metrics.addMetric('RefusedRequests', MetricUnit.Count, 1);
+}
+
+/** Builds the ingest Lambda handler: the middleware chain around {@link ingestBatch} and {@link ingestOtlp}. */
 export function createIngestHandler(options: IngestHandlerOptions) {
   const { logger, metrics } = options;
   const nowMicros = options.nowMicros ?? defaultNowMicros;
@@ -50,34 +86,13 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     const started = performance.now();
     const requestId = requestIdOf(event);
     logger.appendKeys({ request_id: requestId });
+    const serve = isOtlpTracesEvent(event) ? serveExport : serveBatch;
     let response: APIGatewayProxyResult;
-    const otlp = isOtlpTracesEvent(event);
     try {
-      if (otlp) {
-        const request = toOtlpRequest(event, requestId, nowMicros());
-        const result = await ingestOtlp(deps, request);
-        metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.acceptedTraces);
-        metrics.addMetric('AcceptedOtlpSpans', MetricUnit.Count, result.acceptedSpans);
-        metrics.addMetric('RejectedOtlpSpans', MetricUnit.Count, result.rejectedSpans);
-        logger.info('OTLP export ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, spans: result.acceptedSpans, rejected_spans: result.rejectedSpans });
-        response = otlpSuccessResponse(result, request.format, requestId);
-      } else {
-        const result = await ingestBatch(deps, toIngestRequest(event, requestId, nowMicros()));
-        metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
-        metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
-        logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
-        response = successResponse(result, requestId);
-      }
+      response = await serve(deps, options, event, requestId, nowMicros());
     } catch (error) {
-      response = otlp ? otlpErrorResponse(error, otlpFormatOf(event), requestId) : errorResponse(error, requestId);
-      if (error instanceof IngestError) {
-        logger.info('Request refused', { status: response.statusCode, code: error.code });
-      } else {
-        logger.error('Unexpected error; answered 503', { error: error as Error });
-      }
-      if (response.statusCode === 429) metrics.addMetric('ThrottledRequests', MetricUnit.Count, 1);
-      else if (response.statusCode >= 500) metrics.addMetric('UnavailableResponses', MetricUnit.Count, 1);
-      else metrics.addMetric('RefusedRequests', MetricUnit.Count, 1);
+      response = refusalResponse(error, event, requestId);
+      recordRefusal(options, error, response);
     }
     metrics.addMetric('IngestLatency', MetricUnit.Milliseconds, performance.now() - started);
     return response;

@@ -14,6 +14,7 @@ export abstract class IngestError extends Error {
   abstract readonly code: string;
   /** Seconds for the `Retry-After` header; undefined where resending the same request cannot help. */
   readonly retryAfterSeconds: number | undefined = undefined;
+  override name = this.constructor.name;
 
   /** Fields of the JSON body beyond `detail`, `code` and `request_id`. */
   bodyFields(): Record<string, unknown> {
@@ -21,47 +22,39 @@ export abstract class IngestError extends Error {
   }
 }
 
-export class InvalidApiKeyError extends IngestError {
-  override name = 'InvalidApiKeyError';
-  readonly status = 401;
-  readonly code = 'invalid_api_key';
+/**
+ * The base of one kind of refusal: its status, its code and, where resending can succeed, its
+ * `Retry-After`. Each refusal below stays a class of its own, so `instanceof` and the logged name
+ * still tell them apart.
+ */
+export function refusal(status: number, code: string, retryAfterSeconds?: number) {
+  return class extends IngestError {
+    readonly status = status;
+    readonly code = code;
+    override readonly retryAfterSeconds = retryAfterSeconds;
+  };
 }
 
-export class NoActivePlanError extends IngestError {
-  override name = 'NoActivePlanError';
-  readonly status = 403;
-  readonly code = 'no_active_plan';
-}
-
-export class PaymentRequiredError extends IngestError {
-  override name = 'PaymentRequiredError';
-  readonly status = 402;
-  readonly code = 'payment_required';
-}
-
-export class PayloadTooLargeError extends IngestError {
-  override name = 'PayloadTooLargeError';
-  readonly status = 413;
-  readonly code = 'payload_too_large';
-}
-
-export class MalformedBodyError extends IngestError {
-  override name = 'MalformedBodyError';
-  readonly status = 400;
-  readonly code = 'malformed_body';
-}
-
-export class WorkspaceRequiredError extends IngestError {
-  override name = 'WorkspaceRequiredError';
-  readonly status = 400;
-  readonly code = 'workspace_required';
-}
-
-export class WorkspaceOutOfScopeError extends IngestError {
-  override name = 'WorkspaceOutOfScopeError';
-  readonly status = 403;
-  readonly code = 'workspace_out_of_scope';
-}
+/** The API key is missing, malformed, unknown or revoked. */
+export class InvalidApiKeyError extends refusal(401, 'invalid_api_key') {}
+/** The organization has a billing issue. */
+export class PaymentRequiredError extends refusal(402, 'payment_required') {}
+/** The organization has no active plan. */
+export class NoActivePlanError extends refusal(403, 'no_active_plan') {}
+/** The body, or a header the body depends on, cannot be read as the contract says. */
+export class MalformedBodyError extends refusal(400, 'malformed_body') {}
+/** The decoded body is over the size limit. */
+export class PayloadTooLargeError extends refusal(413, 'payload_too_large') {}
+/** A workspace-scoped key sent traces without a workspace. */
+export class WorkspaceRequiredError extends refusal(400, 'workspace_required') {}
+/** A workspace outside the key's scope, or not in the organization. */
+export class WorkspaceOutOfScopeError extends refusal(403, 'workspace_out_of_scope') {}
+/** The `Idempotency-Key` header is not one valid key. */
+export class InvalidIdempotencyKeyError extends refusal(400, 'invalid_idempotency_key') {}
+/** The same Idempotency-Key was used with a different body. */
+export class IdempotencyKeyReusedError extends refusal(422, 'idempotency_key_reused') {}
+/** A request with the same Idempotency-Key is still being processed. */
+export class IdempotencyInProgressError extends refusal(409, 'idempotency_in_progress', 1) {}
 
 /** How full the decisive window was: traces counted, room left, and what the batch asked for. */
 export interface WindowUsage {
@@ -70,10 +63,8 @@ export interface WindowUsage {
   requested: number;
 }
 
-export class RateLimitedError extends IngestError {
-  override name = 'RateLimitedError';
-  readonly status = 429;
-  readonly code = 'rate_limited';
+/** A rate window would overflow: names the window, its limit, how full it is and when to retry. */
+export class RateLimitedError extends refusal(429, 'rate_limited') {
   constructor(
     message: string,
     readonly window: RateWindow,
@@ -90,24 +81,20 @@ export class RateLimitedError extends IngestError {
 }
 
 /** A dependency still failing after bounded retries, or an unexpected error: nothing of the batch was accepted. */
-export class UnavailableError extends IngestError {
-  override name = 'UnavailableError';
-  readonly status = 503;
-  readonly code = 'unavailable';
-  override readonly retryAfterSeconds = RETRY_AFTER_UNAVAILABLE_SECONDS;
-}
+export class UnavailableError extends refusal(503, 'unavailable', RETRY_AFTER_UNAVAILABLE_SECONDS) {}
 
 /**
  * The 503 for a publish whose outcome is not known for every trace: some may be stored. Resending
  * under the same Idempotency-Key gives the records the same `record_id`, so the copies land once.
  */
 export class OutcomeUnknownError extends UnavailableError {
-  override name = 'OutcomeUnknownError';
-
   override bodyFields(): Record<string, unknown> {
     return { may_have_been_accepted: true };
   }
 }
+
+/** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
+export class DeadlineReachedError extends OutcomeUnknownError {}
 
 /** The 503 for a failed publish: honest about whether anything of the batch may be stored. */
 export function publishUnavailable(error: unknown): UnavailableError {
@@ -126,34 +113,4 @@ export function dependencyUnavailable(error: unknown): UnavailableError {
     `Service temporarily unavailable: ${dependency} did not answer in time; nothing was accepted, retry the whole batch`,
     { cause: error },
   );
-}
-
-/** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
-export class DeadlineReachedError extends UnavailableError {
-  override name = 'DeadlineReachedError';
-
-  override bodyFields(): Record<string, unknown> {
-    return { may_have_been_accepted: true };
-  }
-}
-
-export class InvalidIdempotencyKeyError extends IngestError {
-  override name = 'InvalidIdempotencyKeyError';
-  readonly status = 400;
-  readonly code = 'invalid_idempotency_key';
-}
-
-/** The same Idempotency-Key was used with a different body. */
-export class IdempotencyKeyReusedError extends IngestError {
-  override name = 'IdempotencyKeyReusedError';
-  readonly status = 422;
-  readonly code = 'idempotency_key_reused';
-}
-
-/** A request with the same Idempotency-Key is still being processed. */
-export class IdempotencyInProgressError extends IngestError {
-  override name = 'IdempotencyInProgressError';
-  readonly status = 409;
-  readonly code = 'idempotency_in_progress';
-  override readonly retryAfterSeconds = 1;
 }

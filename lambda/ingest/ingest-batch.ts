@@ -2,12 +2,11 @@ import { derivedIds } from '../shared/domain/derived-ids.js';
 import { PublishIncompleteError } from '../shared/domain/errors.js';
 import { publishUnavailable } from './errors.js';
 import type { Arrival, Caller, IngestRequest, IngestResult } from './ingest-types.js';
-import type { IngestDeps, TenancyReader } from './ports.js';
+import type { IngestDeps } from './ports.js';
 import { decodeBody } from './request/decode-body.js';
 import { parseBatch } from './request/parse-batch.js';
-import { authenticate } from './steps/authenticate.js';
-import { authorizeOrganization } from './steps/authorize-organization.js';
 import { checkWorkspaceScope } from './steps/check-workspace-scope.js';
+import { identifyCaller } from './steps/identify-caller.js';
 import { idempotentRequestIdentity, readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
 import { publishTraces } from './steps/publish-traces.js';
 import { reserveRateWindows } from './steps/reserve-rate-windows.js';
@@ -29,12 +28,6 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   const arrival = { ...request, requestIdentity: idempotentRequestIdentity(orgId, idempotencyKey, body) };
   const run = () => ingestTraces(deps, caller, arrival, parseBatch(body));
   return withIdempotency({ store: deps.idempotency, log: deps.log, orgId, apiKeyId: caller.key.keyId, idempotencyKey, body, receivedAtMicros }, run);
-}
-
-/** Checks 1 to 3: the request's API key is active and its organization may ingest. */
-export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: readonly string[]): Promise<Caller> {
-  const key = await authenticate(tenancy, apiKeyValues);
-  return { key, org: await authorizeOrganization(tenancy, key) };
 }
 
 /**

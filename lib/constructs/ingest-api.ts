@@ -229,25 +229,17 @@ export class IngestApi extends Construct {
   }
 
   private acknowledgeFindings(): void {
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason: 'Callers authenticate with X-API-Key, checked by the ingest function against SHA-256 key hashes in the tenancy table (spec section 5); the gateway rejects requests without the header.',
-    });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-COG4',
-      reason: 'The API serves machine clients holding per-organization API keys; there are no Cognito users.',
-    });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG2',
-      reason: 'The gateway validates the required X-API-Key header; the body arrives gzip-compressed as binary, which a gateway model cannot validate, so the function validates it (per-trace errors in the 200).',
-    });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason: 'No WAF by default: bodies are gzip-compressed binary that WAF cannot inspect, and per-organization rate limits plus stage throttling already apply. docs/deploy.md shows how to associate a web ACL.',
-    });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason: 'The account-level API Gateway logging role needs exactly this AWS-managed policy to write access and execution logs.',
-    });
+    const findings: Record<string, string> = {
+      'AwsSolutions-APIG4':
+        'Callers authenticate with X-API-Key, checked by the ingest function against SHA-256 key hashes in the tenancy table (spec section 5); the gateway rejects requests without the header.',
+      'AwsSolutions-COG4': 'The API serves machine clients holding per-organization API keys; there are no Cognito users.',
+      'AwsSolutions-APIG2':
+        'The gateway validates the required X-API-Key header; the body arrives gzip-compressed as binary, which a gateway model cannot validate, so the function validates it (per-trace errors in the 200).',
+      'AwsSolutions-APIG3':
+        'No WAF by default: bodies are gzip-compressed binary that WAF cannot inspect, and per-organization rate limits plus stage throttling already apply. docs/deploy.md shows how to associate a web ACL.',
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]':
+        'The account-level API Gateway logging role needs exactly this AWS-managed policy to write access and execution logs.',
+    };
+    for (const [id, reason] of Object.entries(findings)) Validations.of(this.api).acknowledge({ id, reason });
   }
 }

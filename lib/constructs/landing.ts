@@ -23,6 +23,16 @@ import { TraceCatalog } from './trace-catalog.js';
  */
 export const RAW_RETENTION_DAYS = 3;
 
+/** What both buckets are: private, encrypted, TLS only, owned by the account, kept when the stack goes. */
+const PRIVATE_BUCKET = {
+  blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+  encryption: BucketEncryption.S3_MANAGED,
+  enforceSSL: true,
+  minimumTLSVersion: 1.2,
+  objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+  removalPolicy: RemovalPolicy.RETAIN,
+} as const;
+
 export interface LandingProps {
   readonly projectRoot: string;
   /** Handler file relative to `projectRoot`. */
@@ -54,13 +64,8 @@ export class Landing extends Construct {
     const { settings } = props;
 
     this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...PRIVATE_BUCKET,
       lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(props.accessLogRetentionDays) }],
-      removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.accessLogsBucket).acknowledge({
       id: 'AwsSolutions-S1',
@@ -68,15 +73,10 @@ export class Landing extends Construct {
     });
 
     this.bucket = new Bucket(this, 'DataBucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...PRIVATE_BUCKET,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'data-bucket/',
       lifecycleRules: dataLifecycle(props.dataRetentionDays),
-      removalPolicy: RemovalPolicy.RETAIN,
     });
 
     this.failureQueue = new Queue(this, 'FailureQueue', {

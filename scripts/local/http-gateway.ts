@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import { API_ROUTE_PATHS, restApiEvent } from './lambda-events.js';
 
-/** The paths of the API's routes: API Gateway matches them literally. */
-const ROUTE_PATHS: readonly string[] = [INGEST_ROUTE.path, OTLP_ROUTE.path];
 /** API Gateway's own payload limit; larger requests never reach the function. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
-export const LOCAL_STAGE = 'local';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
@@ -28,70 +26,20 @@ export interface GatewayRequest {
  * body reaches the function base64-encoded, exactly as sent (a gzip body still compressed).
  */
 export function toGatewayEvent(request: GatewayRequest, now: Date = new Date(), requestId: string = randomUUID()): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (let i = 0; i + 1 < request.rawHeaders.length; i += 2) {
-    const name = request.rawHeaders[i] as string;
-    const value = request.rawHeaders[i + 1] as string;
-    headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
-  }
+  const headers: [string, string][] = [];
+  for (let i = 0; i + 1 < request.rawHeaders.length; i += 2) headers.push([request.rawHeaders[i] as string, request.rawHeaders[i + 1] as string]);
   const url = new URL(request.url, 'http://localhost');
-  const path = routePath(request.url) ?? url.pathname;
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    query[name] = value;
-    (multiQuery[name] ??= []).push(value);
-  }
-  const hasQuery = Object.keys(query).length > 0;
-  const userAgent = headers['User-Agent'] ?? headers['user-agent'] ?? null;
-  const hasBody = request.body.length > 0;
-  return {
-    resource: ROUTE_PATHS.includes(path) ? path : '/{proxy+}',
-    path,
-    httpMethod: request.method,
+  return restApiEvent({
+    method: request.method,
+    path: routePath(request.url) ?? url.pathname,
     headers,
-    multiValueHeaders,
-    queryStringParameters: hasQuery ? query : null,
-    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
-    pathParameters: null,
-    stageVariables: null,
-    body: hasBody ? request.body.toString('base64') : null,
-    isBase64Encoded: hasBody,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      protocol: request.protocol,
-      httpMethod: request.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: request.sourceIp,
-        user: null,
-        userAgent,
-        userArn: null,
-      },
-      path: `/${LOCAL_STAGE}${path}`,
-      stage: LOCAL_STAGE,
-      requestId,
-      extendedRequestId: requestId,
-      requestTime: now.toUTCString(),
-      requestTimeEpoch: now.getTime(),
-      resourceId: 'local',
-      resourcePath: ROUTE_PATHS.includes(path) ? path : '/{proxy+}',
-    },
-  };
+    body: request.body.length > 0 ? request.body : null,
+    query: url.searchParams,
+    requestId,
+    sourceIp: request.sourceIp,
+    protocol: request.protocol,
+    now,
+  });
 }
 
 /**
@@ -158,7 +106,7 @@ export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 
     const requestId = randomUUID();
     try {
       const pathname = routePath(req.url ?? '');
-      if (pathname === undefined || !ROUTE_PATHS.includes(pathname)) {
+      if (pathname === undefined || !API_ROUTE_PATHS.includes(pathname)) {
         req.resume();
         return writeJson(res, 404, requestId, {
           detail: 'No route for this method and path. The API has two routes: POST /v1/traces/ingest and POST /otel/v1/traces.',

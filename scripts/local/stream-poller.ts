@@ -7,6 +7,7 @@ import {
   type _Record as KinesisRecord,
 } from '@aws-sdk/client-kinesis';
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
+import { kinesisEventRecord } from './lambda-events.js';
 
 export type KinesisHandler = (event: KinesisStreamEvent) => Promise<unknown>;
 
@@ -64,23 +65,15 @@ export interface StreamPoller {
 
 /** Turns a GetRecords record into the record of a Lambda `KinesisStreamEvent`. */
 export function toEventRecord(record: KinesisRecord, shardId: string, streamArn: string, region: string): KinesisStreamRecord {
-  const sequenceNumber = record.SequenceNumber ?? '';
-  return {
-    kinesis: {
-      kinesisSchemaVersion: '1.0',
-      partitionKey: record.PartitionKey ?? '',
-      sequenceNumber,
-      data: Buffer.from(record.Data ?? new Uint8Array()).toString('base64'),
-      approximateArrivalTimestamp: (record.ApproximateArrivalTimestamp ?? new Date()).getTime() / 1000,
-    },
-    eventSource: 'aws:kinesis',
-    eventVersion: '1.0',
-    eventID: `${shardId}:${sequenceNumber}`,
-    eventName: 'aws:kinesis:record',
-    invokeIdentityArn: 'arn:aws:iam::000000000000:role/local-landing',
-    awsRegion: region,
-    eventSourceARN: streamArn,
-  };
+  return kinesisEventRecord({
+    shardId,
+    sequenceNumber: record.SequenceNumber ?? '',
+    partitionKey: record.PartitionKey ?? '',
+    data: record.Data ?? new Uint8Array(),
+    arrivedAt: record.ApproximateArrivalTimestamp ?? new Date(),
+    streamArn,
+    region,
+  });
 }
 
 /** Calls `handler` the way the event source mapping does: retries, bisection, then discard. */

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import {
   DynamoDBClient,
   PutItemCommand,
@@ -10,16 +8,16 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { composeIngest } from '../../lambda/ingest/compose.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import { LeasingRateLimiter, leaseSlackPerContainer } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
+import { leaseSlackPerContainer } from '../../lambda/shared/adapters/lease-options.js';
+import { LeasingRateLimiter } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { type DynamoProxy, startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
 import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
 import { createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { awayFromMinuteEdge, windowCount } from '../support/engine-fixtures.js';
-import { fakeTenancy } from '../support/fake-tenancy.js';
+import { fakeTenancy, rateWindowsOnlyIngest } from '../support/fake-tenancy.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /** Rate windows under leases on DynamoDB Local, plain and behind the proxy that adds DynamoDB's conflicts. */
@@ -134,19 +132,7 @@ describe('hot organizations on DynamoDB Local', () => {
     clients.push(client);
     // Tenancy, Kinesis and S3 are faked; the rate windows are the real adapters the deployed handler composes.
     const containers = Array.from({ length: 8 }, () =>
-      composeIngest({
-        resources: { rateTable: TABLES.rate },
-        clients: { dynamodb: client },
-        ports: {
-          tenancy,
-          sink: { publish: async () => undefined },
-          overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
-        },
-        idempotency: false,
-        rateLeases: true,
-        logger: new Logger({ serviceName: 'it', logLevel: 'SILENT' }),
-        metrics: new Metrics({ namespace: 'It', serviceName: 'it' }),
-      }),
+      rateWindowsOnlyIngest({ dynamodb: client, rateTable: TABLES.rate, tenancy, rateLeases: true, serviceName: 'it' }),
     );
     const statuses: number[] = [];
     await Promise.all(

@@ -1,44 +1,28 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { StreamRecord, TraceSink } from '../../lambda/ingest/ports.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
-import { createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { provisionOrg } from '../support/engine-fixtures.js';
+import { useEngineSuite } from '../support/engine-suite.js';
 import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
 
 /** Idempotency-Key against DynamoDB Local, whose conditional writes are the real ones. */
 describe('Idempotency-Key', () => {
-  let engine: Engine;
-  let dynamodb: DynamoDBClient;
-  let store: DynamoDbTenancyStore;
   const tables = { tenancy: 'tenancy', rate: 'rate' };
+  const engines = useEngineSuite({ tables });
 
-  beforeAll(async () => {
-    engine = await startDynamoDbLocal();
-    dynamodb = new DynamoDBClient(localClientConfig(engine.endpoint));
-    await createTables(dynamodb, tables);
-    store = new DynamoDbTenancyStore(dynamodb, tables.tenancy);
-  });
-  afterAll(async () => {
-    dynamodb?.destroy();
-    await engine?.stop();
-  });
-
-  const newOrgKey = async () => (await provisionOrg(store, { quotas: { minute: 1000 } })).apiKey;
+  const newOrgKey = async () => (await provisionOrg(engines.tenancy, { quotas: { minute: 1000 } })).apiKey;
 
   function setup(sink?: TraceSink) {
     const published: StreamRecord[] = [];
     let reserves = 0;
-    const limiter = new DynamoDbRateLimiter(dynamodb, tables.rate);
+    const limiter = new DynamoDbRateLimiter(engines.dynamodb, tables.rate);
     const handler = composeIngest({
       resources: { rateTable: tables.rate },
-      clients: { dynamodb },
+      clients: { dynamodb: engines.dynamodb },
       ports: {
-        tenancy: store,
+        tenancy: engines.tenancy,
         rateLimiter: { reserve: (...args) => ((reserves += 1), limiter.reserve(...args)), release: (...args) => limiter.release(...args) },
         sink: sink ?? {
           publish: async (records) => {

@@ -1,20 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KinesisClient } from '@aws-sdk/client-kinesis';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import { composeLanding } from '../../lambda/landing/compose.js';
-import type { LandingRecord } from '../../lambda/landing/land-records.js';
-import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
-import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
-import { provisionOrg, readStream } from '../support/engine-fixtures.js';
+import { provisionOrg } from '../support/engine-fixtures.js';
+import { useEngineSuite } from '../support/engine-suite.js';
 import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { buildSpan, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
 import { kinesisEvent } from '../unit/landing/landing-builders.js';
@@ -31,38 +21,19 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
   const stream = 'traces';
   const bucket = 'data';
   const workspace = 'ws-e2e';
-  let engines: Engine[] = [];
-  let dynamodb: DynamoDBClient;
-  let kinesis: KinesisClient;
-  let s3: S3Client;
-  let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
-  const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-to-landing-'));
+  const engines = useEngineSuite({ tables, stream: { name: stream, shards: 2 }, bucket, duckdb: true });
+  const { readShards, query } = engines;
+  const download = engines.downloadBucket;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-    engines = await Promise.all([startDynamoDbLocal(), startKinesalite(), startS3rver()]);
-    const [dynamoEngine, kinesisEngine, s3Engine] = engines as [Engine, Engine, Engine];
-    dynamodb = new DynamoDBClient(localClientConfig(dynamoEngine.endpoint));
-    kinesis = new KinesisClient(localClientConfig(kinesisEngine.endpoint));
-    s3 = new S3Client(localClientConfig(s3Engine.endpoint));
-    await Promise.all([createTables(dynamodb, tables), createStream(kinesis, stream, 2), createBucket(s3, bucket)]);
-    duck = await (await DuckDBInstance.create(':memory:')).connect();
-  });
-
-  afterAll(async () => {
-    duck?.closeSync();
-    dynamodb?.destroy();
-    kinesis?.destroy();
-    s3?.destroy();
-    await Promise.all(engines.map((engine) => engine.stop()));
-    rmSync(scratch, { recursive: true, force: true });
   });
 
   /** The ingest handler as composed in production, over the local engines, with a fixed clock. */
   function ingestHandler(nowMicros: number) {
     const handler = composeIngest({
       resources: { tenancyTable: tables.tenancy, rateTable: tables.rate, traceStream: stream, dataBucket: bucket },
-      clients: { dynamodb, kinesis, s3 },
+      clients: { dynamodb: engines.dynamodb, kinesis: engines.kinesis, s3: engines.s3 },
       tenancyCache: false,
       idempotency: false,
       retries: { rateWindows: { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 } },
@@ -73,30 +44,6 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
       handler(gatewayEvent({ apiKey, body: JSON.stringify(payload), ...options }), lambdaContext) as Promise<APIGatewayProxyResult>;
   }
 
-  /** Everything on the stream, per shard, as the event source mapping would deliver it. */
-  async function readShards(): Promise<LandingRecord[][]> {
-    return (await readStream(kinesis, stream)).map((shard) =>
-      shard.records.map((r) => ({ shardId: shard.shardId, sequenceNumber: r.sequenceNumber, data: r.data, approximateArrivalTimestamp: r.arrivedAt })),
-    );
-  }
-
-  /** Downloads every object of the bucket into a fresh directory, keeping the keys as paths. */
-  async function download(): Promise<{ dir: string; keys: string[] }> {
-    const dir = mkdtempSync(path.join(scratch, 'bucket-'));
-    const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-    const keys = Contents.map((o) => o.Key!).sort();
-    for (const key of keys) {
-      const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      mkdirSync(path.dirname(path.join(dir, key)), { recursive: true });
-      writeFileSync(path.join(dir, key), await Body!.transformToByteArray());
-    }
-    return { dir, keys };
-  }
-
-  async function query(sql: string): Promise<Json[]> {
-    return (await duck.runAndReadAll(sql)).getRowObjectsJS() as Json[];
-  }
-
   /** ~2 MB of random letters: incompressible enough that the trace travels by reference through S3. */
   function randomLetters(length: number): string {
     return Buffer.from(randomBytes(length).map((b) => 97 + (b % 26))).toString('latin1');
@@ -105,7 +52,7 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
   const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
   it('lands every accepted trace, inline or by reference, plain or gzip, with its context, readable by DuckDB', async () => {
-    const { orgId, apiKey, keyId } = await provisionOrg(new DynamoDbTenancyStore(dynamodb, tables.tenancy), { workspaces: [workspace] });
+    const { orgId, apiKey, keyId } = await provisionOrg(engines.tenancy, { workspaces: [workspace] });
     const receivedMicros = Date.now() * 1000 + 123;
     const post = ingestHandler(receivedMicros);
     const nowMs = Math.floor(receivedMicros / 1000);
@@ -130,7 +77,7 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
     const references = decoded.filter((r) => 'ref' in r);
     expect(references).toEqual([expect.objectContaining({ ref: expect.objectContaining({ bucket, trace_id: big.trace_id }) })]);
 
-    const land = composeLanding({ dataBucket: bucket, s3, ...quietTelemetry('e2e-landing') });
+    const land = composeLanding({ dataBucket: bucket, s3: engines.s3, ...quietTelemetry('e2e-landing') });
     for (const records of shards) if (records.length > 0) await land(kinesisEvent(records));
 
     const { dir, keys } = await download();

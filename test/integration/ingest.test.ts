@@ -1,14 +1,10 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TraceSink } from '../../lambda/ingest/ports.js';
-import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { type Engine, startDynamoDbLocal, startKinesalite } from '../../scripts/local/engines.js';
-import { createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { useEngineSuite } from '../support/engine-suite.js';
 import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../support/trace-builders.js';
 
@@ -17,37 +13,17 @@ import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../support/tr
  * The clock is the real one here, so traces are stamped "now".
  */
 describe('ingest against DynamoDB Local and kinesalite', () => {
-  let dynamoEngine: Engine;
-  let kinesisEngine: Engine;
-  let dynamodb: DynamoDBClient;
-  let kinesis: KinesisClient;
-  let store: DynamoDbTenancyStore;
   const tables = { tenancy: 'tenancy', rate: 'rate' };
   const stream = 'traces';
-
-  beforeAll(async () => {
-    [dynamoEngine, kinesisEngine] = await Promise.all([startDynamoDbLocal(), startKinesalite()]);
-    dynamodb = new DynamoDBClient(localClientConfig(dynamoEngine.endpoint));
-    kinesis = new KinesisClient(localClientConfig(kinesisEngine.endpoint));
-    await createTables(dynamodb, tables);
-    await createStream(kinesis, stream, 2);
-    store = new DynamoDbTenancyStore(dynamodb, tables.tenancy);
-  });
-
-  afterAll(async () => {
-    dynamodb?.destroy();
-    kinesis?.destroy();
-    await Promise.all([dynamoEngine?.stop(), kinesisEngine?.stop()]);
-  });
-
+  const engines = useEngineSuite({ tables, stream: { name: stream, shards: 2 } });
   // Each test reads the minute window after its requests.
   beforeEach(() => awayFromMinuteEdge());
 
-  function handlerWith(sink: TraceSink = new KinesisTraceSink(kinesis, stream)) {
+  function handlerWith(sink: TraceSink = new KinesisTraceSink(engines.kinesis, stream)) {
     const handler = composeIngest({
       resources: { rateTable: tables.rate },
-      clients: { dynamodb },
-      ports: { tenancy: store, sink, overflow: { put: async () => Promise.reject(new Error('no overflow expected')) } },
+      clients: { dynamodb: engines.dynamodb },
+      ports: { tenancy: engines.tenancy, sink, overflow: { put: async () => Promise.reject(new Error('no overflow expected')) } },
       idempotency: false,
       retries: { rateWindows: { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 } },
       ...quietTelemetry('it'),
@@ -57,13 +33,13 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
   }
 
   async function readStreamRecords(): Promise<InlineTraceRecord[]> {
-    const shards = await readStream(kinesis, stream);
+    const shards = await readStream(engines.kinesis, stream);
     return shards.flatMap((shard) => shard.records.map((r) => decodeTraceRecord(r.data) as InlineTraceRecord));
   }
 
   it('reaches a quota exactly and never exceeds it when 50 batches race for one organization', async () => {
     // Must finish within one minute window; the test is retried by nobody, so keep it short.
-    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 90, hour: 1000 } });
+    const { orgId, apiKey } = await provisionOrg(engines.tenancy, { quotas: { minute: 90, hour: 1000 } });
     const post = handlerWith();
     const statuses: number[] = [];
     await Promise.all(
@@ -81,24 +57,24 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(30);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
-    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(90);
+    expect(await windowCount(engines.dynamodb, tables.rate, orgId, 'minute')).toBe(90);
   });
 
   it('is atomic: a full month window refuses the batch and moves no counter', async () => {
-    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 1000, month: 5 } });
+    const { orgId, apiKey } = await provisionOrg(engines.tenancy, { quotas: { minute: 1000, month: 5 } });
     const post = handlerWith();
     expect((await post(apiKey, liveBatch(5))).statusCode).toBe(200);
-    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(5);
+    expect(await windowCount(engines.dynamodb, tables.rate, orgId, 'minute')).toBe(5);
     const refused = await post(apiKey, liveBatch(1));
     expect(refused.statusCode).toBe(429);
     expect(refused.headers?.['Retry-After']).toBe('86400');
     expect(JSON.parse(refused.body)).toMatchObject({ window: 'month', limit: 5 });
-    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(5);
-    expect(await windowCount(dynamodb, tables.rate, orgId, 'month')).toBe(5);
+    expect(await windowCount(engines.dynamodb, tables.rate, orgId, 'minute')).toBe(5);
+    expect(await windowCount(engines.dynamodb, tables.rate, orgId, 'month')).toBe(5);
   });
 
   it('says in the 429 what is used, what is left and what the batch needs (3 of 5 used, a batch of 3)', async () => {
-    const { apiKey } = await provisionOrg(store, { quotas: { minute: 5, hour: 1000 } });
+    const { apiKey } = await provisionOrg(engines.tenancy, { quotas: { minute: 5, hour: 1000 } });
     const post = handlerWith();
     expect((await post(apiKey, liveBatch(3))).statusCode).toBe(200);
     const refused = await post(apiKey, liveBatch(3));
@@ -112,16 +88,16 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
   });
 
   it('gives the increments back when publishing fails', async () => {
-    const { orgId, apiKey } = await provisionOrg(store, { quotas: { minute: 100, month: 100 } });
+    const { orgId, apiKey } = await provisionOrg(engines.tenancy, { quotas: { minute: 100, month: 100 } });
     expect((await handlerWith()(apiKey, liveBatch(2))).statusCode).toBe(200);
     const failing = handlerWith({ publish: async () => Promise.reject(new Error('stream down')) });
     expect((await failing(apiKey, liveBatch(7))).statusCode).toBe(503);
-    expect(await windowCount(dynamodb, tables.rate, orgId, 'minute')).toBe(2);
-    expect(await windowCount(dynamodb, tables.rate, orgId, 'month')).toBe(2);
+    expect(await windowCount(engines.dynamodb, tables.rate, orgId, 'minute')).toBe(2);
+    expect(await windowCount(engines.dynamodb, tables.rate, orgId, 'month')).toBe(2);
   });
 
   it('puts records on the stream that decode back to exactly the accepted traces with their context', async () => {
-    const { orgId, apiKey } = await provisionOrg(store);
+    const { orgId, apiKey } = await provisionOrg(engines.tenancy);
     const traces = [liveTrace(), { nonsense: true }, liveTrace({ trace_id: null })];
     const response = await handlerWith()(apiKey, { traces });
     expect(JSON.parse(response.body)).toMatchObject({ accepted: 2, rejected: 1 });

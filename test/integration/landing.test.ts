@@ -1,9 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { GetRecordsCommand, GetShardIteratorCommand, KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetRecordsCommand, GetShardIteratorCommand, PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { KinesisStreamEvent } from 'aws-lambda';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
@@ -12,9 +9,8 @@ import type { LandingStore } from '../../lambda/landing/ports.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import type { AcceptedTrace, TraceContext } from '../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { type Engine, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
-import { createBucket, createStream, localClientConfig } from '../../scripts/local/provision.js';
 import { replayRange } from '../../scripts/replay/replay-range.js';
+import { useEngineSuite } from '../support/engine-suite.js';
 import { acceptedSpan, acceptedTrace, kinesisEvent, traceContext } from '../unit/landing/landing-builders.js';
 
 /**
@@ -25,24 +21,16 @@ import { acceptedSpan, acceptedTrace, kinesisEvent, traceContext } from '../unit
 describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
   const bucket = 'data';
   const stream = 'traces';
-  let s3Engine: Engine;
-  let kinesisEngine: Engine;
-  let s3: S3Client;
-  let kinesis: KinesisClient;
+  const engines = useEngineSuite({ stream: { name: stream }, bucket, duckdb: true });
+  const { query } = engines;
+  const download = engines.downloadBucket;
   let handler: (event: KinesisStreamEvent) => Promise<void>;
-  let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
-  const scratch = mkdtempSync(path.join(tmpdir(), 'landing-it-'));
 
   beforeAll(async () => {
-    [s3Engine, kinesisEngine] = await Promise.all([startS3rver(), startKinesalite()]);
-    s3 = new S3Client(localClientConfig(s3Engine.endpoint));
-    kinesis = new KinesisClient(localClientConfig(kinesisEngine.endpoint));
-    await createBucket(s3, bucket);
-    await createStream(kinesis, stream, 1);
     Object.assign(process.env, {
       DATA_BUCKET: bucket,
       S3_FORCE_PATH_STYLE: 'true',
-      AWS_ENDPOINT_URL_S3: s3Engine.endpoint,
+      AWS_ENDPOINT_URL_S3: engines.endpoints.s3,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
@@ -50,48 +38,22 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     });
     ({ handler } = await import('../../lambda/landing/handler.js'));
-    duck = await (await DuckDBInstance.create(':memory:')).connect();
-  });
-
-  afterAll(async () => {
-    duck?.closeSync();
-    s3?.destroy();
-    kinesis?.destroy();
-    await Promise.all([s3Engine?.stop(), kinesisEngine?.stop()]);
-    rmSync(scratch, { recursive: true, force: true });
   });
 
   beforeEach(async () => {
-    const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-    if (Contents.length > 0) await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: Contents.map((o) => ({ Key: o.Key! })) } }));
+    const { Contents = [] } = await engines.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    if (Contents.length > 0) await engines.s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: Contents.map((o) => ({ Key: o.Key! })) } }));
   });
 
   /** Publishes records and reads them back from the stream with their real shard and sequence numbers. */
   async function publish(datas: Uint8Array[]): Promise<LandingRecord[]> {
-    const put = await kinesis.send(new PutRecordsCommand({ StreamName: stream, Records: datas.map((Data, i) => ({ Data, PartitionKey: `pk-${i}` })) }));
+    const put = await engines.kinesis.send(new PutRecordsCommand({ StreamName: stream, Records: datas.map((Data, i) => ({ Data, PartitionKey: `pk-${i}` })) }));
     const first = put.Records![0]!;
-    const { ShardIterator } = await kinesis.send(
+    const { ShardIterator } = await engines.kinesis.send(
       new GetShardIteratorCommand({ StreamName: stream, ShardId: first.ShardId!, ShardIteratorType: 'AT_SEQUENCE_NUMBER', StartingSequenceNumber: first.SequenceNumber! }),
     );
-    const { Records = [] } = await kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: datas.length }));
+    const { Records = [] } = await engines.kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: datas.length }));
     return Records.map((r) => ({ shardId: first.ShardId!, sequenceNumber: r.SequenceNumber!, data: r.Data!, approximateArrivalTimestamp: r.ApproximateArrivalTimestamp! }));
-  }
-
-  /** Downloads every object of the bucket into a fresh directory, keeping the keys as paths. */
-  async function download(): Promise<{ dir: string; keys: string[] }> {
-    const dir = mkdtempSync(path.join(scratch, 'bucket-'));
-    const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-    const keys = Contents.map((o) => o.Key!).sort();
-    for (const key of keys) {
-      const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      mkdirSync(path.dirname(path.join(dir, key)), { recursive: true });
-      writeFileSync(path.join(dir, key), await Body!.transformToByteArray());
-    }
-    return { dir, keys };
-  }
-
-  async function query(sql: string): Promise<Record<string, unknown>[]> {
-    return (await duck.runAndReadAll(sql)).getRowObjectsJS() as Record<string, unknown>[];
   }
 
   const dataset = (dir: string, name: 'traces' | 'spans') => `read_parquet('${dir}/${name}/**/*.parquet', hive_partitioning = true)`;
@@ -118,7 +80,7 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
     const otherOrg = acceptedTrace({ timestamp: '2026-11-23T00:00:00.000000Z' }, 1);
     const byReference = acceptedTrace({}, 4);
     const context = traceContext({ org_id: 'org-a', api_key_id: 'key-ä', request_id: 'req-1', received_at: '2026-11-22T10:00:01.654321Z' });
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'overflow/big.json.gz', Body: encodeTraceRecord({ v: 1, context, trace: byReference }) }));
+    await engines.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'overflow/big.json.gz', Body: encodeTraceRecord({ v: 1, context, trace: byReference }) }));
     const records = await publish([
       encodeTraceRecord({ v: 1, context, trace: unicode }),
       Buffer.from('garbage'),
@@ -173,7 +135,7 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
 
   /** The real bucket, with writes to keys matching `fails` rejected while `failing()` says so. */
   function flaky(fails: (key: string) => boolean): LandingStore {
-    const real = new S3LandingStore(s3, bucket);
+    const real = new S3LandingStore(engines.s3, bucket);
     return {
       putObject: async (key, body, type) => {
         if (fails(key)) throw new Error(`injected failure for ${key}`);
@@ -214,11 +176,11 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
     const alwaysFailing = flaky((key) => key.startsWith('traces/org_id=org-c/'));
     for (let retry = 0; retry < 3; retry++) await expect(landRecords({ store: alwaysFailing }, records)).rejects.toThrow('objects were not written');
 
-    const summary = await replayRange({ kinesis, store: new S3LandingStore(s3, bucket), chunkSize: 3 }, range);
+    const summary = await replayRange({ kinesis: engines.kinesis, store: new S3LandingStore(engines.s3, bucket), chunkSize: 3 }, range);
 
     expect(summary).toMatchObject({ recordsIn: 8, chunks: 3, deadLettered: 0 });
     // The failed attempts' objects stay beside the replay's own: compaction folds them into one copy.
-    const run = await compactPending({ store: new S3CompactionStore(s3, bucket) }, { includeOpenHours: true });
+    const run = await compactPending({ store: new S3CompactionStore(engines.s3, bucket) }, { includeOpenHours: true });
     expect(run.failed).toEqual([]);
     await expectOneCopyOfEach(traces, 'compacted');
   });

@@ -1,30 +1,20 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KinesisClient } from '@aws-sdk/client-kinesis';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TraceSink } from '../../lambda/ingest/ports.js';
 import { composeLanding } from '../../lambda/landing/compose.js';
-import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
 import { type HttpGateway, startHttpGateway } from '../../scripts/local/http-gateway.js';
-import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
 import { awayFromMinuteEdge, provisionOrg, readStream } from '../support/engine-fixtures.js';
+import { useEngineSuite } from '../support/engine-suite.js';
 import { quietTelemetry } from '../support/quiet-telemetry.js';
 import { lambdaContext } from '../support/trace-builders.js';
 import { kinesisEvent } from '../unit/landing/landing-builders.js';
-
-type Json = Record<string, unknown>;
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -40,24 +30,14 @@ describe('OpenTelemetry SDK exporters → POST /otel/v1/traces → Parquet', () 
   const tables = { tenancy: 'tenancy', rate: 'rate' };
   const stream = 'traces';
   const bucket = 'data';
-  let engines: Engine[] = [];
-  let dynamodb: DynamoDBClient;
-  let kinesis: KinesisClient;
-  let s3: S3Client;
+  const engines = useEngineSuite({ tables, stream: { name: stream }, bucket, duckdb: true });
+  const { query } = engines;
   let gateway: HttpGateway;
-  let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>;
   const otlpRequests: number[] = [];
   let failNextPublish = false;
-  const scratch = mkdtempSync(path.join(tmpdir(), 'otlp-exporters-'));
 
   beforeAll(async () => {
-    engines = await Promise.all([startDynamoDbLocal(), startKinesalite(), startS3rver()]);
-    const [dynamoEngine, kinesisEngine, s3Engine] = engines as [Engine, Engine, Engine];
-    dynamodb = new DynamoDBClient(localClientConfig(dynamoEngine.endpoint));
-    kinesis = new KinesisClient(localClientConfig(kinesisEngine.endpoint));
-    s3 = new S3Client(localClientConfig(s3Engine.endpoint));
-    await Promise.all([createTables(dynamodb, tables), createStream(kinesis, stream, 1), createBucket(s3, bucket)]);
-    const kinesisSink = new KinesisTraceSink(kinesis, stream);
+    const kinesisSink = new KinesisTraceSink(engines.kinesis, stream);
     // Kinesis down for exactly one request: the 503 an exporter must retry.
     const sink: TraceSink = {
       publish: async (records) => {
@@ -70,7 +50,7 @@ describe('OpenTelemetry SDK exporters → POST /otel/v1/traces → Parquet', () 
     };
     const handler = composeIngest({
       resources: { tenancyTable: tables.tenancy, rateTable: tables.rate, traceStream: stream, dataBucket: bucket },
-      clients: { dynamodb, kinesis, s3 },
+      clients: { dynamodb: engines.dynamodb, kinesis: engines.kinesis, s3: engines.s3 },
       ports: { sink },
       tenancyCache: false,
       ...quietTelemetry('otlp-it'),
@@ -82,17 +62,10 @@ describe('OpenTelemetry SDK exporters → POST /otel/v1/traces → Parquet', () 
         return handler(event, lambdaContext) as Promise<APIGatewayProxyResult>;
       },
     });
-    duck = await (await DuckDBInstance.create(':memory:')).connect();
   });
 
   afterAll(async () => {
-    duck?.closeSync();
     await gateway?.stop();
-    dynamodb?.destroy();
-    kinesis?.destroy();
-    s3?.destroy();
-    await Promise.all(engines.map((engine) => engine.stop()));
-    rmSync(scratch, { recursive: true, force: true });
   });
 
   /** Runs the official exporter in its own process, as a user's application would. */
@@ -103,29 +76,20 @@ describe('OpenTelemetry SDK exporters → POST /otel/v1/traces → Parquet', () 
   }
 
   async function landAndRead(): Promise<{ traces: string; spans: string }> {
-    const shards = await readStream(kinesis, stream);
-    const land = composeLanding({ dataBucket: bucket, s3, ...quietTelemetry('otlp-landing') });
-    for (const shard of shards) {
-      const records = shard.records.map((r) => ({ shardId: shard.shardId, sequenceNumber: r.sequenceNumber, data: r.data, approximateArrivalTimestamp: r.arrivedAt }));
+    const land = composeLanding({ dataBucket: bucket, s3: engines.s3, ...quietTelemetry('otlp-landing') });
+    for (const records of await engines.readShards()) {
       if (records.length > 0) await land(kinesisEvent(records));
     }
-    const dir = mkdtempSync(path.join(scratch, 'bucket-'));
-    const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-    for (const { Key } of Contents) {
-      const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
-      mkdirSync(path.dirname(path.join(dir, Key!)), { recursive: true });
-      writeFileSync(path.join(dir, Key!), await Body!.transformToByteArray());
-    }
+    const { dir } = await engines.downloadBucket();
     return {
       traces: `read_parquet('${dir}/traces/**/*.parquet', hive_partitioning = true, union_by_name = true)`,
       spans: `read_parquet('${dir}/spans/**/*.parquet', hive_partitioning = true, union_by_name = true)`,
     };
   }
 
-  const query = async (sql: string) => (await duck.runAndReadAll(sql)).getRowObjectsJS() as Json[];
 
   it('lands spans from the http/protobuf and http/json exporters with the mapped fields, each span once', async () => {
-    const { apiKey, orgId } = await provisionOrg(new DynamoDbTenancyStore(dynamodb, tables.tenancy));
+    const { apiKey, orgId } = await provisionOrg(engines.tenancy);
     const proto = await exportFrom('proto', apiKey, 'ProtoAgent', { gzip: true });
     const json = await exportFrom('json', apiKey, 'JsonAgent');
     expect([proto.code, json.code]).toEqual([ExportResultCode.SUCCESS, ExportResultCode.SUCCESS]);
@@ -152,19 +116,19 @@ describe('OpenTelemetry SDK exporters → POST /otel/v1/traces → Parquet', () 
   });
 
   it('is retried by the exporter after a 503 (Retry-After 5), and lands once', async () => {
-    const { apiKey, orgId } = await provisionOrg(new DynamoDbTenancyStore(dynamodb, tables.tenancy));
+    const { apiKey, orgId } = await provisionOrg(engines.tenancy);
     otlpRequests.length = 0;
     failNextPublish = true;
     expect(await exportFrom('proto', apiKey, 'Retried', { timeoutMs: 30_000 })).toMatchObject({ code: ExportResultCode.SUCCESS });
     expect(otlpRequests).toHaveLength(2);
     expect((otlpRequests[1] as number) - (otlpRequests[0] as number)).toBeGreaterThanOrEqual(4_900);
-    const records = (await readStream(kinesis, stream)).flatMap((shard) => shard.records.map((r) => decodeTraceRecord(r.data)));
+    const records = (await readStream(engines.kinesis, stream)).flatMap((shard) => shard.records.map((r) => decodeTraceRecord(r.data)));
     expect(records.filter((record) => record.context.org_id === orgId)).toHaveLength(1);
   });
 
   it('is refused with 429 when the minute window is full; the exporter honours Retry-After 60 past its timeout and reports failure', async () => {
     await awayFromMinuteEdge();
-    const { apiKey } = await provisionOrg(new DynamoDbTenancyStore(dynamodb, tables.tenancy), { quotas: { minute: 1 } });
+    const { apiKey } = await provisionOrg(engines.tenancy, { quotas: { minute: 1 } });
     expect(await exportFrom('proto', apiKey, 'First')).toMatchObject({ code: ExportResultCode.SUCCESS });
     otlpRequests.length = 0;
     const refused = await exportFrom('proto', apiKey, 'Second');

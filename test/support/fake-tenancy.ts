@@ -1,5 +1,8 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TenancyReader } from '../../lambda/ingest/ports.js';
 import { type ApiKey, generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
+import { quietTelemetry } from './quiet-telemetry.js';
 
 /**
  * One active organization with an org-wide key, served from memory: for composing the real ingest
@@ -13,4 +16,29 @@ export function fakeTenancy(orgId: string, quotas: Quotas): { apiKey: string; te
     apiKey: secret.secret,
     tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
   };
+}
+
+/** What {@link rateWindowsOnlyIngest} runs on. */
+export interface RateWindowsOnlyOptions {
+  dynamodb: DynamoDBClient;
+  rateTable: string;
+  tenancy: TenancyReader;
+  rateLeases: boolean;
+  serviceName: string;
+}
+
+/**
+ * The real ingest handler with only its rate windows real (the adapters the deployed handler
+ * composes, on `dynamodb`): tenancy from {@link fakeTenancy}, and a stream and overflow bucket that
+ * take everything. For measuring and testing the rate path under contention.
+ */
+export function rateWindowsOnlyIngest({ dynamodb, rateTable, tenancy, rateLeases, serviceName }: RateWindowsOnlyOptions) {
+  return composeIngest({
+    resources: { rateTable },
+    clients: { dynamodb },
+    ports: { tenancy, sink: { publish: async () => undefined }, overflow: { put: async (key: string) => ({ bucket: 'b', key }) } },
+    idempotency: false,
+    rateLeases,
+    ...quietTelemetry(serviceName),
+  });
 }

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { lambdaContext, NOW_MICROS } from './trace-builders.js';
 
@@ -15,6 +16,14 @@ export const kinesisMock = mockClient(KinesisClient);
 export const s3Mock = mockClient(S3Client);
 
 const noSleep = async () => undefined;
+
+/** Every record the handler published to the mocked stream, decoded, in order. */
+export function publishedRecords(): InlineTraceRecord[] {
+  return kinesisMock
+    .commandCalls(PutRecordsCommand)
+    .flatMap((call) => call.args[0].input.Records ?? [])
+    .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
+}
 export const TEST_POLICY = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2 };
 
 export interface HarnessOptions {

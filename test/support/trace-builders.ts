@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import type { AcceptedSpan, AcceptedTrace } from '../../lambda/shared/domain/trace.js';
+import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { lambdaContext as localLambdaContext } from '../../scripts/local/lambda-context.js';
+import { restApiEvent } from '../../scripts/local/lambda-events.js';
 
 /** A fixed server clock for tests: 2026-11-22T12:00:00Z. */
 export const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -10,6 +12,42 @@ export const NOW_MICROS = NOW_MS * 1000;
 export const iso = (offsetMs = 0, baseMs = NOW_MS) => new Date(baseMs + offsetMs).toISOString();
 
 type Json = Record<string, unknown>;
+
+/** A small successful LLM call, all but its ids, time and name: where fixed-value span builders start. */
+export const SMALL_SPAN: Omit<AcceptedSpan, 'span_id' | 'parent_span_id' | 'timestamp' | 'name'> = {
+  duration_ms: 12.5,
+  kind: 'llm',
+  status: 'ok',
+  model: 'gpt-4o',
+  input_tokens: 10,
+  output_tokens: 5,
+  total_tokens: 15,
+  input: '{"q":"hello"}',
+  output: '{"a":"world"}',
+  attributes: '{"tags":["prod"]}',
+  error_message: null,
+  session_id: 's-1',
+  agent_id: 'a-1',
+  agent_name: 'planner',
+  user_id: 'u-1',
+};
+
+/** The trace around such calls, all but its id, time, workspace and spans. */
+export const SMALL_TRACE: Omit<AcceptedTrace, 'trace_id' | 'timestamp' | 'workspace_slug' | 'spans'> = {
+  environment: 'production',
+  duration_ms: 99.5,
+  root_span_name: 'planner',
+  status: 'ok',
+  model: 'gpt-4o',
+  input_tokens: 20,
+  output_tokens: 10,
+  total_tokens: 30,
+  attributes: '{}',
+  session_id: 's-1',
+  agent_id: 'a-1',
+  agent_name: 'planner',
+  user_id: 'u-1',
+};
 
 /** `baseMs` is the clock the timestamps are near: the fixed test clock unless a test runs on the real one. */
 export function buildSpan(overrides: Json = {}, index = 0, baseMs = NOW_MS): Json {
@@ -71,52 +109,29 @@ export const liveBatch = (count: number, overrides: Json = {}, spanCount = 2): {
   buildBatch(count, overrides, spanCount, Date.now());
 
 export interface EventOptions {
+  /** One value per `X-API-Key` line; the last one is the header's single value. */
   apiKey?: string | string[];
   body?: string | Buffer | null;
   gzip?: boolean;
   headers?: Record<string, string>;
   requestId?: string;
+  /** The route the request is sent to; the JSON ingest route unless said. */
+  route?: 'ingest' | 'otlp';
 }
 
-/** The REST API (v1) proxy event API Gateway sends for POST /v1/traces/ingest. */
+/** The REST API (v1) proxy event API Gateway sends for one POST to the ingest (or OTLP) route. */
 export function gatewayEvent(options: EventOptions = {}): APIGatewayProxyEvent {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...options.headers };
-  const multiValueHeaders: Record<string, string[]> = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]]));
+  const headers: [string, string][] = Object.entries({ 'Content-Type': 'application/json', ...options.headers });
   const keys = options.apiKey === undefined ? [] : Array.isArray(options.apiKey) ? options.apiKey : [options.apiKey];
-  if (keys.length > 0) {
-    headers['X-API-Key'] = keys[keys.length - 1] as string;
-    multiValueHeaders['X-API-Key'] = keys;
-  }
-  let body: string | null = null;
-  let isBase64Encoded = false;
-  const raw = options.body;
-  if (raw !== undefined && raw !== null) {
-    if (options.gzip) {
-      headers['Content-Encoding'] = 'gzip';
-      multiValueHeaders['Content-Encoding'] = ['gzip'];
-      body = gzipSync(raw).toString('base64');
-      isBase64Encoded = true;
-    } else if (Buffer.isBuffer(raw)) {
-      body = raw.toString('base64');
-      isBase64Encoded = true;
-    } else {
-      body = raw;
-    }
-  }
-  return {
-    resource: INGEST_ROUTE.path,
-    path: INGEST_ROUTE.path,
-    httpMethod: INGEST_ROUTE.method,
+  for (const key of keys) headers.push(['X-API-Key', key]);
+  const raw = options.body ?? null;
+  if (options.gzip && raw !== null) headers.push(['Content-Encoding', 'gzip']);
+  return restApiEvent({
+    path: options.route === 'otlp' ? OTLP_ROUTE.path : INGEST_ROUTE.path,
     headers,
-    multiValueHeaders,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body,
-    isBase64Encoded,
-    requestContext: { requestId: options.requestId ?? randomUUID() } as APIGatewayProxyEvent['requestContext'],
-  };
+    body: options.gzip && raw !== null ? gzipSync(raw) : raw,
+    requestId: options.requestId,
+  });
 }
 
 /** A context whose deadline never comes closer, for tests that are not about it. */

@@ -1,9 +1,9 @@
-import { IngestError, MalformedBodyError, WorkspaceRequiredError } from '../errors.js';
-import { identifyCaller, ingestTraces } from '../ingest-batch.js';
+import { MalformedBodyError, refusal, WorkspaceRequiredError } from '../errors.js';
+import { ingestTraces } from '../ingest-batch.js';
 import type { Arrival } from '../ingest-types.js';
 import type { IngestDeps } from '../ports.js';
 import { decodeBodyBytes, decodeUtf8, type RawBody } from '../request/decode-body.js';
-import { singleHeaderValue } from '../steps/single-header-value.js';
+import { identifyCaller, singleHeaderValue } from '../steps/identify-caller.js';
 import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
 import { buildTrace, groupSpans, type RejectedSpan, type SpanGroup, type TraceInput } from './map-export.js';
 import { decodeExportRequestJson } from './otlp-json.js';
@@ -39,11 +39,7 @@ export interface OtlpResult {
 }
 
 /** A `Content-Type` the endpoint does not read. */
-export class UnsupportedMediaTypeError extends IngestError {
-  override name = 'UnsupportedMediaTypeError';
-  readonly status = 415;
-  readonly code = 'unsupported_media_type';
-}
+export class UnsupportedMediaTypeError extends refusal(415, 'unsupported_media_type') {}
 
 function decode(format: OtlpFormat, body: RawBody): OtlpExport {
   const bytes = decodeBodyBytes(body);

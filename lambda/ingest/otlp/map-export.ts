@@ -68,23 +68,20 @@ function untaken(attributes: JsonObject, taken: ReadonlySet<string>, target: Jso
   return target;
 }
 
-function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, scopeVersion: string): MappedSpan | RejectedSpan {
-  const reject = (reason: string): RejectedSpan => ({ traceId: span.traceId.slice(0, 64), spanId: span.spanId.slice(0, 64), reason });
-  if (!TRACE_ID.test(span.traceId)) return reject('trace_id is not 16 bytes (32 hex digits) other than all zeros');
-  if (!SPAN_ID.test(span.spanId)) return reject('span_id is not 8 bytes (16 hex digits) other than all zeros');
-  const parentHex = span.parentSpanId === ZERO_SPAN_ID ? '' : span.parentSpanId;
-  if (parentHex !== '' && !SPAN_ID.test(parentHex)) return reject('parent_span_id is neither empty nor 8 bytes (16 hex digits)');
-  if (parentHex === span.spanId) return reject('parent_span_id equals span_id');
-  if (span.problem !== undefined) return reject(span.problem);
+/** Why the span's ids cannot be used, if they cannot; `parentHex` is its parent id, `''` for a root. */
+function idProblem(span: OtlpSpan, parentHex: string): string | undefined {
+  if (!TRACE_ID.test(span.traceId)) return 'trace_id is not 16 bytes (32 hex digits) other than all zeros';
+  if (!SPAN_ID.test(span.spanId)) return 'span_id is not 8 bytes (16 hex digits) other than all zeros';
+  if (parentHex !== '' && !SPAN_ID.test(parentHex)) return 'parent_span_id is neither empty nor 8 bytes (16 hex digits)';
+  if (parentHex === span.spanId) return 'parent_span_id equals span_id';
+  return span.problem;
+}
 
-  const bag = { attributes: span.attributes, taken: new Set<string>() };
-  const fields = takeGenAiFields(bag, span.events);
-  fields.environment ||= resource.environment;
+/** What is left of the resource's and the span's attributes after the fields took theirs, with the OTel identity added. */
+function spanAttributes(span: OtlpSpan, resource: MappedResource, bag: { taken: ReadonlySet<string> }, parentHex: string, scope: { name: string; version: string }, fields: GenAiFields): JsonObject {
   // Span attributes win over resource attributes of the same name.
   const attributes = untaken(span.attributes, bag.taken, { ...resource.attributes });
   for (const key of bag.taken) if (Object.hasOwn(resource.attributes, key)) delete attributes[key];
-  const startMicros = micros(span.startTimeUnixNano);
-  const endMicros = Math.max(startMicros, micros(span.endTimeUnixNano));
   const tags = attributes.tags;
   if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
     // `tags` means a list of strings in our attributes; any other value keeps its OTel name apart.
@@ -100,11 +97,24 @@ function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, sc
   attributes['otel.span_id'] = span.spanId;
   if (parentHex !== '') attributes['otel.parent_span_id'] = parentHex;
   attributes['otel.span_kind'] = SPAN_KIND_NAMES[span.kind] ?? String(span.kind);
-  if (scopeName !== '') attributes['otel.scope.name'] = scopeName;
-  if (scopeVersion !== '') attributes['otel.scope.version'] = scopeVersion;
+  if (scope.name !== '') attributes['otel.scope.name'] = scope.name;
+  if (scope.version !== '') attributes['otel.scope.version'] = scope.version;
   if (span.traceState !== '') attributes['otel.trace_state'] = span.traceState;
   if (fields.otherEvents.length > 0) attributes['otel.events'] = eventJson(fields);
+  return attributes;
+}
 
+function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, scopeVersion: string): MappedSpan | RejectedSpan {
+  const parentHex = span.parentSpanId === ZERO_SPAN_ID ? '' : span.parentSpanId;
+  const problem = idProblem(span, parentHex);
+  if (problem !== undefined) return { traceId: span.traceId.slice(0, 64), spanId: span.spanId.slice(0, 64), reason: problem };
+
+  const bag = { attributes: span.attributes, taken: new Set<string>() };
+  const fields = takeGenAiFields(bag, span.events);
+  fields.environment ||= resource.environment;
+  const attributes = spanAttributes(span, resource, bag, parentHex, { name: scopeName, version: scopeVersion }, fields);
+  const startMicros = micros(span.startTimeUnixNano);
+  const endMicros = Math.max(startMicros, micros(span.endTimeUnixNano));
   const isError = span.statusCode === 2;
   const input: Record<string, unknown> = {
     span_id: spanUuid(span.traceId, span.spanId),

@@ -1,14 +1,5 @@
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../request/parse-batch.js';
-import {
-  convertAttributes,
-  type JsonObject,
-  type JsonValue,
-  MAX_VALUE_DEPTH,
-  type OtlpEvent,
-  type OtlpExport,
-  type OtlpSpan,
-  ValueTooDeepError,
-} from './otlp-model.js';
+import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 import { UndecodableRequestError } from './otlp-protobuf.js';
 
 type Json = Record<string, unknown>;
@@ -97,9 +88,7 @@ function anyValue(value: unknown, path: string, depth: number): JsonValue {
   const array = value.arrayValue;
   const kvlist = value.kvlistValue;
   if ((array !== undefined && array !== null) || (kvlist !== undefined && kvlist !== null)) {
-    if (depth >= MAX_VALUE_DEPTH) {
-      throw new ValueTooDeepError(`an attribute value nests arrays or key-value lists deeper than ${MAX_VALUE_DEPTH} levels`);
-    }
+    checkNestingDepth(depth);
     if (array !== undefined && array !== null) {
       if (!isObject(array)) throw new UndecodableRequestError(`${path}/arrayValue must be an object`);
       return arrayAt(array, 'values', 'values', `${path}/arrayValue`).map((item, i) => anyValue(item, `${path}/arrayValue/values/${i}`, depth + 1));
@@ -117,7 +106,7 @@ function putKeyValue(kv: unknown, target: JsonObject, path: string, depth: numbe
   target[stringAt(kv, 'key', 'key', path)] = anyValue(kv.value, `${path}/value`, depth);
 }
 
-function attributesOf(object: Json, path: string): { attributes: JsonObject; problem?: string } {
+function attributesOf(object: Json, path: string): ConvertedAttributes {
   const list = arrayAt(object, 'attributes', 'attributes', path);
   return convertAttributes(
     list.map((kv, i) => [kv, i] as const),
@@ -127,21 +116,18 @@ function attributesOf(object: Json, path: string): { attributes: JsonObject; pro
 
 function toSpan(value: unknown, path: string): OtlpSpan {
   if (!isObject(value)) throw new UndecodableRequestError(`${path} must be a Span object`);
-  const { attributes, problem } = attributesOf(value, path);
-  let eventProblem: string | undefined;
-  const events: OtlpEvent[] = arrayAt(value, 'events', 'events', path).map((event, i) => {
+  const attributes = attributesOf(value, path);
+  const events = arrayAt(value, 'events', 'events', path).map((event, i) => {
     const eventPath = `${path}/events/${i}`;
     if (!isObject(event)) throw new UndecodableRequestError(`${eventPath} must be an Event object`);
-    const converted = attributesOf(event, eventPath);
-    eventProblem ??= converted.problem;
     return {
       name: stringAt(event, 'name', 'name', eventPath),
       timeUnixNano: nanosAt(event, 'timeUnixNano', 'time_unix_nano', eventPath),
-      attributes: converted.attributes,
+      converted: attributesOf(event, eventPath),
     };
   });
   const status = objectAt(value, 'status', 'status', path) ?? {};
-  const span: OtlpSpan = {
+  const fields = {
     traceId: idAt(value, 'traceId', 'trace_id', path),
     spanId: idAt(value, 'spanId', 'span_id', path),
     parentSpanId: idAt(value, 'parentSpanId', 'parent_span_id', path),
@@ -149,15 +135,11 @@ function toSpan(value: unknown, path: string): OtlpSpan {
     kind: enumAt(value, 'kind', 'kind', path, SPAN_KIND_NAMES),
     startTimeUnixNano: nanosAt(value, 'startTimeUnixNano', 'start_time_unix_nano', path),
     endTimeUnixNano: nanosAt(value, 'endTimeUnixNano', 'end_time_unix_nano', path),
-    attributes,
-    events,
     statusCode: enumAt(status, 'code', 'code', `${path}/status`, STATUS_CODE_NAMES),
     statusMessage: stringAt(status, 'message', 'message', `${path}/status`),
     traceState: stringAt(value, 'traceState', 'trace_state', path),
   };
-  const spanProblem = problem ?? eventProblem;
-  if (spanProblem !== undefined) span.problem = spanProblem;
-  return span;
+  return assembleSpan(fields, attributes, events);
 }
 
 /**

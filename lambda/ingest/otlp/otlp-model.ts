@@ -58,11 +58,21 @@ export class ValueTooDeepError extends Error {
   override name = 'ValueTooDeepError';
 }
 
+/** Throws {@link ValueTooDeepError} for an array or key-value list at `depth`, when that is too deep. */
+export function checkNestingDepth(depth: number): void {
+  if (depth >= MAX_VALUE_DEPTH) {
+    throw new ValueTooDeepError(`an attribute value nests arrays or key-value lists deeper than ${MAX_VALUE_DEPTH} levels`);
+  }
+}
+
+/** Attributes as converted, and why they could not be used, if they could not. */
+export interface ConvertedAttributes {
+  attributes: JsonObject;
+  problem?: string;
+}
+
 /** Runs `convert` on an attribute list, turning a too-deep value into the span's `problem`. */
-export function convertAttributes<T>(
-  list: readonly T[] | null | undefined,
-  convert: (item: T, target: JsonObject) => void,
-): { attributes: JsonObject; problem?: string } {
+export function convertAttributes<T>(list: readonly T[] | null | undefined, convert: (item: T, target: JsonObject) => void): ConvertedAttributes {
   const attributes: JsonObject = {};
   if (!list) return { attributes };
   try {
@@ -72,4 +82,26 @@ export function convertAttributes<T>(
     throw error;
   }
   return { attributes };
+}
+
+/** An event as a decoder reads it, its attributes still carrying their problem. */
+export interface DecodedEvent {
+  name: string;
+  timeUnixNano: bigint;
+  converted: ConvertedAttributes;
+}
+
+/** A span's own fields, as a decoder reads them. */
+export type SpanFields = Omit<OtlpSpan, 'attributes' | 'events' | 'problem'>;
+
+/** Joins a span's fields, attributes and events; the span's problem is its attributes', else its first event's. */
+export function assembleSpan(fields: SpanFields, own: ConvertedAttributes, events: readonly DecodedEvent[]): OtlpSpan {
+  const span: OtlpSpan = {
+    ...fields,
+    attributes: own.attributes,
+    events: events.map(({ name, timeUnixNano, converted }) => ({ name, timeUnixNano, attributes: converted.attributes })),
+  };
+  const problem = own.problem ?? events.find((event) => event.converted.problem !== undefined)?.converted.problem;
+  if (problem !== undefined) span.problem = problem;
+  return span;
 }

@@ -1,16 +1,7 @@
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
 import { google, opentelemetry } from '../generated/otlp-trace.js';
-import {
-  convertAttributes,
-  type JsonObject,
-  type JsonValue,
-  MAX_VALUE_DEPTH,
-  type OtlpEvent,
-  type OtlpExport,
-  type OtlpSpan,
-  ValueTooDeepError,
-} from './otlp-model.js';
+import { assembleSpan, checkNestingDepth, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 
 // 64-bit fields decode to exact Long values instead of doubles that lose the nanoseconds. The
 // runtime looks for `long` with a dynamic require that a bundled ES module cannot satisfy.
@@ -50,9 +41,7 @@ function anyValue(value: AnyValue | null | undefined, depth: number): JsonValue 
   if (value.intValue != null) return int64Value(value.intValue);
   if (value.doubleValue != null) return Number.isFinite(value.doubleValue) ? value.doubleValue : String(value.doubleValue);
   if (value.bytesValue != null) return Buffer.from(value.bytesValue).toString('base64');
-  if (depth >= MAX_VALUE_DEPTH && (value.arrayValue != null || value.kvlistValue != null)) {
-    throw new ValueTooDeepError(`an attribute value nests arrays or key-value lists deeper than ${MAX_VALUE_DEPTH} levels`);
-  }
+  if (value.arrayValue != null || value.kvlistValue != null) checkNestingDepth(depth);
   if (value.arrayValue != null) return (value.arrayValue.values ?? []).map((item) => anyValue(item, depth + 1));
   if (value.kvlistValue != null) {
     const object: JsonObject = {};
@@ -67,30 +56,26 @@ const putKeyValue = (kv: KeyValue, target: JsonObject): void => {
 };
 
 function toSpan(span: Span): OtlpSpan {
-  const { attributes, problem } = convertAttributes(span.attributes, putKeyValue);
-  let eventProblem: string | undefined;
-  const events: OtlpEvent[] = (span.events ?? []).map((event) => {
-    const converted = convertAttributes(event.attributes, putKeyValue);
-    eventProblem ??= converted.problem;
-    return { name: event.name ?? '', timeUnixNano: toBigInt(event.timeUnixNano), attributes: converted.attributes };
-  });
-  const decoded: OtlpSpan = {
-    traceId: hex(span.traceId),
-    spanId: hex(span.spanId),
-    parentSpanId: hex(span.parentSpanId),
-    name: span.name ?? '',
-    kind: span.kind ?? 0,
-    startTimeUnixNano: toBigInt(span.startTimeUnixNano),
-    endTimeUnixNano: toBigInt(span.endTimeUnixNano),
-    attributes,
-    events,
-    statusCode: span.status?.code ?? 0,
-    statusMessage: span.status?.message ?? '',
-    traceState: span.traceState ?? '',
-  };
-  const spanProblem = problem ?? eventProblem;
-  if (spanProblem !== undefined) decoded.problem = spanProblem;
-  return decoded;
+  return assembleSpan(
+    {
+      traceId: hex(span.traceId),
+      spanId: hex(span.spanId),
+      parentSpanId: hex(span.parentSpanId),
+      name: span.name ?? '',
+      kind: span.kind ?? 0,
+      startTimeUnixNano: toBigInt(span.startTimeUnixNano),
+      endTimeUnixNano: toBigInt(span.endTimeUnixNano),
+      statusCode: span.status?.code ?? 0,
+      statusMessage: span.status?.message ?? '',
+      traceState: span.traceState ?? '',
+    },
+    convertAttributes(span.attributes, putKeyValue),
+    (span.events ?? []).map((event) => ({
+      name: event.name ?? '',
+      timeUnixNano: toBigInt(event.timeUnixNano),
+      converted: convertAttributes(event.attributes, putKeyValue),
+    })),
+  );
 }
 
 /**

@@ -7,7 +7,7 @@ import {
 } from '../errors.js';
 import type { IngestResult } from '../ingest-types.js';
 import type { IdempotencyStore, IngestLog } from '../ports.js';
-import { singleHeaderValue } from './single-header-value.js';
+import { singleHeaderValue } from './identify-caller.js';
 
 /** Printable ASCII without spaces, 1 to 255 characters: a UUID, a ULID or any client token fits. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

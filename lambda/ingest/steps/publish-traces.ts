@@ -1,6 +1,12 @@
-import { compressRecordJson, MAX_INLINE_RECORD_BYTES, overflowObjectKey, TRACE_RECORD_VERSION, type TraceReferenceRecord } from '../../shared/domain/trace-record.js';
+import type { AcceptedTrace, TraceContext } from '../../shared/domain/trace.js';
+import {
+  compressRecordJson,
+  MAX_INLINE_RECORD_BYTES,
+  overflowObjectKey,
+  TRACE_RECORD_VERSION,
+  type TraceReferenceRecord,
+} from '../../shared/domain/trace-record.js';
 import type { OverflowStore, StreamRecord, TraceSink } from '../ports.js';
-import type { EncodedTrace } from './encode-trace.js';
 
 /**
  * Puts the accepted traces on the stream, all or an error. A trace too large for one record goes
@@ -19,4 +25,33 @@ async function toStreamRecord(overflow: OverflowStore, { context, index, traceId
     ref: { ...stored, bytes: data.byteLength, trace_id: traceId },
   };
   return { partitionKey: traceId, data: compressRecordJson(JSON.stringify(pointer)) };
+}
+
+/** An accepted trace, already serialised and compressed as its stream record. */
+export interface EncodedTrace {
+  context: TraceContext;
+  /** Index of the trace in the request's `traces`. */
+  index: number;
+  traceId: string;
+  data: Buffer;
+}
+
+/** The context every trace of one request shares; each trace adds its own workspace. */
+export type RequestContext = Omit<TraceContext, 'workspace_slug' | 'record_id'>;
+
+/**
+ * Encodes a trace as soon as it validates, so the normalized copy dies young instead of outliving
+ * the reserve (less handler CPU on a full batch), at the price of encoding a batch the rate windows
+ * then refuse.
+ */
+export function encodeTrace(
+  requestContext: RequestContext,
+  requestIdentity: string,
+  index: number,
+  trace: AcceptedTrace,
+  spansOnly = false,
+): EncodedTrace {
+  const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug, record_id: `${requestIdentity}/${index}` };
+  if (spansOnly) context.spans_only = true;
+  return { context, index, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };
 }

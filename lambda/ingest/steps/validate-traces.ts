@@ -3,7 +3,7 @@ import { echo } from '../echo.js';
 import type { TraceError } from '../ingest-types.js';
 import type { ValidationIssue } from '../validation/issue-codes.js';
 import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
-import { type EncodedTrace, encodeTrace, type RequestContext } from './encode-trace.js';
+import { type EncodedTrace, encodeTrace, type RequestContext } from './publish-traces.js';
 
 /** How a wire format other than the JSON batch hands its traces over. */
 export interface TraceOptions {

@@ -66,19 +66,13 @@ describe('org create', () => {
     expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, {
       TableName: TABLE,
       ConditionExpression: 'attribute_not_exists(pk)',
-      Item: {
-        pk: { S: 'ORG#acme' },
-        sk: { S: 'ORG' },
-        org_id: { S: 'acme' },
-        plan: { S: 'team' },
-        plan_status: { S: 'active' },
-        billing_status: { S: 'ok' },
+      Item: orgItem({
         created_at: { S: NOW.toISOString() },
         updated_at: { S: NOW.toISOString() },
         quota_minute: { N: '5' },
         quota_hour: { N: '20000' },
         quota_day: { N: '200000' },
-      },
+      }),
     });
   });
 

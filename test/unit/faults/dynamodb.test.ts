@@ -1,7 +1,7 @@
 import { GetItemCommand, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { createHarness, ddbMock, type Harness, TEST_POLICY } from '../../support/ingest-harness.js';
+import { ddbMock, type Harness, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
-import { type Batch, type DynamoFault, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
+import { type Batch, type DynamoFault, expectRetryable, freshFaultSetup, type RateTableFake, type StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
  * DynamoDB faults on the rate-window transaction and the tenancy reads. A 200 means the batch is
@@ -13,11 +13,7 @@ const ids = traceIdsOf;
 let h: Harness;
 let rate: RateTableFake;
 let stream: StreamFake;
-beforeEach(async () => {
-  h = await createHarness();
-  rate = new RateTableFake().install();
-  stream = new StreamFake().install();
-});
+beforeEach(async () => ({ h, rate, stream } = await freshFaultSetup()));
 
 const post = (batch: Batch) => h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(batch) }));
 const times = (fault: DynamoFault, n: number) => Array<DynamoFault>(n).fill(fault);
@@ -77,9 +73,7 @@ describe('DynamoDB faults on the rate-window transaction', () => {
   });
 
   it('a quota verdict during a storm is a 429, not a 503, and is not retried', async () => {
-    h = await createHarness({ quotas: { minute: 3 } });
-    rate = new RateTableFake().install();
-    stream = new StreamFake().install();
+    ({ h, rate, stream } = await freshFaultSetup({ quotas: { minute: 3 } }));
     expect((await post(buildBatch(2))).statusCode).toBe(200);
     rate.faults.push('conflict');
     const response = await post(buildBatch(2));

@@ -7,7 +7,7 @@ import {
 import { PutRecordsCommand, ProvisionedThroughputExceededException as KinesisThroughputExceeded } from '@aws-sdk/client-kinesis';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ddbMock, kinesisMock } from '../../support/ingest-harness.js';
+import { createHarness, ddbMock, type Harness, type HarnessOptions, kinesisMock } from '../../support/ingest-harness.js';
 
 /**
  * Stateful fakes behind the harness's mocked clients, so fault tests can check end states: the
@@ -147,4 +147,10 @@ export function expectRetryable(response: APIGatewayProxyResult): void {
   expect(response.statusCode).toBe(503);
   expect(Number(response.headers?.['Retry-After'])).toBeGreaterThan(0);
   expect(bodyOf(response)).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/^Service temporarily unavailable.*retry the whole batch/) });
+}
+
+/** What every fault test starts from: a fresh harness with the fake rate table and stream installed. */
+export async function freshFaultSetup(options?: HarnessOptions): Promise<{ h: Harness; rate: RateTableFake; stream: StreamFake }> {
+  const h = await createHarness(options);
+  return { h, rate: new RateTableFake().install(), stream: new StreamFake().install() };
 }

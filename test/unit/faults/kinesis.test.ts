@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { createHarness, type Harness, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
+import { type Harness, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent } from '../../support/trace-builders.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { parquetRows } from '../landing/landing-builders.js';
-import { type Batch, bodyOf, expectRetryable, RateTableFake, StreamFake, traceIdsOf } from './fault-fakes.js';
+import { type Batch, bodyOf, expectRetryable, freshFaultSetup, type RateTableFake, type StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**
  * Kinesis faults on the publish step (docs/contract.md §1 row 10). For every fault: a 200 means every
@@ -19,11 +19,7 @@ const ids = traceIdsOf;
 let h: Harness;
 let rate: RateTableFake;
 let stream: StreamFake;
-beforeEach(async () => {
-  h = await createHarness();
-  rate = new RateTableFake().install();
-  stream = new StreamFake().install();
-});
+beforeEach(async () => ({ h, rate, stream } = await freshFaultSetup()));
 
 /** Lands everything on the fake stream as one landing batch, into a bucket kept in memory. */
 async function landStream(fake: StreamFake) {

@@ -1,7 +1,7 @@
-import { createHarness, type Harness } from '../../support/ingest-harness.js';
+import type { Harness } from '../../support/ingest-harness.js';
 import { DEADLINE_MARGIN_MS } from '../../../lambda/ingest/create-handler.js';
 import { buildBatch, gatewayEvent, lambdaContext } from '../../support/trace-builders.js';
-import { RateTableFake, StreamFake } from './fault-fakes.js';
+import { freshFaultSetup, type RateTableFake, type StreamFake } from './fault-fakes.js';
 
 /**
  * PutRecords wrote the batch and then never answered, until the function's deadline. A second
@@ -17,11 +17,7 @@ describe('a Lambda timeout between publishing and answering', () => {
   let h: Harness;
   let rate: RateTableFake;
   let stream: StreamFake;
-  beforeEach(async () => {
-    h = await createHarness();
-    rate = new RateTableFake().install();
-    stream = new StreamFake().install();
-  });
+  beforeEach(async () => ({ h, rate, stream } = await freshFaultSetup()));
 
   it('the client gets a 503 at the deadline and resends: the batch lands twice, once per request_id, and is counted twice', async () => {
     const batch = buildBatch(3);

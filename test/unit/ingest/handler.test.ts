@@ -5,7 +5,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
 import { decodeTraceRecord, type InlineTraceRecord, type TraceReferenceRecord } from '../../../lambda/shared/domain/trace-record.js';
-import { createHarness, ddbMock, type Harness, kinesisMock, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
+import { createHarness, ddbMock, type Harness, kinesisMock, publishedRecords, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../support/trace-builders.js';
 
 const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
@@ -24,12 +24,6 @@ function cancelled(codes: string[]) {
     $metadata: {},
     CancellationReasons: codes.map((Code) => ({ Code })),
   });
-}
-function publishedRecords(): InlineTraceRecord[] {
-  return kinesisMock
-    .commandCalls(PutRecordsCommand)
-    .flatMap((call) => call.args[0].input.Records ?? [])
-    .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
 }
 
 describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {

@@ -4,6 +4,8 @@ import type { KinesisStreamEvent } from 'aws-lambda';
 import type { LandingRecord } from '../../../lambda/landing/land-records.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
+import { kinesisEventRecord } from '../../../scripts/local/lambda-events.js';
+import { SMALL_SPAN, SMALL_TRACE } from '../../support/trace-builders.js';
 
 let counter = 0;
 const id = () => {
@@ -16,22 +18,8 @@ export function acceptedSpan(overrides: Partial<AcceptedSpan> = {}, index = 0): 
     span_id: id(),
     parent_span_id: null,
     timestamp: `2026-11-22T10:00:0${index % 10}.123456Z`,
-    duration_ms: 12.5,
     name: `step-${index}`,
-    kind: 'llm',
-    status: 'ok',
-    model: 'gpt-4o',
-    input_tokens: 10,
-    output_tokens: 5,
-    total_tokens: 15,
-    input: '{"q":"hello"}',
-    output: '{"a":"world"}',
-    attributes: '{"tags":["prod"]}',
-    error_message: null,
-    session_id: 's-1',
-    agent_id: 'a-1',
-    agent_name: 'planner',
-    user_id: 'u-1',
+    ...SMALL_SPAN,
     ...overrides,
   };
 }
@@ -40,20 +28,8 @@ export function acceptedTrace(overrides: Partial<AcceptedTrace> = {}, spanCount 
   return {
     trace_id: id(),
     timestamp: '2026-11-22T10:00:00.000001Z',
-    environment: 'production',
     workspace_slug: 'ws',
-    duration_ms: 99.5,
-    root_span_name: 'planner',
-    status: 'ok',
-    model: 'gpt-4o',
-    input_tokens: 20,
-    output_tokens: 10,
-    total_tokens: 30,
-    attributes: '{}',
-    session_id: 's-1',
-    agent_id: 'a-1',
-    agent_name: 'planner',
-    user_id: 'u-1',
+    ...SMALL_TRACE,
     spans: Array.from({ length: spanCount }, (_, i) => acceptedSpan({}, i)),
     ...overrides,
   };
@@ -76,24 +52,20 @@ export function inlineRecord(n: number, trace: AcceptedTrace, context: TraceCont
   return landingRecord(n, encodeTraceRecord({ v: 1, context, trace }));
 }
 
+/** The event the event source mapping delivers for these records. */
 export function kinesisEvent(records: readonly LandingRecord[]): KinesisStreamEvent {
   return {
-    Records: records.map((r) => ({
-      eventID: `${r.shardId}:${r.sequenceNumber}`,
-      eventName: 'aws:kinesis:record',
-      eventVersion: '1.0',
-      eventSource: 'aws:kinesis',
-      eventSourceARN: 'arn:aws:kinesis:us-east-1:123456789012:stream/traces',
-      awsRegion: 'us-east-1',
-      invokeIdentityArn: 'arn:aws:iam::123456789012:role/landing',
-      kinesis: {
-        kinesisSchemaVersion: '1.0',
-        partitionKey: 'pk',
+    Records: records.map((r) =>
+      kinesisEventRecord({
+        shardId: r.shardId,
         sequenceNumber: r.sequenceNumber,
-        data: Buffer.from(r.data).toString('base64'),
-        approximateArrivalTimestamp: r.approximateArrivalTimestamp.getTime() / 1000,
-      },
-    })),
+        partitionKey: 'pk',
+        data: r.data,
+        arrivedAt: r.approximateArrivalTimestamp,
+        streamArn: 'arn:aws:kinesis:us-east-1:123456789012:stream/traces',
+        region: 'us-east-1',
+      }),
+    ),
   };
 }
 

@@ -1,31 +1,22 @@
 import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { context, SpanKind, SpanStatusCode, trace as traceApi } from '@opentelemetry/api';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { google, opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
-import { decodeTraceRecord, type InlineTraceRecord } from '../../../../lambda/shared/domain/trace-record.js';
+import type { InlineTraceRecord } from '../../../../lambda/shared/domain/trace-record.js';
 import { loadOtlpFixture } from '../../../fixtures/otlp/load-fixture.js';
-import { createHarness, ddbMock, type Harness, kinesisMock } from '../../../support/ingest-harness.js';
-import { gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
+import { createHarness, ddbMock, type Harness, publishedRecords } from '../../../support/ingest-harness.js';
+import { type EventOptions, gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
 
 const START_NANOS = BigInt(NOW_MICROS - 60_000_000) * 1000n;
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 const PROTO_TYPE = { 'Content-Type': 'application/x-protobuf' };
 
-function otlpEvent(options: Parameters<typeof gatewayEvent>[0]): APIGatewayProxyEvent {
-  return { ...gatewayEvent(options), path: '/otel/v1/traces', resource: '/otel/v1/traces' };
-}
+const otlpEvent = (options: EventOptions) => gatewayEvent({ ...options, route: 'otlp' });
 
-function published(): InlineTraceRecord[] {
-  return kinesisMock
-    .commandCalls(PutRecordsCommand)
-    .flatMap((call) => call.args[0].input.Records ?? [])
-    .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
-}
 
 const jsonBody = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 const protoBytes = (response: APIGatewayProxyResult) => Buffer.from(response.body, response.isBase64Encoded ? 'base64' : 'utf8');
@@ -76,7 +67,7 @@ describe('POST /otel/v1/traces', () => {
       expect(response.statusCode).toBe(200);
       expect(response.headers?.['Content-Type']).toBe('application/json');
       expect(jsonBody(response)).toEqual({});
-      const [record] = published();
+      const [record] = publishedRecords();
       const { trace, context } = record as InlineTraceRecord;
       expect(context.spans_only).toBeUndefined();
       expect(trace).toMatchObject({
@@ -132,7 +123,7 @@ describe('POST /otel/v1/traces', () => {
     it('reads the older names: prompt/completion tokens, flattened prompts, message events, deployment.environment', async () => {
       const response = await h.invoke(otlpEvent({ apiKey: h.orgKey, headers: JSON_TYPE, body: loadOtlpFixture('genai-legacy', START_NANOS) }));
       expect(response.statusCode).toBe(200);
-      const { trace } = published()[0] as InlineTraceRecord;
+      const { trace } = publishedRecords()[0] as InlineTraceRecord;
       expect(trace).toMatchObject({ environment: 'staging', session_id: 'sess-7', user_id: 'alice', input_tokens: 31, output_tokens: 9, total_tokens: 40 });
       const [openai, chat] = trace.spans;
       expect(openai).toMatchObject({ kind: 'llm', model: 'gpt-3.5-turbo', input_tokens: 31, output_tokens: 9, total_tokens: 40 });
@@ -151,7 +142,7 @@ describe('POST /otel/v1/traces', () => {
     it('reads OpenInference: span kinds, llm.model_name, llm.token_count.*, input/output values, tags', async () => {
       const response = await h.invoke(otlpEvent({ apiKey: h.orgKey, headers: JSON_TYPE, body: loadOtlpFixture('openinference', START_NANOS) }));
       expect(response.statusCode).toBe(200);
-      const { trace } = published()[0] as InlineTraceRecord;
+      const { trace } = publishedRecords()[0] as InlineTraceRecord;
       const [query, retrieve, llm] = trace.spans;
       expect(query).toMatchObject({ kind: 'chain', input: '"What did the author do growing up?"', output: '{"response": "He wrote short stories."}', session_id: 'oi-session-1' });
       expect(JSON.parse(query?.attributes ?? '{}').tags).toEqual(['rag', 'eval']);
@@ -172,7 +163,7 @@ describe('POST /otel/v1/traces', () => {
       expect(response.headers?.['Content-Type']).toBe('application/x-protobuf');
       const answer = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.decode(protoBytes(response));
       expect(answer.partialSuccess).toBeNull();
-      const { trace } = published()[0] as InlineTraceRecord;
+      const { trace } = publishedRecords()[0] as InlineTraceRecord;
       expect(trace).toMatchObject({ environment: 'test', root_span_name: 'invoke_agent Planner', agent_name: 'Planner', session_id: 'c-1', input_tokens: 120 });
       const chat = trace.spans.find((span) => span.kind === 'llm');
       expect(chat).toMatchObject({ model: 'claude-sonnet-4', status: 'error', error_message: 'overloaded', duration_ms: 1000 });
@@ -185,7 +176,7 @@ describe('POST /otel/v1/traces', () => {
       const a = await h.invoke(otlpEvent({ apiKey: h.orgKey, headers: JSON_TYPE, body: json, gzip: true }));
       const b = await h.invoke(otlpEvent({ apiKey: h.orgKey, headers: PROTO_TYPE, body: proto, gzip: true }));
       expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
-      const [fromJson, fromProto] = published();
+      const [fromJson, fromProto] = publishedRecords();
       expect(fromJson?.trace).toEqual(fromProto?.trace);
     });
   });
@@ -201,7 +192,7 @@ describe('POST /otel/v1/traces', () => {
       expect(partial.rejectedSpans).toBe('2');
       expect(partial.errorMessage).toMatch(/span_id is not 8 bytes/);
       expect(partial.errorMessage).toMatch(/timestamp timestamp_out_of_range/);
-      const { trace } = published()[0] as InlineTraceRecord;
+      const { trace } = publishedRecords()[0] as InlineTraceRecord;
       expect(trace.spans.map((span) => span.name)).toEqual(['invoke_agent Support']);
     });
 
@@ -255,7 +246,7 @@ describe('POST /otel/v1/traces', () => {
       expect(other.statusCode).toBe(403);
       const own = await h.invoke(otlpEvent({ apiKey: h.workspaceKey, headers: { ...JSON_TYPE, 'X-Workspace-Slug': 'research' }, body }));
       expect(own.statusCode).toBe(200);
-      expect(published()[0]?.context.workspace_slug).toBe('research');
+      expect(publishedRecords()[0]?.context.workspace_slug).toBe('research');
     });
 
     it('counts distinct trace ids against the rate windows and answers 429 with Retry-After when full', async () => {
@@ -280,7 +271,7 @@ describe('POST /otel/v1/traces', () => {
       parsed.resourceSpans[0].scopeSpans[0].spans = spans.slice(1);
       const response = await h.invoke(otlpEvent({ apiKey: h.orgKey, headers: JSON_TYPE, body: JSON.stringify(parsed) }));
       expect(response.statusCode).toBe(200);
-      const record = published()[0] as InlineTraceRecord;
+      const record = publishedRecords()[0] as InlineTraceRecord;
       expect(record.context.spans_only).toBe(true);
       expect(record.trace).toMatchObject({ trace_id: '5b8efff7-9803-8103-d269-b633813fc60c', root_span_name: '' });
       expect(record.trace.spans).toHaveLength(2);

@@ -1,8 +1,5 @@
-import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
-import { decodeTraceRecord, type InlineTraceRecord } from '../../../../lambda/shared/domain/trace-record.js';
-import { createHarness, type Harness, kinesisMock } from '../../../support/ingest-harness.js';
+import { createHarness, type Harness, publishedRecords } from '../../../support/ingest-harness.js';
 import { gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
 
 const Request = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
@@ -29,13 +26,8 @@ function encode(spans: SpanProps[]): Buffer {
   return Buffer.from(Request.encode({ resourceSpans: [{ scopeSpans: [{ spans }] }] }).finish());
 }
 
-function protobufEvent(apiKey: string, body: Buffer): APIGatewayProxyEvent {
-  return { ...gatewayEvent({ apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body }), path: '/otel/v1/traces' };
-}
-
-function jsonEvent(apiKey: string, body: string): APIGatewayProxyEvent {
-  return { ...gatewayEvent({ apiKey, headers: { 'Content-Type': 'application/json' }, body }), path: '/otel/v1/traces' };
-}
+const protobufEvent = (apiKey: string, body: Buffer) => gatewayEvent({ route: 'otlp', apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body });
+const jsonEvent = (apiKey: string, body: string) => gatewayEvent({ route: 'otlp', apiKey, body });
 
 function varint(n: number): number[] {
   const out: number[] = [];
@@ -63,11 +55,6 @@ function nested(depth: number): AnyValueProps {
   return value;
 }
 
-const published = () =>
-  kinesisMock
-    .commandCalls(PutRecordsCommand)
-    .flatMap((call) => call.args[0].input.Records ?? [])
-    .map((entry) => decodeTraceRecord(entry.Data as Uint8Array) as InlineTraceRecord);
 
 describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
   let h: Harness;
@@ -96,7 +83,7 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     const unknown = Buffer.from([0xfa, 0x3e, 0x03, 0x61, 0x62, 0x63]); // field 999, length-delimited
     const response = await h.invoke(protobufEvent(h.orgKey, Buffer.concat([valid, unknown])));
     expect(response.statusCode).toBe(200);
-    expect(published()).toHaveLength(1);
+    expect(publishedRecords()).toHaveLength(1);
   });
 
   it('rejects a span whose attribute nests deeper than 32 levels, keeping the others', async () => {
@@ -106,7 +93,7 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     const answer = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.decode(Buffer.from(response.body, 'base64'));
     expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
     expect(answer.partialSuccess?.errorMessage).toMatch(/deeper than 32 levels/);
-    expect(published()[0]?.trace.spans).toHaveLength(1);
+    expect(publishedRecords()[0]?.trace.spans).toHaveLength(1);
   });
 
   it('names every span it leaves out in error_message, even when only the trace rebuilt from the good spans fails', async () => {
@@ -128,7 +115,7 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     const partial = JSON.parse(response.body).partialSuccess as { rejectedSpans: string; errorMessage: string };
     expect(Number(partial.rejectedSpans)).toBe(22);
     expect(partial.errorMessage).toMatch(/^22 span\(s\) rejected/);
-    expect(published()).toHaveLength(0);
+    expect(publishedRecords()).toHaveLength(0);
   });
 
   it('keeps a huge attribute array whole, carried by reference when the record is too large', async () => {
@@ -150,7 +137,7 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     const answer = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.decode(Buffer.from(response.body, 'base64'));
     expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
     expect(answer.partialSuccess?.errorMessage).toMatch(message);
-    expect(published()).toHaveLength(0);
+    expect(publishedRecords()).toHaveLength(0);
   });
 
   it.each([

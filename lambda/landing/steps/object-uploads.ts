@@ -1,0 +1,122 @@
+import type { LandingRecord, LandingSummary } from '../land-records.js';
+import { DEFAULT_ROWS_PER_BATCH, spanBatches, traceBatches } from '../column-batches.js';
+import { deadLetterObjectKey, landingObjectKey } from '../landing-keys.js';
+import { SPANS, TRACES } from '../landing-schema.js';
+import { writeParquet } from '../parquet-writer.js';
+import type { LandingDeps } from '../ports.js';
+import type { LandingGroup } from './pending-groups.js';
+
+/** An object that was not written, and why. */
+export interface UploadFailure {
+  key: string;
+  error: unknown;
+}
+
+interface Upload {
+  key: string;
+  run: () => Promise<void>;
+}
+
+/**
+ * The objects of one landing: queued as they are known, written a few at a time when the pending
+ * groups are flushed, each counted into the summary once written. A failed write does not stop the
+ * others; every failure is kept for the end of the batch.
+ */
+export class ObjectUploads {
+  readonly failures: UploadFailure[] = [];
+  /** Objects whose write was attempted. */
+  attempted = 0;
+  private queued: Upload[] = [];
+  private readonly rowsPerRowGroup: number;
+
+  constructor(
+    private readonly deps: LandingDeps,
+    private readonly summary: LandingSummary,
+  ) {
+    this.rowsPerRowGroup = deps.rowsPerRowGroup ?? DEFAULT_ROWS_PER_BATCH;
+  }
+
+  /** Queues the dead letter of a record that can never land: the record itself and the reason. */
+  deadLetter(record: LandingRecord, reason: string): void {
+    const key = deadLetterObjectKey(record.shardId, record.sequenceNumber, record.approximateArrivalTimestamp);
+    this.deps.logger?.warn('Dead-lettering a record that cannot be landed', { key, reason, shardId: record.shardId, sequenceNumber: record.sequenceNumber });
+    const letter = {
+      reason,
+      shard_id: record.shardId,
+      sequence_number: record.sequenceNumber,
+      approximate_arrival_timestamp: record.approximateArrivalTimestamp.toISOString(),
+      data_base64: Buffer.from(record.data).toString('base64'),
+    };
+    this.queue(key, 'application/json', () => Buffer.from(JSON.stringify(letter)), () => this.summary.deadLettered++);
+  }
+
+  /** Queues the `traces` and `spans` objects of each group, then writes everything queued. */
+  async flush(groups: readonly LandingGroup[]): Promise<void> {
+    for (const group of groups) this.queueParquet(group);
+    const batch = this.queued;
+    this.queued = [];
+    this.attempted += batch.length;
+    const results = await settleAll(
+      batch.map((u) => u.run),
+      this.deps.maxUploadsInFlight ?? 4,
+    );
+    results.forEach((result, i) => {
+      if (result.status === 'rejected') this.failures.push({ key: batch[i]!.key, error: result.reason as unknown });
+    });
+  }
+
+  private queueParquet(group: LandingGroup): void {
+    // The spans object is written even when it has no rows: it must replace whatever an earlier,
+    // larger attempt of this batch left under the same key.
+    for (const spec of [TRACES, SPANS]) {
+      // A spans-only record (an OTLP export without its trace's root span) has no trace row of its own.
+      const batches = () =>
+        spec === TRACES
+          ? traceBatches(group.traces.filter((t) => t.context.spans_only !== true), this.rowsPerRowGroup)
+          : spanBatches(group.traces, this.rowsPerRowGroup);
+      let rows = 0;
+      this.queue(
+        landingObjectKey(spec.name, group),
+        'application/vnd.apache.parquet',
+        () => {
+          const file = writeParquet(spec, batches());
+          rows = file.rows;
+          return file.bytes;
+        },
+        () => (this.summary.rows[spec.name] += rows),
+      );
+    }
+  }
+
+  private queue(key: string, contentType: string, encode: () => Uint8Array, count: () => void): void {
+    this.queued.push({
+      key,
+      run: async () => {
+        const body = encode();
+        await this.deps.store.putObject(key, body, contentType);
+        this.summary.objectsWritten++;
+        this.summary.bytesWritten += body.byteLength;
+        count();
+      },
+    });
+  }
+}
+
+/** Runs tasks with at most `limit` in flight and waits for all of them, failed or not. */
+async function settleAll(tasks: (() => Promise<void>)[], limit: number): Promise<PromiseSettledResult<void>[]> {
+  const results: PromiseSettledResult<void>[] = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const index = next++;
+      try {
+        await tasks[index]!();
+        results[index] = { status: 'fulfilled', value: undefined };
+      } catch (reason) {
+        results[index] = { status: 'rejected', reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return results;
+}
