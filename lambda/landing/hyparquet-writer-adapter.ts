@@ -4,9 +4,10 @@
  * upgrading the package means running that test first.
  *
  * Relied on:
- * - `writePageHeader` (src/datapage.js) and `writeRleBitPackedHybrid` (src/encoding.js), used by text-chunks.ts;
+ * - `writePageHeader` (src/datapage.js) and `writeRleBitPackedHybrid` (src/encoding.js), used by text-chunks.ts and list-chunks.ts;
  * - the fields of a `ParquetWriter` that parquet-writer.ts appends its own column chunks through:
- *   `writer` (the ByteWriter, with `offset`), `row_groups`, `num_rows` and `pendingIndexes`;
+ *   `writer` (the ByteWriter, with `offset`), `row_groups`, `num_rows` and `pendingIndexes` (every column chunk is ours;
+ *   the ParquetWriter writes the magic, the offset indexes and the footer);
  * - a `ByteWriter`'s `index` (where the next byte goes in its buffer) apart from its `offset` (bytes written in
  *   all), and that every write appends at `index` and records positions by `offset` only, never going back to
  *   patch earlier bytes: {@link DrainingByteWriter} resets `index` to hand out what was written (the idea of

@@ -1,4 +1,5 @@
-import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
+import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
+import { type ColumnType, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES } from './landing-schema.js';
 
 /** A record the consumer cannot land as it is (a permanent condition: retrying cannot help). */
 export class UnlandableRecordError extends Error {
@@ -51,72 +52,131 @@ export function timestampMicros(value: unknown, path: string): bigint {
   return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(cachedMinuteMillis + seconds * 1000) * 1000n + BigInt(fraction);
 }
 
+/** Shared by every row without tags, so that the common case allocates nothing (frozen: never to be mutated). */
+const NO_TAGS = Object.freeze<string[]>([]) as string[];
+
 /**
  * The `tags` member of a JSON-object attributes string, read as validation reads it (`JSON.parse`,
  * escapes such as `"t\\u0061gs"` included); `[]` when absent or not a list.
  */
-export function tagsOf(attributes: string): string[] {
+export function tagsOf(attributes: unknown): string[] {
   // Without the word or any escape the text cannot name `tags`: skip the parse on the hot path.
-  if (!attributes.includes('tags') && !attributes.includes('\\')) return [];
+  if (typeof attributes !== 'string' || (!attributes.includes('tags') && !attributes.includes('\\'))) return NO_TAGS;
   let parsed: unknown;
   try {
     parsed = JSON.parse(attributes);
   } catch {
-    return [];
+    return NO_TAGS;
   }
   const tags = (parsed as { tags?: unknown } | null)?.tags;
-  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [];
+  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : NO_TAGS;
 }
 
-const TRACE_STRINGS = ['trace_id', 'environment', 'workspace_slug', 'root_span_name', 'status', 'model', 'attributes', 'session_id', 'agent_id', 'agent_name', 'user_id'] as const;
-const SPAN_STRINGS = ['span_id', 'name', 'kind', 'status', 'model', 'input', 'output', 'attributes', 'session_id', 'agent_id', 'agent_name', 'user_id'] as const;
-const SPAN_NULLABLE_STRINGS = ['parent_span_id', 'error_message'] as const;
-const TOKENS = ['input_tokens', 'output_tokens', 'total_tokens'] as const;
 const CONTEXT_STRINGS = ['org_id', 'workspace_slug', 'api_key_id', 'request_id'] as const;
 
 function check(ok: boolean, reason: () => string): void {
   if (!ok) throw new UnlandableRecordError(reason());
 }
 
-/** What is wrong with `duration_ms` and the token counts (the first problem, after the subject's path), if anything. */
-function numbersProblem(subject: AcceptedTrace | AcceptedSpan): string | undefined {
-  if (typeof subject.duration_ms !== 'number' || !Number.isFinite(subject.duration_ms)) return '/duration_ms is not a finite number';
-  for (const field of TOKENS) {
-    if (!Number.isSafeInteger(subject[field])) return `/${field} is not a safe integer`;
-  }
-  return undefined;
+type Accessor = (t: LandableTrace, spanIndex: number) => unknown;
+
+/** What is said of a value that is not of its column's type. */
+const TYPE_PROBLEMS: Record<ColumnType, string> = {
+  string: 'is not a string',
+  nullable_string: 'is neither a string nor null',
+  int32: 'is not a 32-bit integer',
+  int64: 'is not a safe integer',
+  double: 'is not a finite number',
+  timestamp: 'is not a timestamp',
+  string_list: 'is not a list of strings',
+};
+
+/** Whether a value is what a column of each type holds. */
+const TYPE_CHECKS: Record<ColumnType, (value: unknown) => boolean> = {
+  string: (value) => typeof value === 'string',
+  nullable_string: (value) => value === null || typeof value === 'string',
+  int32: (value) => Number.isInteger(value) && (value as number) >= -(2 ** 31) && (value as number) < 2 ** 31,
+  int64: (value) => Number.isSafeInteger(value),
+  double: (value) => typeof value === 'number' && Number.isFinite(value),
+  timestamp: (value) => typeof value === 'bigint',
+  string_list: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
+};
+
+/**
+ * The test of a row against `columns`: their accessors grouped by column type, each group tested by a loop of
+ * its own with the type's test written in it (this runs for every span).
+ */
+function rowTest(columns: readonly LandedColumn<SpanRowSource>[]): RowTest {
+  const of = (type: ColumnType): Accessor[] => columns.filter((column) => column.type === type).map((column) => column.value);
+  const byType: Record<ColumnType, Accessor[]> = {
+    string: of('string'),
+    nullable_string: of('nullable_string'),
+    int32: of('int32'),
+    int64: of('int64'),
+    double: of('double'),
+    timestamp: of('timestamp'),
+    string_list: of('string_list'),
+  };
+  // Which column failed is looked for only once a row has failed.
+  const failure = (t: LandableTrace, spanIndex: number): string => {
+    const failed = columns.find((column) => !TYPE_CHECKS[column.type](column.value(t, spanIndex)))!;
+    return `${failed.name} ${TYPE_PROBLEMS[failed.type]}`;
+  };
+  return (t, i) => {
+    for (const value of byType.string) if (typeof value(t, i) !== 'string') return failure(t, i);
+    for (const value of byType.nullable_string) {
+      const text = value(t, i);
+      if (text !== null && typeof text !== 'string') return failure(t, i);
+    }
+    for (const value of byType.int64) if (!Number.isSafeInteger(value(t, i))) return failure(t, i);
+    for (const value of byType.double) {
+      const number = value(t, i);
+      if (typeof number !== 'number' || !Number.isFinite(number)) return failure(t, i);
+    }
+    for (const value of byType.timestamp) if (typeof value(t, i) !== 'bigint') return failure(t, i);
+    for (const value of byType.int32) if (!TYPE_CHECKS.int32(value(t, i))) return failure(t, i);
+    for (const value of byType.string_list) if (!TYPE_CHECKS.string_list(value(t, i))) return failure(t, i);
+    return undefined;
+  };
 }
 
-// Runs once per span: no closure or path string is built unless the span is wrong.
-function spanProblem(span: AcceptedSpan): string | undefined {
-  if (typeof span !== 'object' || span === null) return ' is not an object';
-  for (const field of SPAN_STRINGS) {
-    if (typeof span[field] !== 'string') return `/${field} is not a string`;
-  }
-  for (const field of SPAN_NULLABLE_STRINGS) {
-    if (span[field] !== null && typeof span[field] !== 'string') return `/${field} is neither a string nor null`;
-  }
-  return numbersProblem(span);
+/**
+ * The check of a dataset's rows, from the registry: a column added to it is checked with no change here. An
+ * accessor that does not take the span index (`(t) => …`, a trace-level value such as `request_id`) gives one
+ * value per trace: `perTrace` tests those once, `perRow` the others for every row.
+ */
+function rowCheck(dataset: LandedDataset<SpanRowSource>): { perTrace: RowTest; perRow: RowTest } {
+  return {
+    perTrace: rowTest(dataset.columns.filter((column) => column.value.length < 2)),
+    perRow: rowTest(dataset.columns.filter((column) => column.value.length >= 2)),
+  };
 }
 
-/** Checks the shape the row builders rely on; throws {@link UnlandableRecordError} with the first problem. */
+type RowTest = (t: LandableTrace, spanIndex: number) => string | undefined;
+
+const TRACE_CHECK = rowCheck(TRACES);
+const SPAN_CHECK = rowCheck(SPANS);
+
+/**
+ * Checks the shape the row builders rely on: every column of both datasets (landing-schema.ts) takes a value
+ * of its type from this trace and each of its spans. Throws {@link UnlandableRecordError} with the first problem
+ * (`/spans/3/name is not a string`).
+ */
 export function toLandableTrace(context: TraceContext, trace: AcceptedTrace): LandableTrace {
   for (const field of CONTEXT_STRINGS) check(typeof context[field] === 'string', () => `context/${field} is not a string`);
   check(/^[^/=]+$/.test(context.org_id), () => `context/org_id ${JSON.stringify(context.org_id)} cannot name a partition`);
-  for (const field of TRACE_STRINGS) check(typeof trace[field] === 'string', () => `/${field} is not a string`);
-  const traceProblem = numbersProblem(trace);
-  if (traceProblem !== undefined) throw new UnlandableRecordError(traceProblem);
   check(Array.isArray(trace.spans), () => '/spans is not an array');
   const timestamp = timestampMicros(trace.timestamp, '/timestamp');
-  const spanTimestampMicros: bigint[] = [];
-  const spanTags: string[][] = [];
-  trace.spans.forEach((span, index) => {
-    const problem = spanProblem(span);
-    if (problem !== undefined) throw new UnlandableRecordError(`/spans/${index}${problem}`);
-    spanTimestampMicros.push(timestampMicros(span.timestamp, `/spans/${index}/timestamp`));
-    spanTags.push(tagsOf(span.attributes));
-  });
-  return {
+  const spanCount = trace.spans.length;
+  const spanTimestampMicros = new Array<bigint>(spanCount);
+  const spanTags = new Array<string[]>(spanCount);
+  for (let index = 0; index < spanCount; index++) {
+    const span = trace.spans[index];
+    check(typeof span === 'object' && span !== null && !Array.isArray(span), () => `/spans/${index} is not an object`);
+    spanTimestampMicros[index] = timestampMicros(span!.timestamp, `/spans/${index}/timestamp`);
+    spanTags[index] = tagsOf(span!.attributes);
+  }
+  const landable: LandableTrace = {
     context,
     trace,
     dt: trace.timestamp.slice(0, 10),
@@ -127,4 +187,11 @@ export function toLandableTrace(context: TraceContext, trace: AcceptedTrace): La
     spanTimestampMicros,
     spanTags,
   };
+  const problemOfTrace = TRACE_CHECK.perTrace(landable, 0) ?? TRACE_CHECK.perRow(landable, 0) ?? (spanCount > 0 ? SPAN_CHECK.perTrace(landable, 0) : undefined);
+  if (problemOfTrace !== undefined) throw new UnlandableRecordError(`/${problemOfTrace}`);
+  for (let index = 0; index < spanCount; index++) {
+    const problem = SPAN_CHECK.perRow(landable, index);
+    if (problem !== undefined) throw new UnlandableRecordError(`/spans/${index}/${problem}`);
+  }
+  return landable;
 }

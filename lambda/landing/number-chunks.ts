@@ -45,7 +45,7 @@ export function writeNumberChunk(target: ChunkTarget, name: string, values: Numb
   for (let start = 0; start < values.length; start += perPage) {
     const page = values.subarray(start, start + perPage);
     const pageStart = writer.offset;
-    const header = dataPageHeader(target, page.length, 0, 'PLAIN', new Uint8Array(0));
+    const header = dataPageHeader(target, { values: page.length, nulls: 0, rows: page.length, encoding: 'PLAIN', definitionLevelBytes: 0 });
     uncompressedBytes += writePage(target, header, new Uint8Array(0), new Uint8Array(page.buffer, page.byteOffset, page.byteLength));
     page_locations.push({ offset: BigInt(pageStart), compressed_page_size: writer.offset - pageStart, first_row_index: BigInt(start) });
   }

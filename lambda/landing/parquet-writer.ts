@@ -3,10 +3,10 @@ import type { ColumnBatch, ColumnValues } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
 import { type NumberValues, writeNumberChunk } from './number-chunks.js';
-import { type ChunkTarget, type PageScratch, type WrittenChunk, writeDictionaryTextChunk, writePlainTextChunk } from './text-chunks.js';
+import { writeStringListChunk } from './list-chunks.js';
+import { type ChunkTarget, type PageScratch, type WrittenChunk, writeDictionaryTextChunk, writeLongTextChunk, writePlainTextChunk } from './text-chunks.js';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
-type ColumnSource = Parameters<ParquetWriter['write']>[0]['columnData'][number];
 
 const UTF8 = { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } } as const;
 
@@ -46,86 +46,65 @@ type ChunkWriter = (target: ChunkTarget, name: string, values: ColumnValues, nul
 const writeNumbers: ChunkWriter = (target, name, values) => writeNumberChunk(target, name, values as NumberValues);
 const writePlainText: ChunkWriter = (target, name, values, nullable) => writePlainTextChunk(target, name, values as (string | null)[], nullable);
 const writeDictionaryText: ChunkWriter = (target, name, values, nullable) => writeDictionaryTextChunk(target, name, values as (string | null)[], nullable);
+const writeLongText: ChunkWriter = (target, name, values, nullable) => writeLongTextChunk(target, name, values as (string | null)[], nullable);
+const writeStringList: ChunkWriter = (target, name, values) => writeStringListChunk(target, name, values as string[][]);
 
 /**
- * The columns written by number-chunks.ts and text-chunks.ts rather than by hyparquet-writer: numbers PLAIN
- * from their typed arrays, `id` and `distinct` text PLAIN, the plain string columns (few distinct values) as a
- * dictionary. `long` text, where a dictionary pays only sometimes, and the lists stay with hyparquet-writer.
+ * How each column's chunk is written (number-chunks.ts, text-chunks.ts, list-chunks.ts): numbers PLAIN from
+ * their typed arrays; `id` and `distinct` text PLAIN; `long` text as a dictionary when it pays; the plain
+ * string columns (few distinct values) as a dictionary; lists with their levels, elements as a dictionary when it pays.
  */
-function ownWriter(spec: ColumnSpec): ChunkWriter | undefined {
+function chunkWriter(spec: ColumnSpec): ChunkWriter {
   switch (spec.type) {
     case 'int32':
     case 'int64':
     case 'double':
     case 'timestamp':
       return writeNumbers;
+    case 'string_list':
+      return writeStringList;
     case 'string':
     case 'nullable_string':
       if (spec.shape === 'id' || spec.shape === 'distinct') return writePlainText;
-      return spec.shape === undefined ? writeDictionaryText : undefined;
-    default:
-      return undefined;
+      return spec.shape === 'long' ? writeLongText : writeDictionaryText;
   }
 }
 
-/** hyparquet-writer's options for a column of the given shape (see `TextShape` in landing-schema.ts). */
-function columnSource(spec: ColumnSpec, values: ColumnValues): ColumnSource {
-  const source: ColumnSource = { name: spec.name, data: values as ColumnSource['data'] };
-  return spec.shape === 'long' ? { ...source, statistics: false } : source;
-}
-
-/** One file being written: its writer, and per column the chunk writer and target of our own columns. */
+/** One file being written: its writer, and per column the chunk writer and where it writes. */
 interface FileWriting {
   parquet: ParquetWriter;
   spec: DatasetSpec;
-  /** By column index: our own chunk writer and where it writes, or undefined for hyparquet-writer's columns. */
-  own: ({ write: ChunkWriter; target: ChunkTarget } | undefined)[];
+  columns: { write: ChunkWriter; target: ChunkTarget; nullable: boolean }[];
 }
 
 function fileWriting(parquet: ParquetWriter, spec: DatasetSpec, codec: ParquetCodec): FileWriting {
   const scratch: PageScratch = { buffer: Buffer.alloc(0) };
   const compressed: ChunkTarget = { writer: parquet.writer, scratch, codec: codec.codec, compress: codec.compress };
   const uncompressed: ChunkTarget = { writer: parquet.writer, scratch, codec: 'UNCOMPRESSED', compress: undefined };
-  const own = spec.columns.map((column) => {
-    const write = ownWriter(column);
-    return write && { write, target: column.shape === 'id' ? uncompressed : compressed };
-  });
-  return { parquet, spec, own };
+  const columns = spec.columns.map((column) => ({
+    write: chunkWriter(column),
+    target: column.shape === 'id' ? uncompressed : compressed,
+    nullable: column.type === 'nullable_string',
+  }));
+  return { parquet, spec, columns };
 }
 
 /**
- * Writes one batch as one row group: hyparquet-writer writes its columns in one `write`, the columns of
- * {@link ownWriter} are written around it, and their chunks are put back in schema order in the row group's metadata.
+ * Writes one batch as one row group, its column chunks contiguous and in schema order. Readers locate a row
+ * group by its first column's chunk (Spark assigns it to the split holding its midpoint), so that chunk
+ * starts the row group. hyparquet-writer writes the file around them (magic, footer, offset indexes).
  */
-function writeRowGroup({ parquet, spec, own }: FileWriting, batch: ColumnBatch): void {
+function writeRowGroup({ parquet, spec, columns }: FileWriting, batch: ColumnBatch): void {
   const groupStart = parquet.writer.offset;
-  const firstOther = own.indexOf(undefined);
-  const written = new Map<number, WrittenChunk>();
-  const writeOwn = (from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const column = own[i];
-      if (!column) continue;
-      const chunk = column.write(column.target, spec.columns[i]!.name, batch.columns[i]!, spec.columns[i]!.type === 'nullable_string');
-      parquet.pendingIndexes.push(chunk);
-      written.set(i, chunk);
-    }
-  };
-  // Readers locate a row group by its first column's chunk (Spark assigns it to the split holding its
-  // midpoint), so the first column's chunk must start the row group.
-  writeOwn(0, firstOther < 0 ? spec.columns.length : firstOther);
-  if (firstOther < 0) {
-    parquet.row_groups.push({ columns: [], total_byte_size: 0n, num_rows: BigInt(batch.rows) });
-    parquet.num_rows += BigInt(batch.rows);
-  } else {
-    const columnData = spec.columns.flatMap((column, i) => (own[i] ? [] : [columnSource(column, batch.columns[i]!)]));
-    void parquet.write({ columnData, rowGroupSize: batch.rows });
-    writeOwn(firstOther, spec.columns.length);
-  }
-  const group = parquet.row_groups.at(-1)!;
-  const others = group.columns.values();
-  group.columns = spec.columns.map((_, i) => written.get(i)?.chunk ?? others.next().value!);
-  for (const chunk of written.values()) group.total_byte_size += BigInt(chunk.uncompressedBytes);
-  group.total_compressed_size = BigInt(parquet.writer.offset - groupStart);
+  const chunks = columns.map(({ write, target, nullable }, i) => write(target, spec.columns[i]!.name, batch.columns[i]!, nullable));
+  parquet.pendingIndexes.push(...chunks);
+  parquet.row_groups.push({
+    columns: chunks.map((written) => written.chunk),
+    total_byte_size: BigInt(chunks.reduce((bytes, written) => bytes + written.uncompressedBytes, 0)),
+    total_compressed_size: BigInt(parquet.writer.offset - groupStart),
+    num_rows: BigInt(batch.rows),
+  });
+  parquet.num_rows += BigInt(batch.rows);
 }
 
 export interface ParquetFile {

@@ -60,7 +60,7 @@ function definitionLevels(values: readonly Text[], start: number, end: number): 
  * PLAIN values (4-byte little-endian length, UTF-8 bytes) of the non-null values in `[start, end)`, in the
  * scratch buffer; `offsets` (when given) receives where each value's bytes start.
  */
-function plainValues(values: readonly Text[], start: number, end: number, scratch: PageScratch, offsets?: Int32Array): Buffer {
+export function plainValues(values: readonly Text[], start: number, end: number, scratch: PageScratch, offsets?: Int32Array): Buffer {
   let capacity = 0;
   for (let i = start; i < end; i++) capacity += 4 + 3 * (values[i]?.length ?? 0);
   if (scratch.buffer.length < capacity) scratch.buffer = Buffer.allocUnsafe(Math.max(capacity, 2 * scratch.buffer.length));
@@ -89,22 +89,38 @@ export function writePage(target: ChunkTarget, header: (dataBytes: number, store
   return headerBytes + levels.length + data.length;
 }
 
-/** The header of a data page v2 of `rows` rows, `nulls` of them null, levels uncompressed before the data. */
-export function dataPageHeader(target: ChunkTarget, rows: number, nulls: number, encoding: 'PLAIN' | 'RLE_DICTIONARY', levels: Uint8Array) {
+/** What a data page v2 holds besides its data: level entries (`values`), how many are null, its rows and its levels' byte lengths. */
+export interface DataPageShape {
+  values: number;
+  nulls: number;
+  rows: number;
+  encoding: 'PLAIN' | 'RLE_DICTIONARY';
+  repetitionLevelBytes?: number;
+  definitionLevelBytes: number;
+}
+
+/** The header of a data page v2, levels (repetition, then definition) uncompressed before the data. */
+export function dataPageHeader(target: ChunkTarget, page: DataPageShape) {
+  const levelBytes = (page.repetitionLevelBytes ?? 0) + page.definitionLevelBytes;
   return (dataBytes: number, storedBytes: number): PageHeader => ({
     type: 'DATA_PAGE_V2',
-    uncompressed_page_size: levels.length + dataBytes,
-    compressed_page_size: levels.length + storedBytes,
+    uncompressed_page_size: levelBytes + dataBytes,
+    compressed_page_size: levelBytes + storedBytes,
     data_page_header_v2: {
-      num_values: rows,
-      num_nulls: nulls,
-      num_rows: rows,
-      encoding,
-      definition_levels_byte_length: levels.length,
-      repetition_levels_byte_length: 0,
+      num_values: page.values,
+      num_nulls: page.nulls,
+      num_rows: page.rows,
+      encoding: page.encoding,
+      definition_levels_byte_length: page.definitionLevelBytes,
+      repetition_levels_byte_length: page.repetitionLevelBytes ?? 0,
       is_compressed: target.compress !== undefined,
     },
   });
+}
+
+/** A flat page's header: every level entry is a row. */
+function flatPageHeader(target: ChunkTarget, rows: number, nulls: number, encoding: DataPageShape['encoding'], levels: Uint8Array) {
+  return dataPageHeader(target, { values: rows, nulls, rows, encoding, definitionLevelBytes: levels.length });
 }
 
 /** What a chunk writer says of its chunk; the rest of the metadata follows from where the chunk was written. */
@@ -150,7 +166,7 @@ export function writePlainTextChunk(target: ChunkTarget, name: string, values: r
     while (end < values.length && (end === start || chars < PAGE_CHARS)) chars += values[end++]?.length ?? 0;
     const pageStart = writer.offset;
     const levels = nullable ? definitionLevels(values, start, end) : new Uint8Array(0);
-    const header = dataPageHeader(target, end - start, nullable ? countNulls(values, start, end) : 0, 'PLAIN', levels);
+    const header = flatPageHeader(target, end - start, nullable ? countNulls(values, start, end) : 0, 'PLAIN', levels);
     uncompressedBytes += writePage(target, header, levels, plainValues(values, start, end, target.scratch));
     page_locations.push({ offset: BigInt(pageStart), compressed_page_size: writer.offset - pageStart, first_row_index: BigInt(start) });
     start = end;
@@ -163,26 +179,73 @@ export function writePlainTextChunk(target: ChunkTarget, name: string, values: r
   });
 }
 
-/** The distinct non-null values in first-seen order and each row's index into them (-1 for null). */
-function dictionaryOf(values: readonly Text[]): { dictionary: string[]; indexes: Int32Array } {
+/** A column's dictionary: the distinct non-null values in first-seen order and each value's index into them (-1 for null). */
+export interface Dictionary {
+  dictionary: string[];
+  indexes: Int32Array;
+}
+
+/**
+ * The dictionary of `values`, or undefined as soon as its values pass `maxChars` UTF-16 code units (a
+ * dictionary that large cannot pay). Consecutive rows often repeat a value (a trace's spans share its
+ * context, its session, its agent): the previous row's index is reused without a lookup.
+ */
+export function dictionaryOf(values: readonly Text[], maxChars = Infinity): Dictionary | undefined {
   const positions = new Map<string, number>();
   const dictionary: string[] = [];
   const indexes = new Int32Array(values.length);
+  let previous: Text | undefined;
+  let previousIndex = -1;
+  let chars = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (value === null || value === undefined) {
-      indexes[i] = -1;
+    if (value === previous) {
+      indexes[i] = previousIndex;
       continue;
     }
-    let index = positions.get(value);
-    if (index === undefined) {
-      index = dictionary.length;
-      dictionary.push(value);
-      positions.set(value, index);
+    let index = -1;
+    if (value !== null && value !== undefined) {
+      const known = positions.get(value);
+      if (known === undefined) {
+        chars += value.length;
+        if (chars > maxChars) return undefined;
+        index = dictionary.length;
+        dictionary.push(value);
+        positions.set(value, index);
+      } else {
+        index = known;
+      }
     }
     indexes[i] = index;
+    previous = value;
+    previousIndex = index;
   }
   return { dictionary, indexes };
+}
+
+/**
+ * The dictionary of `values` when it pays, the rule hyparquet-writer applies: the dictionary's values and the
+ * bit-packed indexes take at most half the PLAIN bytes (lengths measured in UTF-16 code units, an estimate of
+ * the UTF-8 bytes, with the 4-byte length prefix of each PLAIN value).
+ */
+export function dictionaryIfItPays(values: readonly Text[]): Dictionary | undefined {
+  let present = 0;
+  let plainBytes = 0;
+  for (const value of values) {
+    if (value === null || value === undefined) continue;
+    present++;
+    plainBytes += 4 + value.length;
+  }
+  const found = dictionaryOf(values, plainBytes / 2);
+  if (!found) return undefined;
+  const dictionaryBytes = found.dictionary.reduce((bytes, value) => bytes + 4 + value.length, 0);
+  const indexBytes = Math.ceil((present * bitWidthOf(found.dictionary.length)) / 8);
+  return 2 * (dictionaryBytes + indexBytes) <= plainBytes ? found : undefined;
+}
+
+/** Bits per dictionary index. */
+export function bitWidthOf(dictionarySize: number): number {
+  return Math.ceil(Math.log2(Math.max(dictionarySize, 1)));
 }
 
 /**
@@ -203,18 +266,18 @@ function minMaxOf(page: Buffer, starts: Int32Array): { min: number; max: number 
 }
 
 /**
- * Writes one flat UTF-8 column chunk dictionary-encoded (a PLAIN dictionary page, then one RLE_DICTIONARY data
- * page), with min/max and null count statistics: the columns of few distinct values. Always a dictionary,
- * as hyparquet-writer does when one is asked for; `values` holds strings, or nulls when `nullable`.
+ * Writes a dictionary page of `dictionary` (PLAIN); returns its uncompressed size and, when asked, the
+ * dictionary's smallest and largest values for the chunk's statistics.
  */
-export function writeDictionaryTextChunk(target: ChunkTarget, name: string, values: readonly Text[], nullable: boolean): WrittenChunk {
-  const { writer } = target;
-  const chunkStart = writer.offset;
-  const { dictionary, indexes } = dictionaryOf(values);
+export function writeDictionaryPage(
+  target: ChunkTarget,
+  dictionary: readonly string[],
+  withMinMax: boolean,
+): { uncompressedBytes: number; minMax?: { min_value: string | undefined; max_value: string | undefined } } {
   const offsets = new Int32Array(dictionary.length);
-  const dictionaryPage = plainValues(dictionary, 0, dictionary.length, target.scratch, offsets);
-  const { min, max } = minMaxOf(dictionaryPage, offsets);
-  let uncompressedBytes = writePage(
+  const page = plainValues(dictionary, 0, dictionary.length, target.scratch, offsets);
+  const bounds = withMinMax ? minMaxOf(page, offsets) : undefined;
+  const uncompressedBytes = writePage(
     target,
     (dataBytes, storedBytes) => ({
       type: 'DICTIONARY_PAGE',
@@ -223,18 +286,43 @@ export function writeDictionaryTextChunk(target: ChunkTarget, name: string, valu
       dictionary_page_header: { num_values: dictionary.length, encoding: 'PLAIN' },
     }),
     new Uint8Array(0),
-    dictionaryPage,
+    page,
   );
+  return { uncompressedBytes, minMax: bounds && { min_value: dictionary[bounds.min], max_value: dictionary[bounds.max] } };
+}
+
+/** RLE_DICTIONARY page data: the indexes' bit width, then the indexes RLE/bit-packed. */
+export function dictionaryIndexData(indexes: Int32Array, dictionarySize: number): Uint8Array {
+  const bitWidth = bitWidthOf(dictionarySize);
+  const data = new ByteWriter();
+  data.appendUint8(bitWidth);
+  writeRleBitPackedHybrid(data, indexes, bitWidth);
+  return data.getBytes();
+}
+
+/**
+ * Writes one flat UTF-8 column chunk dictionary-encoded (a PLAIN dictionary page, then one RLE_DICTIONARY data
+ * page), with a null count and, when `statistics`, min/max: the columns of few distinct values. `values` holds
+ * strings, or nulls when `nullable`; `dictionary` is theirs (by default built here, whatever its size).
+ */
+export function writeDictionaryTextChunk(
+  target: ChunkTarget,
+  name: string,
+  values: readonly Text[],
+  nullable: boolean,
+  { dictionary: found = dictionaryOf(values)!, statistics = true }: { dictionary?: Dictionary; statistics?: boolean } = {},
+): WrittenChunk {
+  const { writer } = target;
+  const chunkStart = writer.offset;
+  const { dictionary, indexes } = found;
+  const dictionaryPage = writeDictionaryPage(target, dictionary, statistics);
 
   const dataPageOffset = writer.offset;
   const nulls = nullable ? countNulls(values, 0, values.length) : 0;
   const presentIndexes = nulls > 0 ? indexes.filter((index) => index >= 0) : indexes;
-  const bitWidth = Math.ceil(Math.log2(Math.max(dictionary.length, 1)));
-  const data = new ByteWriter();
-  data.appendUint8(bitWidth);
-  writeRleBitPackedHybrid(data, presentIndexes, bitWidth);
   const levels = nullable ? definitionLevels(values, 0, values.length) : new Uint8Array(0);
-  uncompressedBytes += writePage(target, dataPageHeader(target, values.length, nulls, 'RLE_DICTIONARY', levels), levels, data.getBytes());
+  const data = dictionaryIndexData(presentIndexes, dictionary.length);
+  const uncompressedBytes = dictionaryPage.uncompressedBytes + writePage(target, flatPageHeader(target, values.length, nulls, 'RLE_DICTIONARY', levels), levels, data);
 
   const page_locations = [{ offset: BigInt(dataPageOffset), compressed_page_size: writer.offset - dataPageOffset, first_row_index: 0n }];
   return writtenChunk(target, chunkStart, uncompressedBytes, page_locations, {
@@ -244,10 +332,19 @@ export function writeDictionaryTextChunk(target: ChunkTarget, name: string, valu
     num_values: BigInt(values.length),
     data_page_offset: BigInt(dataPageOffset),
     dictionary_page_offset: BigInt(chunkStart),
-    statistics: { min_value: dictionary[min], max_value: dictionary[max], null_count: BigInt(nulls) },
+    statistics: { ...dictionaryPage.minMax, null_count: BigInt(nulls) },
     encoding_stats: [
       { page_type: 'DICTIONARY_PAGE', encoding: 'PLAIN', count: 1 },
       { page_type: 'DATA_PAGE_V2', encoding: 'RLE_DICTIONARY', count: 1 },
     ],
   });
+}
+
+/**
+ * Writes one flat UTF-8 column chunk of long values that may repeat (the `long` shape): as a dictionary
+ * when it pays ({@link dictionaryIfItPays}), else PLAIN; no min/max (they would prune nothing).
+ */
+export function writeLongTextChunk(target: ChunkTarget, name: string, values: readonly Text[], nullable: boolean): WrittenChunk {
+  const dictionary = dictionaryIfItPays(values);
+  return dictionary ? writeDictionaryTextChunk(target, name, values, nullable, { dictionary, statistics: false }) : writePlainTextChunk(target, name, values, nullable);
 }

@@ -40,6 +40,7 @@ describe('toLandableTrace', () => {
     [{ parent_span_id: 5 }, '/spans/1/parent_span_id is neither a string nor null'],
     [{ duration_ms: Infinity }, '/spans/1/duration_ms is not a finite number'],
     [{ total_tokens: 1.5 }, '/spans/1/total_tokens is not a safe integer'],
+    [{ attributes: { tags: ['a'] } }, '/spans/1/attributes is not a string'],
   ])('names the first problem of a span %p by its path', (overrides, reason) => {
     const trace = acceptedTrace();
     trace.spans[1] = acceptedSpan(overrides as never, 1);
@@ -51,5 +52,7 @@ describe('toLandableTrace', () => {
     (trace.spans as unknown[])[0] = null;
     expect(() => toLandableTrace(traceContext(), trace)).toThrow('/spans/0 is not an object');
     expect(() => toLandableTrace(traceContext(), acceptedTrace({ input_tokens: 2 ** 60 }))).toThrow('/input_tokens is not a safe integer');
+    expect(() => toLandableTrace(traceContext(), acceptedTrace({ environment: 5 } as never))).toThrow(new UnlandableRecordError('/environment is not a string'));
+    expect(() => toLandableTrace(traceContext(), acceptedTrace({ spans: [] }))).not.toThrow();
   });
 });
