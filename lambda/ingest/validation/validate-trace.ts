@@ -1,10 +1,10 @@
 import type { ErrorObject } from 'ajv';
 import validateDetailed from '../generated/validate-trace-detailed.js';
 import validateFast from '../generated/validate-trace-fast.js';
-import type { AcceptedSpan, AcceptedTrace, SpanKind, Status } from '../../shared/domain/trace.js';
+import type { AcceptedTrace } from '../../shared/domain/trace.js';
+import { normalizeTrace } from '../generated/normalize-trace.js';
 import { MAX_ISSUES_PER_TRACE, type IssueCode, type ValidationIssue } from './issue-codes.js';
 import { checkTraceRules } from './trace-rules.js';
-import { normalizeTimestamp } from './timestamps.js';
 
 export type TraceValidation = { ok: true; trace: AcceptedTrace } | { ok: false; issues: ValidationIssue[] };
 
@@ -78,35 +78,6 @@ function collectIssues(schemaErrors: readonly ErrorObject[], trace: unknown, rul
   return issues.slice(0, MAX_ISSUES_PER_TRACE);
 }
 
-const str = (value: unknown, fallback = ''): string => (typeof value === 'string' ? value : fallback);
-const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
-const id = (value: unknown, newId: () => string): string => (typeof value === 'string' ? value.toLowerCase() : newId());
-const attributes = (value: unknown): string => (typeof value === 'string' && value !== '' ? value : '{}');
-
-function normalizeSpan(span: Json, micros: number, newId: () => string): AcceptedSpan {
-  return {
-    span_id: id(span.span_id, newId),
-    parent_span_id: typeof span.parent_span_id === 'string' ? span.parent_span_id.toLowerCase() : null,
-    timestamp: normalizeTimestamp(span.timestamp as string, micros),
-    duration_ms: num(span.duration_ms),
-    name: str(span.name),
-    kind: (typeof span.kind === 'string' ? span.kind : 'llm') as SpanKind,
-    status: (typeof span.status === 'string' ? span.status : 'ok') as Status,
-    model: str(span.model),
-    input_tokens: num(span.input_tokens),
-    output_tokens: num(span.output_tokens),
-    total_tokens: num(span.total_tokens),
-    input: str(span.input),
-    output: str(span.output),
-    attributes: attributes(span.attributes),
-    error_message: typeof span.error_message === 'string' ? span.error_message : null,
-    session_id: str(span.session_id),
-    agent_id: str(span.agent_id),
-    agent_name: str(span.agent_name),
-    user_id: str(span.user_id),
-  };
-}
-
 /**
  * Validates one trace of a batch and, when it is valid, returns it normalized: defaults applied,
  * ids lower-cased or generated, timestamps in UTC to the microsecond. Only known members are
@@ -123,27 +94,5 @@ export function validateTrace(input: unknown, nowMicros: number, newId: () => st
     const schemaErrors = schemaValid ? [] : (validateDetailed(input), validateDetailed.errors ?? []);
     return { ok: false, issues: collectIssues(schemaErrors, trace, rules.issues) };
   }
-  const spans = (Array.isArray(trace.spans) ? trace.spans : []) as Json[];
-  return {
-    ok: true,
-    trace: {
-      trace_id: id(trace.trace_id, newId),
-      timestamp: normalizeTimestamp(trace.timestamp as string, rules.traceMicros as number),
-      environment: str(trace.environment, 'default'),
-      workspace_slug: str(trace.workspace_slug),
-      duration_ms: num(trace.duration_ms),
-      root_span_name: str(trace.root_span_name),
-      status: (typeof trace.status === 'string' ? trace.status : 'ok') as Status,
-      model: str(trace.model),
-      input_tokens: num(trace.input_tokens),
-      output_tokens: num(trace.output_tokens),
-      total_tokens: num(trace.total_tokens),
-      attributes: attributes(trace.attributes),
-      session_id: str(trace.session_id),
-      agent_id: str(trace.agent_id),
-      agent_name: str(trace.agent_name),
-      user_id: str(trace.user_id),
-      spans: spans.map((span, i) => normalizeSpan(span, rules.spanMicros[i] as number, newId)),
-    },
-  };
+  return { ok: true, trace: normalizeTrace(trace, rules.traceMicros as number, rules.spanMicros, newId) };
 }

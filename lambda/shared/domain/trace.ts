@@ -1,60 +1,12 @@
 /** Domain types of an accepted trace: the shape after validation, with every default applied. */
 
-export const SPAN_KINDS = ['llm', 'tool', 'chain', 'retriever', 'agent', 'custom'] as const;
-export const STATUSES = ['ok', 'error', 'timeout'] as const;
+import type { AcceptedSpan, AcceptedTrace } from './generated/accepted-trace.js';
 
-export type SpanKind = (typeof SPAN_KINDS)[number];
-export type Status = (typeof STATUSES)[number];
-
-export interface AcceptedSpan {
-  /** Lower-case UUID, generated when the client sent none. */
-  span_id: string;
-  parent_span_id: string | null;
-  /** UTC, microsecond precision: `2026-11-22T10:00:00.123456Z`. */
-  timestamp: string;
-  duration_ms: number;
-  name: string;
-  kind: SpanKind;
-  status: Status;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  /** `""` or JSON text. */
-  input: string;
-  /** `""` or JSON text. */
-  output: string;
-  /** JSON object text (`"{}"` when sent empty). */
-  attributes: string;
-  error_message: string | null;
-  session_id: string;
-  agent_id: string;
-  agent_name: string;
-  user_id: string;
-}
-
-export interface AcceptedTrace {
-  /** Lower-case UUID, generated when the client sent none. */
-  trace_id: string;
-  /** UTC, microsecond precision: `2026-11-22T10:00:00.123456Z`. */
-  timestamp: string;
-  environment: string;
-  workspace_slug: string;
-  duration_ms: number;
-  root_span_name: string;
-  status: Status;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  /** JSON object text (`"{}"` when sent empty). */
-  attributes: string;
-  session_id: string;
-  agent_id: string;
-  agent_name: string;
-  user_id: string;
-  spans: AcceptedSpan[];
-}
+// The accepted shapes are generated from the trace JSON Schema (scripts/generate-normalizer.mjs), so a new field
+// is declared once, there.
+export type { AcceptedSpan, AcceptedTrace };
+export type SpanKind = AcceptedSpan['kind'];
+export type Status = AcceptedTrace['status'];
 
 /** Server-side context published with every accepted trace. */
 export interface TraceContext {
