@@ -6,6 +6,7 @@ import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, rawS
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { type Row, readRowGroups, rowBatches, rowCount } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
+import type { StructuredLogger } from '../shared/runtime/logger.js';
 
 /** An object as listed: its key, its ETag (which changes when it is overwritten) and its size. */
 export interface StoredObject {
@@ -43,10 +44,7 @@ export interface UploadedPart {
   checksumCrc32?: string;
 }
 
-export interface CompactionLogger {
-  info(message: string, extra: Record<string, unknown>): void;
-  error(message: string, extra: Record<string, unknown>): void;
-}
+export type CompactionLogger = Pick<StructuredLogger, 'info' | 'error'>;
 
 export interface CompactionDeps {
   store: CompactionStore;

@@ -2,6 +2,7 @@
  * The ports of the landing Lambda: the bucket it writes to and reads references from, and its log.
  * `S3LandingStore` implements the store; tests give fakes.
  */
+import type { StructuredLogger } from '../shared/runtime/logger.js';
 
 /** The referenced object does not exist: permanent, so the record is dead-lettered. */
 export class ReferencedObjectNotFoundError extends Error {
@@ -16,10 +17,7 @@ export interface LandingStore {
 }
 
 /** The part of a structured logger the use case needs (Powertools' `Logger` fits). */
-export interface LandingLogger {
-  warn(message: string, extra: Record<string, unknown>): void;
-  error(message: string, extra: Record<string, unknown>): void;
-}
+export type LandingLogger = Pick<StructuredLogger, 'warn' | 'error'>;
 
 /** Everything the landing use case is given. */
 export interface LandingDeps {

@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -11,6 +11,7 @@ import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { COMPACTION_QUEUE_VISIBILITY_SECONDS, FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
+import { failureQueue } from './failure-queue.js';
 import { HouseFunction } from './house-function.js';
 
 /** Key prefixes compaction reads or writes; raw ones are the landing's. */
@@ -60,12 +61,7 @@ export class Compaction extends Construct {
     super(scope, id);
     const { bucket } = props;
 
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      fifo: true,
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
+    this.deadLetterQueue = failureQueue(this, 'DeadLetterQueue', { fifo: true, holds: 'the slices that failed every retry of the compaction queue' });
     this.queue = new Queue(this, 'Queue', {
       fifo: true,
       encryption: QueueEncryption.SQS_MANAGED,
@@ -74,10 +70,6 @@ export class Compaction extends Construct {
       // Past the raw retention a message is moot: the next plan sends what is still pending.
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: COMPACTION_MAX_RECEIVE_COUNT },
-    });
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself the dead-letter queue of the compaction queue: it holds the slices that failed every retry.',
     });
 
     this.planner = new HouseFunction(this, 'Planner', {

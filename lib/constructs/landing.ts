@@ -5,12 +5,13 @@ import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { KinesisEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { DATA_PREFIXES } from '../../lambda/shared/service-constants.js';
 import type { LandingSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
+import { failureQueue } from './failure-queue.js';
 import { HouseFunction } from './house-function.js';
 import { TraceCatalog } from './trace-catalog.js';
 
@@ -79,15 +80,7 @@ export class Landing extends Construct {
       lifecycleRules: dataLifecycle(props.dataRetentionDays),
     });
 
-    this.failureQueue = new Queue(this, 'FailureQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.failureQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself the on-failure destination of the consumer: it holds pointers to failed stream batches for replay.',
-    });
+    this.failureQueue = failureQueue(this, 'FailureQueue', { holds: 'pointers to the stream batches the consumer failed on, for replay' });
 
     this.consumer = new HouseFunction(this, 'Consumer', {
       projectRoot: props.projectRoot,
