@@ -236,6 +236,9 @@ export function dictionaryIfItPays(values: readonly Text[]): Dictionary | undefi
     present++;
     plainBytes += 4 + value.length;
   }
+  // No value at all (every row null, every list empty): PLAIN, as hyparquet-writer writes it. A dictionary of
+  // no entries is legal Parquet, but it is what readers test least (Trino has had bugs with exactly that).
+  if (present === 0) return undefined;
   const found = dictionaryOf(values, plainBytes / 2);
   if (!found) return undefined;
   const dictionaryBytes = found.dictionary.reduce((bytes, value) => bytes + 4 + value.length, 0);

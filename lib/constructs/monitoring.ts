@@ -126,7 +126,7 @@ export class Monitoring extends Construct {
       3,
       'A slice has waited in the compaction queue for over an hour for 15 minutes: workers are not keeping up (raise compactionMaxConcurrency) or a slice is being retried',
     );
-    this.alarm('CompactionDeadLetters', deadSlices, 1, 1, 'Slices failed every compaction retry and are in the dead-letter queue: fix the cause, then redrive them before their raw objects expire');
+    this.alarm('CompactionDeadLetters', deadSlices, 1, 1, 'An organization-hour failed every compaction retry. It is read from its raw objects meanwhile, which expire 3 days after landing: fix the cause (the worker log says it) before then. No redrive is needed: the planner queues the hour again.');
     const notRunning = new Alarm(this, 'CompactionNotRunning', {
       metric: plannerRuns,
       threshold: 1,

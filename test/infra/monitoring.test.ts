@@ -55,7 +55,7 @@ describe('Monitoring', () => {
         expect.stringMatching(/^A compaction worker crashed/),
         expect.stringMatching(/^Some hours failed to compact/),
         expect.stringMatching(/^A slice has waited in the compaction queue/),
-        expect.stringMatching(/^Slices failed every compaction retry/),
+        expect.stringMatching(/^An organization-hour failed every compaction retry/),
         expect.stringMatching(/^The compaction schedule has not run/),
       ]),
     );

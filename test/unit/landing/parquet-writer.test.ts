@@ -70,6 +70,25 @@ describe('writeParquet', () => {
     }
   });
 
+  it('writes a long-text column of only nulls and a list column of only empty lists PLAIN, with no empty dictionary', async () => {
+    const rows = 5;
+    const spec: DatasetSpec = {
+      name: 'spans',
+      columns: [
+        { name: 'n', type: 'int32' },
+        { name: 'no_error', type: 'nullable_string', shape: 'long' },
+        { name: 'no_tags', type: 'string_list' },
+      ],
+    };
+    const file = writeParquet(spec, [{ rows, columns: [Int32Array.from({ length: rows }, (_, i) => i), Array(rows).fill(null), Array.from({ length: rows }, () => [])] }]);
+
+    expect((await parquetRows(file.bytes)).map((r) => [r.no_error, r.no_tags])).toEqual(Array.from({ length: rows }, () => [null, []]));
+    for (const column of parquetMetadata(arrayBuffer(file.bytes)).row_groups[0]!.columns.slice(1)) {
+      expect(column.meta_data!.encodings).not.toContain('RLE_DICTIONARY');
+      expect(column.meta_data!.dictionary_page_offset).toBeUndefined();
+    }
+  });
+
   it('writes numbers PLAIN from their typed arrays, in pages of ~1 MiB, with min/max', async () => {
     const rows = 140_000; // more than one page of INT64 (131,072 values)
     const spec: DatasetSpec = {
