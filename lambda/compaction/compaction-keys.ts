@@ -1,4 +1,6 @@
+import { partitionPath } from '../landing/landing-keys.js';
 import type { DatasetName } from '../landing/landing-schema.js';
+import { DATA_PREFIXES } from '../shared/service-constants.js';
 
 /** One unit of compaction: an organization's hour of trace timestamps, both datasets together. */
 export interface Slice {
@@ -9,21 +11,19 @@ export interface Slice {
   hour: string;
 }
 
-const partitionPath = ({ orgId, dt, hour }: Slice) => `org_id=${orgId}/dt=${dt}/hour=${hour}/`;
-
 /** Prefix of the raw objects the landing wrote for a slice (see `landingObjectKey`). */
 export function rawSlicePrefix(dataset: DatasetName, slice: Slice): string {
-  return `${dataset}/${partitionPath(slice)}`;
+  return `${DATA_PREFIXES[dataset]}${partitionPath(slice)}`;
 }
 
 /** Root prefix of compacted objects; kept apart from the raw prefixes so that a raw glob never reads them. */
-export const COMPACTED_ROOT = 'compacted/';
+export const COMPACTED_ROOT = DATA_PREFIXES.compacted;
 
 /** Root prefix of the per-slice manifests. */
-export const MANIFEST_ROOT = 'manifests/';
+export const MANIFEST_ROOT = DATA_PREFIXES.manifests;
 
 export function compactedSlicePrefix(dataset: DatasetName, slice: Slice): string {
-  return `${COMPACTED_ROOT}${dataset}/${partitionPath(slice)}`;
+  return `${COMPACTED_ROOT}${DATA_PREFIXES[dataset]}${partitionPath(slice)}`;
 }
 
 /**

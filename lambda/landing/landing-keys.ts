@@ -12,10 +12,15 @@ export interface LandingGroupKey {
   firstSequenceNumber: string;
 }
 
+/** The Hive partition path of an organization's hour, `org_id=…/dt=…/hour=…/`: raw, compacted and manifest keys share it. */
+export function partitionPath({ orgId, dt, hour }: { orgId: string; dt: string; hour: string }): string {
+  return `org_id=${orgId}/dt=${dt}/hour=${hour}/`;
+}
+
 // Keyed by the first sequence number of the group in the batch, so a retried or bisected batch
 // overwrites its own objects instead of adding a second copy of the rows.
 export function landingObjectKey(dataset: DatasetName, group: LandingGroupKey): string {
-  return `${DATA_PREFIXES[dataset]}org_id=${group.orgId}/dt=${group.dt}/hour=${group.hour}/${group.shardId}-${group.firstSequenceNumber}.parquet`;
+  return `${DATA_PREFIXES[dataset]}${partitionPath(group)}${group.shardId}-${group.firstSequenceNumber}.parquet`;
 }
 
 /** One object per undecodable record, so dead-lettering it again on a retry overwrites it. */

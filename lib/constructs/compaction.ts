@@ -8,14 +8,14 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { COMPACTION_QUEUE_VISIBILITY_SECONDS, FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
+import { COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { failureQueue } from './failure-queue.js';
 import { HouseFunction } from './house-function.js';
 
 /** Key prefixes compaction reads or writes; raw ones are the landing's. */
-export const COMPACTION_PREFIXES = { traces: 'traces/', spans: 'spans/', compacted: 'compacted/', manifests: 'manifests/' } as const;
+export const COMPACTION_PREFIXES = { traces: DATA_PREFIXES.traces, spans: DATA_PREFIXES.spans, compacted: DATA_PREFIXES.compacted, manifests: DATA_PREFIXES.manifests } as const;
 
 /** The worker's timeout: the largest slice must fit in one invocation (docs/landing.md "Capacity"). */
 export const COMPACTION_WORKER_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECONDS.compactionWorker);

@@ -4,6 +4,7 @@ import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec, PARTITION_KEYS } from '../../lambda/landing/landing-schema.js';
+import { DATA_PREFIXES } from '../../lambda/shared/service-constants.js';
 
 /** Name of the Glue table over the slice manifests. */
 export const MANIFESTS_TABLE = 'slice_manifests';
@@ -27,6 +28,12 @@ export function exactlyOnceViewSql(dataset: DatasetSpec): string {
   ].join('\n');
 }
 
+/** A dataset's columns as Glue (Hive) declares them. */
+const hiveColumns = (dataset: DatasetSpec) => dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].hive }));
+
+/** The partition keys as Glue declares them: strings, as they stand in the object path. */
+const HIVE_PARTITION_COLUMNS = PARTITION_KEYS.map((name) => ({ name, type: 'string' }));
+
 /** A Glue table input for an Athena view: the SQL and its columns, encoded as Athena stores views it creates. */
 function exactlyOnceViewInput(dataset: DatasetSpec, databaseName: string): CfnTable.TableInputProperty {
   const viewColumns = [...dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].athenaView })), ...PARTITION_KEYS.map((name) => ({ name, type: 'varchar' }))];
@@ -40,7 +47,7 @@ function exactlyOnceViewInput(dataset: DatasetSpec, databaseName: string): CfnTa
     viewOriginalText: `/* Presto View: ${Buffer.from(JSON.stringify(presto)).toString('base64')} */`,
     viewExpandedText: '/* Presto View */',
     storageDescriptor: {
-      columns: [...dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].hive })), ...PARTITION_KEYS.map((name) => ({ name, type: 'string' }))],
+      columns: [...hiveColumns(dataset), ...HIVE_PARTITION_COLUMNS],
       serdeInfo: {},
     },
   };
@@ -96,7 +103,6 @@ export class TraceCatalog extends Construct {
       'projection.hour.digits': '2',
       'storage.location.template': `s3://${bucketName}/${prefix}org_id=\${org_id}/dt=\${dt}/hour=\${hour}/`,
     });
-    const partitionKeys = PARTITION_KEYS.map((name) => ({ name, type: 'string' }));
     const table = (logicalId: string, name: string, prefix: string, storage: { columns: { name: string; type: string }[]; json?: boolean }): CfnTable => {
       const created = new CfnTable(this, logicalId, {
         catalogId: stack.account,
@@ -105,7 +111,7 @@ export class TraceCatalog extends Construct {
           name,
           tableType: 'EXTERNAL_TABLE',
           parameters: { EXTERNAL: 'TRUE', classification: storage.json ? 'json' : 'parquet', ...projection(prefix) },
-          partitionKeys,
+          partitionKeys: HIVE_PARTITION_COLUMNS,
           storageDescriptor: {
             location: `s3://${bucketName}/${prefix}`,
             columns: storage.columns,
@@ -126,9 +132,8 @@ export class TraceCatalog extends Construct {
       created.addResourceDependency(this.database);
       return created;
     };
-    const parquetColumns = (dataset: DatasetSpec) => dataset.columns.map((column) => ({ name: column.name, type: COLUMN_TYPE_NAMES[column.type].hive }));
     const manifestDataset = 'struct<files:array<string>,rows:bigint,covered:array<struct<key:string,etag:string>>>';
-    this.manifests = table('ManifestsTable', MANIFESTS_TABLE, 'manifests/', {
+    this.manifests = table('ManifestsTable', MANIFESTS_TABLE, DATA_PREFIXES.manifests, {
       json: true,
       columns: [
         { name: 'generation', type: 'bigint' },
@@ -139,8 +144,8 @@ export class TraceCatalog extends Construct {
     });
     const tablesOf = (dataset: DatasetSpec) => {
       const title = dataset.name === 'traces' ? 'Traces' : 'Spans';
-      const raw = table(`${title}Table`, `${dataset.name}_raw`, `${dataset.name}/`, { columns: parquetColumns(dataset) });
-      const compacted = table(`${title}CompactedTable`, `${dataset.name}_compacted`, `compacted/${dataset.name}/`, { columns: parquetColumns(dataset) });
+      const raw = table(`${title}Table`, `${dataset.name}_raw`, DATA_PREFIXES[dataset.name], { columns: hiveColumns(dataset) });
+      const compacted = table(`${title}CompactedTable`, `${dataset.name}_compacted`, `${DATA_PREFIXES.compacted}${DATA_PREFIXES[dataset.name]}`, { columns: hiveColumns(dataset) });
       const view = new CfnTable(this, `${title}View`, {
         catalogId: stack.account,
         databaseName: this.databaseName,
