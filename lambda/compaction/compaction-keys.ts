@@ -41,6 +41,12 @@ export function manifestKey(slice: Slice): string {
   return `${MANIFEST_ROOT}${partitionPath(slice)}manifest.json`;
 }
 
+/** The slice of a manifest key (see {@link manifestKey}), or undefined for any other key. */
+export function sliceOfManifestKey(key: string): Slice | undefined {
+  const match = /^manifests\/org_id=([^/]+)\/dt=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\/manifest\.json$/.exec(key);
+  return match ? { orgId: match[1]!, dt: match[2]!, hour: match[3]! } : undefined;
+}
+
 /** The slice of a raw key `<dataset>/org_id=…/dt=…/hour=…/<file>`, or undefined for any other key. */
 export function sliceOfRawKey(key: string): Slice | undefined {
   const match = /^(?:traces|spans)\/org_id=([^/]+)\/dt=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\/[^/]+\.parquet$/.exec(key);

@@ -9,8 +9,8 @@ import {
   JsonDuckDBValueConverter,
   type Json,
 } from '@duckdb/node-api';
-import { MANIFEST_ROOT } from '../../lambda/compaction/compaction-keys.js';
-import { type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
+import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/compaction/compaction-keys.js';
+import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
 import { LOCAL_NAMES, localPaths } from './local-state.js';
@@ -47,8 +47,9 @@ const fileOf = (data: LandedData, key: string) => path.join(data.s3Directory, da
 /** Every slice manifest of the bucket, each read once. */
 function readManifests(data: LandedData): SliceManifest[] {
   return keysOnDisk(data, MANIFEST_ROOT, 'manifest.json').map((key) => {
-    const [, orgId, dt, hour] = /org_id=([^/]+)\/dt=([^/]+)\/hour=([^/]+)\//.exec(key) ?? [];
-    return parseManifest(readFileSync(fileOf(data, key)), { orgId: orgId ?? '', dt: dt ?? '', hour: hour ?? '' });
+    const slice = sliceOfManifestKey(key);
+    if (!slice) throw new InvalidManifestError(`${key} is not where a slice's manifest is kept`);
+    return parseManifest(readFileSync(fileOf(data, key)), slice);
   });
 }
 
@@ -64,19 +65,21 @@ function selectObjects(dataset: DatasetSpec, data: LandedData, keys: readonly st
   return `SELECT * FROM read_parquet([${files}], hive_partitioning = true, hive_types = {'org_id': VARCHAR, 'dt': DATE, 'hour': VARCHAR}, union_by_name = true)`;
 }
 
-/** The SELECTs behind a dataset's two views: every row once (compacted where compacted, raw elsewhere), and raw as landed. */
-export function datasetViewSql(dataset: DatasetSpec, data: LandedData): { exactlyOnce: string; raw: string } {
-  // Manifests first, then the raw listing: a raw object landed after its slice's manifest was read is
-  // simply not covered by it and is shown from raw (see "What readers see" in docs/landing.md).
-  const manifests = readManifests(data);
+/**
+ * The SELECTs behind a dataset's two views: every row once (compacted where compacted, raw elsewhere), and raw as
+ * landed. `manifests` must have been read before this lists the raw objects: a raw object landed after its slice's
+ * manifest was read is then simply not covered by it and is shown from raw (see "What readers see" in docs/landing.md).
+ */
+export function datasetViewSql(dataset: DatasetSpec, data: LandedData, manifests: readonly SliceManifest[]): { exactlyOnce: string; raw: string } {
   const rawKeys = keysOnDisk(data, `${dataset.name}/`, '.parquet');
   return { exactlyOnce: selectObjects(dataset, data, exactlyOnceKeys(dataset.name, manifests, rawKeys)), raw: selectObjects(dataset, data, rawKeys) };
 }
 
 /** Creates the views `traces` and `spans` (every row once) and `traces_raw` and `spans_raw` (as landed). */
 export async function createDatasetViews(connection: DuckDBConnection, data: LandedData): Promise<void> {
+  const manifests = readManifests(data);
   for (const dataset of DATASETS) {
-    const sql = datasetViewSql(dataset, data);
+    const sql = datasetViewSql(dataset, data, manifests);
     await connection.run(`CREATE OR REPLACE VIEW ${dataset.name} AS ${sql.exactlyOnce}`);
     await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}_raw AS ${sql.raw}`);
   }

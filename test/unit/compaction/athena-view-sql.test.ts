@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { exactlyOnceViewSql } from '../../../lib/constructs/trace-catalog.js';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
+import { sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
@@ -29,10 +30,7 @@ function duckdbDialect(sql: string, root: string): string {
 const NOW = new Date('2026-11-23T12:00:00Z');
 
 function manifests(bucket: MemoryBucket): SliceManifest[] {
-  return bucket.keys('manifests/').map((key) => {
-    const [, orgId, dt, hour] = /org_id=([^/]+)\/dt=([^/]+)\/hour=([^/]+)\//.exec(key)!;
-    return parseManifest(bucket.objects.get(key)!.body, { orgId: orgId!, dt: dt!, hour: hour! });
-  });
+  return bucket.keys('manifests/').map((key) => parseManifest(bucket.objects.get(key)!.body, sliceOfManifestKey(key)!));
 }
 
 /**

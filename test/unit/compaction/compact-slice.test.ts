@@ -3,7 +3,7 @@ import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
 import { type CompactionDeps, compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
 import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
-import { compactedObjectKey, manifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { compactedObjectKey, manifestKey, sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
@@ -22,10 +22,7 @@ async function rowsOf(bucket: MemoryBucket, key: string): Promise<Record<string,
 }
 
 function manifests(bucket: MemoryBucket): SliceManifest[] {
-  return bucket.keys('manifests/').map((key) => {
-    const [, orgId, dt, hour] = /org_id=([^/]+)\/dt=([^/]+)\/hour=([^/]+)\//.exec(key)!;
-    return parseManifest(bucket.objects.get(key)!.body, { orgId: orgId!, dt: dt!, hour: hour! });
-  });
+  return bucket.keys('manifests/').map((key) => parseManifest(bucket.objects.get(key)!.body, sliceOfManifestKey(key)!));
 }
 
 /** What a reader of the exactly-once view sees: the manifests first, then the objects they point to. */
