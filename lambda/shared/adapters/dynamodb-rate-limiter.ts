@@ -9,7 +9,7 @@ import {
 import { DependencyUnavailableError } from '../domain/errors.js';
 import type { WindowCounter } from '../domain/rate-windows.js';
 import type { RateDecision, RateLimiter } from '../../ingest/ports.js';
-import { backoffDelay, type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
+import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../runtime/backoff.js';
 import { retryWithBackoff } from '../runtime/retry.js';
 import { rateKeys } from '../tables.js';
 
@@ -43,8 +43,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
     private readonly tableName: string,
     private readonly policy: BackoffPolicy = DEFAULT_RATE_BACKOFF,
     private readonly sleep: Sleep = realSleep,
-    /** Delay before retry number `retry`; injected by the model bench for repeatable jitter. */
-    private readonly retryDelay: (retry: number) => number = (retry) => backoffDelay(policy, retry),
+    /** Delay before retry number `retry`; injected by the model bench for repeatable jitter (else the policy's backoff). */
+    private readonly retryDelay?: (retry: number) => number,
     /** Keeps the idempotency tokens of a derived limiter (`withAttempts`) apart from this one's. */
     private readonly tokenScope = '',
   ) {}
@@ -184,8 +184,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
         const reasons = (error.CancellationReasons ?? []).map((reason) => reason.Code);
         const verdict = final(reasons, error.CancellationReasons ?? []);
         if (verdict !== undefined) return { done: verdict };
-        const transient = reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code)) || !reasons.some((c) => c && c !== 'None');
-        if (reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code))) {
+        const contended = reasons.some((code) => code !== undefined && RETRYABLE_REASONS.has(code));
+        const transient = contended || !reasons.some((c) => c && c !== 'None');
+        if (contended) {
           // Cancelled for a conflict or throttling: other writers are on this organization's items.
           this.contention.set(orgId, (this.contention.get(orgId) ?? 0) + 1);
         }
