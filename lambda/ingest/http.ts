@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
 import { IngestError, UnavailableError } from './errors.js';
 import type { IngestRequest, IngestResult } from './ingest-types.js';
+import type { RawBody } from './request/decode-body.js';
 
 export type GatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
 
@@ -29,17 +30,22 @@ export function requestIdOf(event: GatewayEvent): string {
   return typeof id === 'string' && id !== '' ? id : randomUUID();
 }
 
-export function toIngestRequest(event: GatewayEvent, requestId: string, receivedAtMicros: number): IngestRequest {
+/** The body as API Gateway delivered it, with every `Content-Encoding` value: what either route decodes. */
+export function rawBodyOf(event: GatewayEvent): RawBody {
   const encodings = headerValues(event, 'content-encoding');
+  return {
+    body: typeof event.body === 'string' ? event.body : null,
+    isBase64Encoded: event.isBase64Encoded === true,
+    contentEncoding: encodings.length > 0 ? encodings.join(',') : undefined,
+  };
+}
+
+export function toIngestRequest(event: GatewayEvent, requestId: string, receivedAtMicros: number): IngestRequest {
   return {
     requestId,
     apiKeyValues: headerValues(event, 'x-api-key'),
     idempotencyKeyValues: headerValues(event, 'idempotency-key'),
-    body: {
-      body: typeof event.body === 'string' ? event.body : null,
-      isBase64Encoded: event.isBase64Encoded === true,
-      contentEncoding: encodings.length > 0 ? encodings.join(',') : undefined,
-    },
+    body: rawBodyOf(event),
     receivedAtMicros,
   };
 }
@@ -71,14 +77,16 @@ export function successResponse(result: IngestResult, requestId: string): APIGat
  * Anything that is not an {@link IngestError} becomes a 503 that leaks nothing.
  */
 export function errorResponse(error: unknown, requestId: string): APIGatewayProxyResult {
-  const refusal = error instanceof IngestError ? error : unexpectedError();
-  return json(
-    refusal.status,
-    requestId,
-    { detail: refusal.message, code: refusal.code, ...refusal.bodyFields(), request_id: requestId },
-    refusal.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(refusal.retryAfterSeconds) },
-  );
+  const refusal = asRefusal(error, 'retry the whole batch');
+  return json(refusal.status, requestId, { detail: refusal.message, code: refusal.code, ...refusal.bodyFields(), request_id: requestId }, retryAfterHeader(refusal));
 }
 
-const unexpectedError = () =>
-  new UnavailableError('Service temporarily unavailable: an unexpected error occurred; nothing was accepted, retry the whole batch');
+/** The error as a refusal to answer with: an {@link IngestError} as it is, anything else a 503 that leaks nothing. */
+export function asRefusal(error: unknown, retryHint: string): IngestError {
+  return error instanceof IngestError ? error : new UnavailableError(`Service temporarily unavailable: an unexpected error occurred; nothing was accepted, ${retryHint}`);
+}
+
+/** `Retry-After` for a refusal that says when to retry. */
+export function retryAfterHeader(refusal: IngestError): Record<string, string> {
+  return refusal.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(refusal.retryAfterSeconds) };
+}

@@ -1,7 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { OTLP_ROUTE } from '../../shared/service-constants.js';
-import { IngestError, UnavailableError } from '../errors.js';
-import { type GatewayEvent, headerValues } from '../http.js';
+import { type GatewayEvent, asRefusal, headerValues, rawBodyOf, retryAfterHeader } from '../http.js';
 import type { OtlpFormat, OtlpRequest, OtlpResult } from './ingest-otlp.js';
 import { exportResponseJson } from './otlp-json.js';
 import { encodeExportResponse, encodeStatus } from './otlp-protobuf.js';
@@ -23,18 +22,13 @@ export function otlpFormatOf(event: GatewayEvent): OtlpFormat | undefined {
 }
 
 export function toOtlpRequest(event: GatewayEvent, requestId: string, receivedAtMicros: number): OtlpRequest {
-  const encodings = headerValues(event, 'content-encoding');
   return {
     requestId,
     receivedAtMicros,
     apiKeyValues: headerValues(event, 'x-api-key'),
     workspaceSlugValues: headerValues(event, 'x-workspace-slug'),
     format: otlpFormatOf(event),
-    body: {
-      body: typeof event.body === 'string' ? event.body : null,
-      isBase64Encoded: event.isBase64Encoded === true,
-      contentEncoding: encodings.length > 0 ? encodings.join(',') : undefined,
-    },
+    body: rawBodyOf(event),
   };
 }
 
@@ -67,10 +61,7 @@ export function otlpSuccessResponse(result: OtlpResult, format: OtlpFormat | und
  * exporters retry. Anything that is not an `IngestError` becomes a 503.
  */
 export function otlpErrorResponse(error: unknown, format: OtlpFormat | undefined, requestId: string): APIGatewayProxyResult {
-  const refusal =
-    error instanceof IngestError
-      ? error
-      : new UnavailableError('Service temporarily unavailable: an unexpected error occurred; nothing was accepted, retry the export');
+  const refusal = asRefusal(error, 'retry the export');
   const code = RPC_CODE[refusal.status] ?? RPC_UNAVAILABLE;
   return respond(
     refusal.status,
@@ -78,6 +69,6 @@ export function otlpErrorResponse(error: unknown, format: OtlpFormat | undefined
     requestId,
     JSON.stringify({ code, message: refusal.message, details: [] }),
     format === 'protobuf' ? encodeStatus(code, refusal.message) : new Uint8Array(0),
-    refusal.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(refusal.retryAfterSeconds) },
+    retryAfterHeader(refusal),
   );
 }

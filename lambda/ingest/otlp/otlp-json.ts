@@ -1,10 +1,7 @@
+import { isJsonObject as isObject, type JsonObject as Json } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../request/parse-batch.js';
 import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 import { UndecodableRequestError } from './otlp-protobuf.js';
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A member by its lowerCamelCase JSON name or, as protobuf JSON parsers also accept, its proto name. */
 function member(object: Json, camel: string, snake: string): unknown {
