@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DatasetName } from '../landing/landing-schema.js';
 import { type Slice, manifestKey, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
-import { type CompactionDeps, DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, type StoredObject, compactSlice, pendingRaw } from './compact-slice.js';
+import { type CompactionDeps, DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, type StoredObject, compactSlice, sliceWork } from './compact-slice.js';
 import { type SliceManifest, parseManifest } from './manifest.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -133,10 +133,10 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item:
 
 /** What a slice's manifest leaves to do, or undefined when the slice is up to date. */
 function workOf(manifest: SliceManifest | undefined, raw: Record<DatasetName, StoredObject[]>, now: number, graceMs: number): { reason: PendingReason; seen: string[] } | undefined {
-  const uncovered = (['traces', 'spans'] as const).flatMap((dataset) => pendingRaw(raw[dataset], manifest?.[dataset]).map((object) => `${dataset} ${object.key} ${object.etag}`));
+  const { pending, expired } = sliceWork(manifest, raw, now, graceMs);
+  const uncovered = (['traces', 'spans'] as const).flatMap((dataset) => pending[dataset].map((object) => `${dataset} ${object.key} ${object.etag}`));
   if (!manifest) return { reason: 'new', seen: uncovered };
   if (uncovered.length > 0) return { reason: 'uncovered', seen: uncovered };
-  const expired = manifest.superseded.filter((entry) => Date.parse(entry.superseded_at) + graceMs <= now);
   return expired.length > 0 ? { reason: 'cleanup', seen: expired.map((entry) => `generation ${entry.generation}`) } : undefined;
 }
 

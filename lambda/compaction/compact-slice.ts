@@ -230,9 +230,29 @@ async function compactDataset(
 }
 
 /** Raw objects of the slice the manifest does not cover with their current ETag (new, or overwritten since). */
-export function pendingRaw(raw: readonly StoredObject[], covered: DatasetManifest | undefined): StoredObject[] {
+function pendingRaw(raw: readonly StoredObject[], covered: DatasetManifest | undefined): StoredObject[] {
   const etags = new Map((covered?.covered ?? []).map((entry) => [entry.key, entry.etag]));
   return raw.filter((object) => etags.get(object.key) !== object.etag);
+}
+
+/** What a slice's manifest leaves to do: per dataset the raw objects it does not cover, and which replaced generations are past their grace period. */
+export interface SliceWork {
+  pending: Record<DatasetName, StoredObject[]>;
+  /** Replaced generations no query can still be reading: their objects are deleted. */
+  expired: SliceManifest['superseded'];
+  /** Replaced generations still in their grace period. */
+  kept: SliceManifest['superseded'];
+}
+
+/** The work a slice holds, from its manifest (if any) and its raw listing: what both the planner and {@link compactSlice} decide from. */
+export function sliceWork(previous: SliceManifest | undefined, listing: Record<DatasetName, StoredObject[]>, nowMs: number, graceMs: number): SliceWork {
+  const superseded = previous?.superseded ?? [];
+  const isExpired = (entry: SliceManifest['superseded'][number]) => Date.parse(entry.superseded_at) + graceMs <= nowMs;
+  return {
+    pending: { traces: pendingRaw(listing.traces, previous?.traces), spans: pendingRaw(listing.spans, previous?.spans) },
+    expired: superseded.filter(isExpired),
+    kept: superseded.filter((entry) => !isExpired(entry)),
+  };
 }
 
 /**
@@ -250,8 +270,7 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const manifestBytes = await deps.store.get(manifestKey(slice));
   const previous = manifestBytes ? parseManifest(manifestBytes, slice) : undefined;
   const listing = raw ?? { traces: await deps.store.list(rawSlicePrefix('traces', slice)), spans: await deps.store.list(rawSlicePrefix('spans', slice)) };
-  const pending = { traces: pendingRaw(listing.traces, previous?.traces), spans: pendingRaw(listing.spans, previous?.spans) };
-  const expired = (previous?.superseded ?? []).filter((entry) => Date.parse(entry.superseded_at) + grace <= now.getTime());
+  const { pending, expired, kept } = sliceWork(previous, listing, now.getTime(), grace);
   const result: SliceCompaction = {
     slice,
     outcome: 'up-to-date',
@@ -266,8 +285,8 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   if (pending.traces.length === 0 && pending.spans.length === 0) {
     if (!previous || expired.length === 0) return result;
     // Nothing new: only drop generations no query can still be reading.
-    await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: previous.superseded.filter((entry) => !expired.includes(entry)) }), 'application/json');
-    result.objectsDeleted = await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), previous.superseded.filter((entry) => !expired.includes(entry)));
+    await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: kept }), 'application/json');
+    result.objectsDeleted = await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), kept);
     return { ...result, outcome: 'cleaned' };
   }
 
@@ -289,7 +308,7 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
     result.objectsWritten++;
     result.hashParts += done.parts;
   }
-  const superseded = (previous?.superseded ?? []).filter((entry) => !expired.includes(entry));
+  const superseded = [...kept];
   if (previous && replaced.length > 0) superseded.push({ generation: previous.generation, superseded_at: now.toISOString(), files: replaced });
   const manifest: SliceManifest = {
     version: 1,
