@@ -21,7 +21,6 @@ export interface CompactionConfig {
   s3?: S3Client;
   s3ForcePathStyle?: boolean;
   store?: CompactionStore;
-  rowsPerPart?: number;
   logger?: Logger;
   metrics?: Metrics;
 }
@@ -88,7 +87,6 @@ export function composeWorker(config: WorkerConfig) {
   return createWorkerHandler({
     deps: {
       store: config.store ?? compactionStore(config),
-      ...(config.rowsPerPart ? { rowsPerPart: config.rowsPerPart } : {}),
       ...(exposedGc ? { collectGarbage: exposedGc } : {}),
     },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),

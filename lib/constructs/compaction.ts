@@ -38,8 +38,6 @@ export interface CompactionProps {
   readonly settings: CompactionSettings;
   readonly logRetention: RetentionDays;
   readonly metricsNamespace: string;
-  /** How often the planner looks for pending slices. */
-  readonly every?: Duration;
 }
 
 /**
@@ -116,7 +114,7 @@ export class Compaction extends Construct {
 
     this.schedule = new Rule(this, 'Schedule', {
       description: 'Plans trace compaction',
-      schedule: Schedule.rate(props.every ?? Duration.minutes(15)),
+      schedule: Schedule.rate(Duration.minutes(15)),
     });
     // No retries: the next scheduled run plans whatever is still pending.
     this.schedule.addTarget(new LambdaFunction(this.planner, { retryAttempts: 0, maxEventAge: Duration.minutes(15) }));

@@ -127,19 +127,11 @@ export class Monitoring extends Construct {
       'A slice has waited in the compaction queue for over an hour for 15 minutes: workers are not keeping up (raise compactionMaxConcurrency) or a slice is being retried',
     );
     this.alarm('CompactionDeadLetters', deadSlices, 1, 1, 'An organization-hour failed every compaction retry. It is read from its raw objects meanwhile, which expire 3 days after landing: fix the cause (the worker log says it) before then. No redrive is needed: the planner queues the hour again.');
-    const notRunning = new Alarm(this, 'CompactionNotRunning', {
-      metric: plannerRuns,
-      threshold: 1,
-      evaluationPeriods: 2,
-      datapointsToAlarm: 2,
-      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
-      // No data is exactly the failure this alarm is for: the schedule stopped invoking the planner.
-      treatMissingData: TreatMissingData.BREACHING,
-      alarmDescription: 'The compaction schedule has not run for two hours',
+    // Below one run, and no data counts: no data is exactly the failure this alarm is for (the schedule stopped invoking the planner).
+    this.alarm('CompactionNotRunning', plannerRuns, 1, 2, 'The compaction schedule has not run for two hours', {
+      comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+      missingData: TreatMissingData.BREACHING,
     });
-    notRunning.addAlarmAction(new SnsAction(this.topic));
-    notRunning.addOkAction(new SnsAction(this.topic));
-    this.alarms.push(notRunning);
     this.alarm('FailureQueueNotEmpty', failureDepth, 1, 1, 'Stream batches the consumer gave up on: replay them before the stream retention runs out');
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
@@ -170,14 +162,22 @@ export class Monitoring extends Construct {
     });
   }
 
-  private alarm(id: string, metric: IMetric, threshold: number, periods: number, description: string): Alarm {
+  /** An alarm at `threshold` or above (unless `comparison` says otherwise) for `periods` periods, to the topic on alarm and on OK. */
+  private alarm(
+    id: string,
+    metric: IMetric,
+    threshold: number,
+    periods: number,
+    description: string,
+    { comparison = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, missingData = TreatMissingData.NOT_BREACHING } = {},
+  ): Alarm {
     const alarm = new Alarm(this, id, {
       metric,
       threshold,
       evaluationPeriods: periods,
       datapointsToAlarm: periods,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      comparisonOperator: comparison,
+      treatMissingData: missingData,
       alarmDescription: description,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));
