@@ -38,9 +38,10 @@ export interface PendingOptions {
 export interface FindPendingOptions extends PendingOptions {
   /**
    * Called with the pending slices of each part of the listing (an organization, or everything) as soon as that
-   * part is looked at: the planner sends them before listing the next organizations.
+   * part is looked at: the planner sends them before listing the next organizations. The scan keeps none of them,
+   * so memory holds the raw listings of the organizations being looked at, not of every pending slice.
    */
-  onPending?: (slices: readonly PendingSlice[]) => Promise<void>;
+  onPending: (slices: readonly PendingSlice[]) => Promise<void>;
 }
 
 /** Why a slice needs a compaction run. */
@@ -72,7 +73,6 @@ export interface PendingScan {
   slicesSeen: number;
   /** Slices skipped because their hour is not closed yet. */
   open: number;
-  pending: PendingSlice[];
 }
 
 export interface CompactionRun {
@@ -145,13 +145,13 @@ function workOf(manifest: SliceManifest | undefined, raw: Record<DatasetName, St
  * time), then the manifest of every closed slice in it. A slice is pending when it has raw objects its manifest
  * does not cover (new slices, late data, replays, overwritten raw objects), a replaced generation past its grace
  * period, or a manifest that cannot be read (so that compaction fails on it and reports it, instead of the slice
- * being silently skipped). Pending slices come back in slice id order.
+ * being silently skipped). Pending slices are handed to `options.onPending`, a part of the listing at a time.
  */
-export async function findPendingSlices(deps: FindPendingDeps, options: FindPendingOptions = {}): Promise<PendingScan> {
+export async function findPendingSlices(deps: FindPendingDeps, options: FindPendingOptions): Promise<PendingScan> {
   const now = (deps.now ?? (() => new Date()))().getTime();
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   const graceMs = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
-  const scan: PendingScan = { slicesSeen: 0, open: 0, pending: [] };
+  const scan: PendingScan = { slicesSeen: 0, open: 0 };
   const scanUnder = async (under: string): Promise<void> => {
     const slices = [...(await rawSlices(deps, under)).values()];
     const closed = slices.filter(({ slice }) => options.includeOpenHours || sliceStartMillis(slice) + HOUR_MS + settle <= now);
@@ -168,17 +168,15 @@ export async function findPendingSlices(deps: FindPendingDeps, options: FindPend
       return { slice, reason: work.reason, raw, fingerprint };
     });
     const pending = looks.filter((look): look is PendingSlice => look !== undefined);
-    if (options.onPending && pending.length > 0) await options.onPending(pending);
+    if (pending.length > 0) await options.onPending(pending);
     scan.slicesSeen += slices.length;
     scan.open += slices.length - closed.length;
-    scan.pending.push(...pending);
   };
   if (deps.organizations) {
     await mapLimited(await deps.organizations.list(), ORGANIZATIONS_LISTED_IN_PARALLEL, (orgId) => scanUnder(`org_id=${orgId}/`));
   } else {
     await scanUnder('');
   }
-  scan.pending.sort((a, b) => (sliceId(a.slice) < sliceId(b.slice) ? -1 : 1));
   return scan;
 }
 
@@ -206,9 +204,11 @@ export async function compactOneSlice(
  * and the tests. Deployed, the planner sends the same pending slices to a queue and workers compact them.
  */
 export async function compactPending(deps: CompactionDeps, options: PendingOptions = {}): Promise<CompactionRun> {
-  const scan = await findPendingSlices(deps, options);
+  const pending: PendingSlice[] = [];
+  const scan = await findPendingSlices(deps, { ...options, onPending: async (slices) => void pending.push(...slices) });
+  pending.sort((a, b) => (sliceId(a.slice) < sliceId(b.slice) ? -1 : 1));
   const run: CompactionRun = { slicesSeen: scan.slicesSeen, compacted: [], open: scan.open, failed: [] };
-  for (const { slice, raw } of scan.pending) {
+  for (const { slice, raw } of pending) {
     const outcome = await compactOneSlice(deps, slice, raw);
     if (!outcome.ok) run.failed.push({ slice: sliceId(slice), error: outcome.error });
     else if (outcome.result.outcome !== 'up-to-date') run.compacted.push(outcome.result);

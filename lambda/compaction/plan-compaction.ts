@@ -30,9 +30,18 @@ export interface CompactionPlan {
 export async function planCompaction(deps: PlannerDeps, options: PendingOptions = {}): Promise<CompactionPlan> {
   const plannedAt = (deps.now ?? (() => new Date()))();
   // Sent organization by organization: a run cut short (timeout) has still queued what it looked at.
-  const scan = await findPendingSlices(deps, { ...options, onPending: (slices) => deps.queue.send(slices.map((pending) => sliceMessage(pending, plannedAt))) });
   const planned: Record<PendingReason, number> = { new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 };
-  for (const pending of scan.pending) planned[pending.reason]++;
-  if (scan.pending.length > 0) deps.logger?.info('Planned slices for compaction', { planned, slices: scan.pending.slice(0, 50).map((p) => sliceId(p.slice)) });
+  const ids: string[] = [];
+  const scan = await findPendingSlices(deps, {
+    ...options,
+    onPending: async (slices) => {
+      await deps.queue.send(slices.map((pending) => sliceMessage(pending, plannedAt)));
+      for (const pending of slices) {
+        planned[pending.reason]++;
+        ids.push(sliceId(pending.slice));
+      }
+    },
+  });
+  if (ids.length > 0) deps.logger?.info('Planned slices for compaction', { planned, slices: ids.sort().slice(0, 50) });
   return { slicesSeen: scan.slicesSeen, open: scan.open, planned };
 }
