@@ -1,4 +1,4 @@
-import { ByteWriter, DrainingByteWriter, ParquetWriter } from './hyparquet-writer-adapter.js';
+import { DrainingByteWriter, ParquetWriter } from './hyparquet-writer-adapter.js';
 import type { ColumnBatch, ColumnValues } from './column-batches.js';
 import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
@@ -120,25 +120,16 @@ const LANDING_CODEC = parquetCodec();
  * grows by compressed row groups.
  */
 export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>, codec: ParquetCodec = LANDING_CODEC): ParquetFile {
-  const writer = new ByteWriter();
-  const compressors = { [codec.codec]: codec.compress };
-  const parquet = new ParquetWriter({ writer, schema: parquetSchema(spec), codec: codec.codec, compressors, createdBy: 'trace-ingest landing' });
-  const writing = fileWriting(parquet, spec, codec);
-  let rows = 0;
-  for (const batch of batches) {
-    if (batch.rows === 0) continue;
-    writeRowGroup(writing, batch);
-    rows += batch.rows;
-  }
-  void parquet.finish();
-  return { bytes: writer.getBytes(), rows };
+  const file = new ParquetStreamWriter(spec, codec, 'trace-ingest landing');
+  for (const batch of batches) file.write(batch);
+  return { bytes: file.finish(), rows: file.rows };
 }
 
 /**
  * A Parquet file written row group by row group and taken out in pieces as it grows, so that it is never held
  * whole: {@link take} hands out the bytes written since the last take (the header, then whole row groups),
- * {@link finish} the rest and the footer. The pieces, concatenated in order, are the file. Same encodings as
- * {@link writeParquet}; the footer (the row groups' metadata) is the only thing that grows with the file.
+ * {@link finish} the rest and the footer. The pieces, concatenated in order, are the file ({@link writeParquet}
+ * takes it in one piece); the footer (the row groups' metadata) is the only thing that grows with the file.
  */
 export class ParquetStreamWriter {
   private readonly writer = new DrainingByteWriter();
@@ -174,11 +165,11 @@ export class ParquetStreamWriter {
     return this.writer.drain();
   }
 
-  /** Writes the footer; returns the bytes not taken yet, footer included. Nothing may be written after. */
+  /** Writes the footer; returns the bytes not taken yet, footer included (not copied: nothing is written after). */
   finish(): Uint8Array {
     if (this.finished) throw new Error('ParquetStreamWriter: finished twice');
     this.finished = true;
     void this.writing.parquet.finish();
-    return this.writer.drain();
+    return this.writer.getBytes();
   }
 }
