@@ -9,6 +9,9 @@ export const INGEST_ROUTE = { method: 'POST', path: '/v1/traces/ingest' } as con
 /** The OTLP/HTTP traces route: exporters append `/v1/traces` to `OTEL_EXPORTER_OTLP_ENDPOINT={base_url}/otel`. */
 export const OTLP_ROUTE = { method: 'POST', path: '/otel/v1/traces' } as const;
 
+/** How every "no such route" answer names the routes, built from them so that it cannot fall behind. */
+export const ROUTES_SENTENCE = `The API has two routes: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path} and ${OTLP_ROUTE.method} ${OTLP_ROUTE.path}.`;
+
 /** Key prefixes of the data bucket: the key builders write under them, the grants and lifecycle rules name them. */
 export const DATA_PREFIXES = {
   overflow: 'overflow/',

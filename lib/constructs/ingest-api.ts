@@ -17,7 +17,7 @@ import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-c
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, OTLP_ROUTE, ROUTES_SENTENCE } from '../../lambda/shared/service-constants.js';
 import type { IngestSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
@@ -194,7 +194,7 @@ export class IngestApi extends Construct {
       });
     const notFound = body(
       'not_found',
-      `No route for this method and path. The API has two routes: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path} and ${OTLP_ROUTE.method} ${OTLP_ROUTE.path}.`,
+      `No route for this method and path. ${ROUTES_SENTENCE}`,
     );
     json('MissingRoute', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', notFound);
     json('ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, '404', notFound);

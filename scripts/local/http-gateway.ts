@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { INGEST_ROUTE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, ROUTES_SENTENCE } from '../../lambda/shared/service-constants.js';
 import { API_ROUTE_PATHS, restApiEvent } from './lambda-events.js';
 
 /** API Gateway's own payload limit; larger requests never reach the function. */
@@ -109,7 +109,7 @@ export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 
       if (pathname === undefined || !API_ROUTE_PATHS.includes(pathname)) {
         req.resume();
         return writeJson(res, 404, requestId, {
-          detail: 'No route for this method and path. The API has two routes: POST /v1/traces/ingest and POST /otel/v1/traces.',
+          detail: `No route for this method and path. ${ROUTES_SENTENCE}`,
           code: 'not_found',
         });
       }
@@ -119,7 +119,7 @@ export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 
           res,
           405,
           requestId,
-          { detail: `Method ${req.method} not allowed: the API has two routes: POST /v1/traces/ingest and POST /otel/v1/traces.`, code: 'method_not_allowed' },
+          { detail: `Method ${req.method} not allowed. ${ROUTES_SENTENCE}`, code: 'method_not_allowed' },
           { Allow: INGEST_ROUTE.method },
         );
       }
@@ -173,7 +173,7 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): { status: number; reas
       return {
         status: 400,
         reason: 'Bad Request',
-        detail: 'Malformed request: unknown HTTP method. The API has one route: POST /v1/traces/ingest.',
+        detail: `Malformed request: unknown HTTP method. ${ROUTES_SENTENCE}`,
         code: 'malformed_request',
       };
     default:
