@@ -1,7 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { DATA_PREFIXES } from '../lambda/shared/service-constants.js';
+import { DATA_PREFIXES, METRICS_NAMESPACE } from '../lambda/shared/service-constants.js';
 import type { TraceIngestConfig } from './config.js';
 import { IngestApi, THROTTLED_METRIC_NAME } from './constructs/ingest-api.js';
 import { Compaction } from './constructs/compaction.js';
@@ -9,9 +9,6 @@ import { Landing } from './constructs/landing.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { TenancyTables } from './constructs/tenancy-tables.js';
 import { TraceStream } from './constructs/trace-stream.js';
-
-/** Namespace of the functions' Powertools metrics and of the access-log metric filter. */
-export const METRICS_NAMESPACE = 'TraceIngest';
 
 /** Names of the stack outputs; the admin CLI reads them. */
 export const OUTPUTS = {

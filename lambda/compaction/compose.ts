@@ -3,7 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
-import { COMPACTION_QUEUE_VISIBILITY_SECONDS } from '../shared/service-constants.js';
+import { COMPACTION_QUEUE_VISIBILITY_SECONDS, METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 import type { PendingOptions } from './compact-pending.js';
 import type { CompactionStore } from './compact-slice.js';
 import { createPlannerHandler } from './create-planner-handler.js';
@@ -46,7 +46,7 @@ export interface PlannerConfig extends CompactionConfig {
   listByOrganization?: boolean;
 }
 
-const SERVICE = 'trace-compaction';
+const SERVICE = SERVICE_NAMES.compaction;
 
 function compactionConfigFromEnv(env: NodeJS.ProcessEnv): CompactionConfig {
   return { dataBucket: requireEnv(ENV.dataBucket, env), s3ForcePathStyle: env[ENV.s3ForcePathStyle] === 'true' };
@@ -74,7 +74,7 @@ export function composePlanner(config: PlannerConfig) {
       ...(config.listByOrganization ? { organizations: new S3RawOrganizations(client(), bucketOf(config)) } : {}),
     },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
-    metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: SERVICE }),
+    metrics: config.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE }),
     ...(config.pending ? { pending: config.pending } : {}),
   });
 }
@@ -90,7 +90,7 @@ export function composeWorker(config: WorkerConfig) {
       ...(exposedGc ? { collectGarbage: exposedGc } : {}),
     },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
-    metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: SERVICE }),
+    metrics: config.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE }),
     ...(config.retries === undefined && config.queueUrl === undefined
       ? {}
       : { retries: { scheduler: config.retries ?? new SqsSliceRetries(config.sqs ?? sqsClient(), config.queueUrl!), visibilityTimeoutSeconds: COMPACTION_QUEUE_VISIBILITY_SECONDS } }),

@@ -15,6 +15,7 @@ import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { createIngestHandler } from './create-handler.js';
 import type { IngestDeps } from './ports.js';
 import { CachedTenancyReader, DEFAULT_TENANCY_CACHE, type TenancyCacheOptions } from './tenancy-cache.js';
+import { METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 
 /** The AWS resources the ingest function uses. */
 export interface IngestResources {
@@ -120,8 +121,8 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
 export function composeIngest(config: IngestConfig) {
   return createIngestHandler({
     deps: ingestPorts(config),
-    logger: config.logger ?? new Logger({ serviceName: 'trace-ingest' }),
-    metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: 'trace-ingest' }),
+    logger: config.logger ?? new Logger({ serviceName: SERVICE_NAMES.ingest }),
+    metrics: config.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAMES.ingest }),
     nowMicros: config.nowMicros,
   });
 }

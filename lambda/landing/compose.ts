@@ -5,6 +5,7 @@ import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { createLandingHandler } from './create-landing-handler.js';
 import type { LandingDeps } from './ports.js';
 import { S3LandingStore } from './s3-landing-store.js';
+import { METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 
 /** Everything that varies between the deployed function, the local stack and the tests. */
 export interface LandingConfig {
@@ -32,8 +33,8 @@ export function composeLanding(config: LandingConfig) {
   const store = config.store ?? landingStore(config);
   return createLandingHandler({
     deps: { store, rowsPerRowGroup: config.rowsPerRowGroup, maxUploadsInFlight: config.maxUploadsInFlight },
-    logger: config.logger ?? new Logger({ serviceName: 'trace-landing' }),
-    metrics: config.metrics ?? new Metrics({ namespace: 'TraceIngest', serviceName: 'trace-landing' }),
+    logger: config.logger ?? new Logger({ serviceName: SERVICE_NAMES.landing }),
+    metrics: config.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAMES.landing }),
   });
 }
 

@@ -12,6 +12,10 @@ export const OTLP_ROUTE = { method: 'POST', path: '/otel/v1/traces' } as const;
 /** How every "no such route" answer names the routes, built from them so that it cannot fall behind. */
 export const ROUTES_SENTENCE = `The API has two routes: ${INGEST_ROUTE.method} ${INGEST_ROUTE.path} and ${OTLP_ROUTE.method} ${OTLP_ROUTE.path}.`;
 
+/** The CloudWatch namespace every function's metrics go to, and the `service` dimension of each: the alarms watch these. */
+export const METRICS_NAMESPACE = 'TraceIngest';
+export const SERVICE_NAMES = { ingest: 'trace-ingest', landing: 'trace-landing', compaction: 'trace-compaction' } as const;
+
 /** Key prefixes of the data bucket: the key builders write under them, the grants and lifecycle rules name them. */
 export const DATA_PREFIXES = {
   overflow: 'overflow/',

@@ -8,7 +8,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
+import { COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { failureQueue } from './failure-queue.js';
@@ -74,7 +74,7 @@ export class Compaction extends Construct {
       projectRoot: props.projectRoot,
       entry: props.plannerEntry,
       description: 'Finds hours of landed Parquet with data not compacted yet and queues one compaction per organization and hour',
-      serviceName: 'trace-compaction',
+      serviceName: SERVICE_NAMES.compaction,
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
       // Holds the raw listing (three days of objects) of 4 organizations at a time, ~1 KB per object: ~200 MB
@@ -91,7 +91,7 @@ export class Compaction extends Construct {
       projectRoot: props.projectRoot,
       entry: props.workerEntry,
       description: 'Compacts one organization hour of landed Parquet into few deduplicated objects',
-      serviceName: 'trace-compaction',
+      serviceName: SERVICE_NAMES.compaction,
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
       // One hash part (at most 250,000 input rows and 32 MiB of input Parquet) is held at a time, and one upload part

@@ -17,7 +17,7 @@ import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-c
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { INGEST_ROUTE, OTLP_ROUTE, ROUTES_SENTENCE } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, OTLP_ROUTE, ROUTES_SENTENCE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 import type { IngestSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
@@ -92,7 +92,7 @@ export class IngestApi extends Construct {
       projectRoot: props.projectRoot,
       entry: props.entry,
       description: 'POST /v1/traces/ingest and /otel/v1/traces (OTLP): authenticates, validates, rate-limits and publishes trace batches',
-      serviceName: 'trace-ingest',
+      serviceName: SERVICE_NAMES.ingest,
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
       memorySize: props.settings.memorySize,

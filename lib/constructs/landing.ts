@@ -8,7 +8,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type Life
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { DATA_PREFIXES } from '../../lambda/shared/service-constants.js';
+import { DATA_PREFIXES, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 import type { LandingSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { failureQueue } from './failure-queue.js';
@@ -86,7 +86,7 @@ export class Landing extends Construct {
       projectRoot: props.projectRoot,
       entry: props.entry,
       description: 'Lands trace stream records as Parquet in the data bucket',
-      serviceName: 'trace-landing',
+      serviceName: SERVICE_NAMES.landing,
       metricsNamespace: props.metricsNamespace,
       logRetention: props.logRetention,
       memorySize: settings.memorySize,

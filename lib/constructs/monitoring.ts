@@ -19,6 +19,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 
 export interface MonitoringProps {
   readonly api: RestApi;
@@ -111,7 +112,7 @@ export class Monitoring extends Construct {
     const plannerErrors = planner.metricErrors({ period: Duration.hours(1), statistic: 'Sum' });
     const plannerRuns = planner.metricInvocations({ period: Duration.hours(1), statistic: 'Sum' });
     const workerErrors = worker.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' });
-    const compactionMetric = (metricName: string, period: Duration) => new Metric({ namespace: 'TraceIngest', metricName, dimensionsMap: { service: 'trace-compaction' }, period, statistic: 'Sum' });
+    const compactionMetric = (metricName: string, period: Duration) => new Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: SERVICE_NAMES.compaction }, period, statistic: 'Sum' });
     const slicesFailed = compactionMetric('SlicesFailed', Duration.hours(1));
     const backlogAge = compactionQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' });
     const backlogDepth = compactionQueue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' });
