@@ -1,5 +1,5 @@
 import type { DatasetName } from '../landing/landing-schema.js';
-import type { Slice } from './compaction-keys.js';
+import { type Slice, sliceId } from './compaction-keys.js';
 
 /** A raw object folded into the compacted objects, by key and the ETag it had when it was read. */
 export interface CoveredObject {
@@ -59,10 +59,10 @@ export function parseManifest(bytes: Uint8Array, slice: Slice): SliceManifest {
   try {
     parsed = JSON.parse(Buffer.from(bytes).toString('utf8')) as Partial<SliceManifest>;
   } catch (error) {
-    throw new InvalidManifestError(`manifest of ${slice.orgId}/${slice.dt}/${slice.hour} is not JSON`, { cause: error });
+    throw new InvalidManifestError(`manifest of ${sliceId(slice)} is not JSON`, { cause: error });
   }
   if (parsed.version !== 1 || parsed.org_id !== slice.orgId || parsed.dt !== slice.dt || parsed.hour !== slice.hour || !Number.isSafeInteger(parsed.generation)) {
-    throw new InvalidManifestError(`manifest of ${slice.orgId}/${slice.dt}/${slice.hour} has another version or slice`);
+    throw new InvalidManifestError(`manifest of ${sliceId(slice)} has another version or slice`);
   }
   const superseded = Array.isArray(parsed.superseded) ? parsed.superseded.filter((entry) => isStringArray(entry?.files)) : [];
   return { ...(parsed as SliceManifest), traces: datasetManifest(parsed.traces, 'traces'), spans: datasetManifest(parsed.spans, 'spans'), superseded };

@@ -9,7 +9,7 @@ import type { SliceManifest } from './manifest.js';
  * listing of raw objects was taken: see "What readers see" in docs/landing.md.
  */
 export function exactlyOnceKeys(dataset: DatasetName, manifests: readonly SliceManifest[], rawKeys: readonly string[]): string[] {
-  const bySlice = new Map(manifests.map((manifest) => [`${manifest.org_id}/${manifest.dt}/${manifest.hour}`, manifest]));
+  const bySlice = new Map(manifests.map((manifest) => [sliceId({ orgId: manifest.org_id, dt: manifest.dt, hour: manifest.hour }), manifest]));
   const keys = manifests.flatMap((manifest) => manifest[dataset].files);
   for (const key of rawKeys) {
     const slice = sliceOfRawKey(key);

@@ -64,7 +64,7 @@ function columnValues(column: LandedColumn<SpanRowSource>, { rows, traces, spanI
 }
 
 /** A batch of `dataset`'s rows, every column built from the registry's accessors. */
-export function columnBatch(dataset: LandedDataset<SpanRowSource>, sources: RowSources): ColumnBatch {
+function columnBatch(dataset: LandedDataset<SpanRowSource>, sources: RowSources): ColumnBatch {
   return { rows: sources.rows, columns: dataset.columns.map((column) => columnValues(column, sources)) };
 }
 

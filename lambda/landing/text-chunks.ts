@@ -90,7 +90,7 @@ export function writePage(target: ChunkTarget, header: (dataBytes: number, store
 }
 
 /** What a data page v2 holds besides its data: level entries (`values`), how many are null, its rows and its levels' byte lengths. */
-export interface DataPageShape {
+interface DataPageShape {
   values: number;
   nulls: number;
   rows: number;
@@ -180,7 +180,7 @@ export function writePlainTextChunk(target: ChunkTarget, name: string, values: r
 }
 
 /** A column's dictionary: the distinct non-null values in first-seen order and each value's index into them (-1 for null). */
-export interface Dictionary {
+interface Dictionary {
   dictionary: string[];
   indexes: Int32Array;
 }
@@ -190,7 +190,7 @@ export interface Dictionary {
  * dictionary that large cannot pay). Consecutive rows often repeat a value (a trace's spans share its
  * context, its session, its agent): the previous row's index is reused without a lookup.
  */
-export function dictionaryOf(values: readonly Text[], maxChars = Infinity): Dictionary | undefined {
+function dictionaryOf(values: readonly Text[], maxChars = Infinity): Dictionary | undefined {
   const positions = new Map<string, number>();
   const dictionary: string[] = [];
   const indexes = new Int32Array(values.length);
@@ -247,7 +247,7 @@ export function dictionaryIfItPays(values: readonly Text[]): Dictionary | undefi
 }
 
 /** Bits per dictionary index. */
-export function bitWidthOf(dictionarySize: number): number {
+function bitWidthOf(dictionarySize: number): number {
   return Math.ceil(Math.log2(Math.max(dictionarySize, 1)));
 }
 
