@@ -3,6 +3,7 @@ import type { DatasetName } from '../landing/landing-schema.js';
 import { type Slice, manifestKey, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
 import { type CompactionDeps, DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, type StoredObject, compactSlice, sliceWork } from './compact-slice.js';
 import { type SliceManifest, parseManifest } from './manifest.js';
+import { settleLimited } from '../shared/runtime/limited.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -111,24 +112,10 @@ async function rawSlices(deps: CompactionDeps, under: string): Promise<RawListin
  * the caller has its answer.
  */
 async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const lane = async () => {
-    while (!failed && next < items.length) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index]!);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  const lanes = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, lane));
-  const failure = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
+  const settled = await settleLimited(items, limit, work, { stopOnFailure: true });
+  const failure = settled.find((result): result is PromiseRejectedResult => result?.status === 'rejected');
   if (failure) throw failure.reason;
-  return results;
+  return settled.map((result) => (result as PromiseFulfilledResult<R>).value);
 }
 
 /** What a slice's manifest leaves to do, or undefined when the slice is up to date. */

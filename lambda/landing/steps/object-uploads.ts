@@ -5,6 +5,7 @@ import { SPANS, TRACES } from '../landing-schema.js';
 import { writeParquet } from '../parquet-writer.js';
 import type { LandingDeps } from '../ports.js';
 import type { LandingGroup } from './pending-groups.js';
+import { settleLimited } from '../../shared/runtime/limited.js';
 
 /** An object that was not written, and why. */
 export interface UploadFailure {
@@ -56,12 +57,10 @@ export class ObjectUploads {
     const batch = this.queued;
     this.queued = [];
     this.attempted += batch.length;
-    const results = await settleAll(
-      batch.map((u) => u.run),
-      this.deps.maxUploadsInFlight ?? 4,
-    );
+    // Every upload is waited for, failed or not: the failures are reported together.
+    const results = await settleLimited(batch, this.deps.maxUploadsInFlight ?? 4, (upload) => upload.run());
     results.forEach((result, i) => {
-      if (result.status === 'rejected') this.failures.push({ key: batch[i]!.key, error: result.reason as unknown });
+      if (result?.status === 'rejected') this.failures.push({ key: batch[i]!.key, error: result.reason as unknown });
     });
   }
 
@@ -100,23 +99,4 @@ export class ObjectUploads {
       },
     });
   }
-}
-
-/** Runs tasks with at most `limit` in flight and waits for all of them, failed or not. */
-async function settleAll(tasks: (() => Promise<void>)[], limit: number): Promise<PromiseSettledResult<void>[]> {
-  const results: PromiseSettledResult<void>[] = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const index = next++;
-      try {
-        await tasks[index]!();
-        results[index] = { status: 'fulfilled', value: undefined };
-      } catch (reason) {
-        results[index] = { status: 'rejected', reason };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  return results;
 }
