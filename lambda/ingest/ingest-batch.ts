@@ -57,7 +57,7 @@ export async function ingestTraces(
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
   if (accepted.length === 0) return result;
 
-  const reservation = await reserveRateWindows(deps, org, arrival, accepted.length);
+  const reservation = await reserveRateWindows(deps, caller, arrival, accepted.length);
   try {
     await publishTraces(deps, accepted);
   } catch (error) {

@@ -104,7 +104,7 @@ async function seedDemoTenant(deps: AdminDeps, paths: LocalPaths): Promise<{ dem
   if (await deps.store.getOrganization(DEMO_ORG_ID)) {
     return { demo: readJsonFile<DemoTenant>(paths.demoKeys), created: false };
   }
-  await createOrganization(deps, DEMO_ORG_ID, { plan: 'demo' });
+  await createOrganization(deps, DEMO_ORG_ID);
   await createWorkspace(deps, DEMO_ORG_ID, DEMO_WORKSPACE);
   const orgKey = await createApiKey(deps, DEMO_ORG_ID, { name: 'demo organization key' });
   const workspaceKey = await createApiKey(deps, DEMO_ORG_ID, { workspaceSlug: DEMO_WORKSPACE, name: 'demo workspace key' });
