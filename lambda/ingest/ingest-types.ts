@@ -1,4 +1,5 @@
 import type { ApiKey, Organization, Quotas } from '../shared/domain/tenancy.js';
+import type { QuotaState } from './quota-headers.js';
 import type { RawBody } from './request/decode-body.js';
 import type { ValidationIssue } from './validation/issue-codes.js';
 
@@ -48,4 +49,6 @@ export interface IngestResult {
   apiKeyId: string;
   /** True when this is the stored response of an earlier request with the same Idempotency-Key. */
   replayed?: boolean;
+  /** The organization's windows after this request, for the `RateLimit` headers. */
+  quotaState?: QuotaState[];
 }
