@@ -20,6 +20,7 @@ import {
   updateOrganization,
   updatePlan,
 } from './commands.js';
+import { joinDashValues } from '../cli/command-line.js';
 import type { WindowUsageReader } from './usage.js';
 import { organizationUsage } from './usage.js';
 
@@ -136,30 +137,11 @@ const OPTIONS = {
   region: { type: 'string' },
 } as const;
 
-/**
- * Joins `--per-minute -5` into `--per-minute=-5`, so a value that looks like an option reaches the
- * CLI's own check (and its message) instead of the argument parser's.
- */
-function joinDashValues(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const next = argv[i + 1];
-    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
-    const takesValue = name !== undefined && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
-    if (takesValue && next !== undefined && next.startsWith('-') && !next.startsWith('--')) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
 /** Parses `argv` (without `node` and the script); throws {@link AdminCommandError} with a one-line reason. */
 export function parseAdminArgs(argv: readonly string[]): ParsedCommand {
   let parsed;
   try {
-    parsed = parseArgs({ args: joinDashValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinDashValues(argv, OPTIONS), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     throw new AdminCommandError((error as Error).message.split('\n')[0] ?? 'invalid arguments');
   }
@@ -179,6 +161,7 @@ export function parseAdminArgs(argv: readonly string[]): ParsedCommand {
   if (stack === undefined && region !== undefined) throw new AdminCommandError('--region needs --stack');
   const resolvedRegion = (region as string | undefined) ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
   if (stack !== undefined && !resolvedRegion) throw new AdminCommandError('--stack needs --region (or AWS_REGION)');
+  checkOptionValues(name, options);
   return {
     command: name,
     options,
@@ -234,6 +217,12 @@ export function organizationSettings(options: Options): OrganizationSettings {
   const billing = parseChoice<BillingStatus>('billing', text(options, 'billing'), ['ok', 'past_due']);
   if (billing) settings.billingStatus = billing;
   return settings;
+}
+
+/** Refuses a bad number or choice before the command reaches any table. */
+function checkOptionValues(command: CommandName, options: Options): void {
+  if (command === 'org create' || command === 'org update') organizationSettings(options);
+  if (command === 'plan create' || command === 'plan update') planQuotas(options);
 }
 
 /** What the commands run on: the tenancy store, and the rate windows for `org usage`. */

@@ -44,11 +44,11 @@ describe('organizationSettings', () => {
   });
 
   it('refuses a negative quota given as a separate argument with the CLI\'s own message, not the parser\'s', () => {
-    const parsed = parseAdminArgs(['org', 'update', '--org', 'acme', '--per-minute', '-5']);
-    expect(() => organizationSettings(parsed.options)).toThrow('--per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not \'-5\'');
-    expect(() => planQuotas(parseAdminArgs(['plan', 'update', '--plan', 'team', '--per-day', '-1']).options)).toThrow(
-      '--per-day must be a whole number >= 0 or "none", not \'-1\'',
+    expect(() => parseAdminArgs(['org', 'update', '--org', 'acme', '--per-minute', '-5'])).toThrow(
+      '--per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not \'-5\'',
     );
+    expect(() => parseAdminArgs(['plan', 'update', '--plan', 'team', '--per-day', '-1'])).toThrow('--per-day must be a whole number >= 0 or "none", not \'-1\'');
+    expect(planQuotas({ 'per-day': 'none', 'per-hour': '7' })).toEqual({ day: null, hour: 7 });
   });
 
   it.each([
