@@ -3,6 +3,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { composeIngest, defaultIngestClients } from '../../lambda/ingest/compose.js';
 import type { StreamRecord, TraceSink } from '../../lambda/ingest/ports.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
 import { rateKeys } from '../../lambda/shared/tables.js';
 import { startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
 import { localClientConfig } from '../../scripts/local/provision.js';
@@ -145,6 +146,23 @@ describe('Idempotency-Key', () => {
       dynamodb.destroy();
       await proxy.stop();
     }
+  });
+
+  it('puts a replay through the workspace check of a first request: a key of another workspace gets 403, not the first answer', async () => {
+    const { apiKey, orgId } = await provisionOrg(engines.tenancy, { workspaces: ['default', 'ws2'] });
+    const secret = generateApiKeySecret();
+    const now = new Date().toISOString();
+    await engines.tenancy.putApiKey({ keyId: secret.keyId, orgId, workspaceSlug: 'ws2', status: 'active', name: 'ws2', displayPrefix: secret.displayPrefix, createdAt: now }, secret.secretHash);
+    const { post, published } = setup();
+    const batch = liveBatch(2, { workspace_slug: 'default' });
+    expect((await post(apiKey, batch, 'scoped')).statusCode).toBe(200);
+
+    const replay = await post(secret.secret, batch, 'scoped');
+
+    expect({ status: replay.statusCode, code: JSON.parse(replay.body).code, replayed: replay.headers?.['Idempotent-Replayed'] }).toEqual({ status: 403, code: 'workspace_out_of_scope', replayed: undefined });
+    expect((await post(secret.secret, batch)).statusCode).toBe(403);
+    expect((await post(apiKey, batch, 'scoped')).headers?.['Idempotent-Replayed']).toBe('true');
+    expect(published).toHaveLength(2);
   });
 
   it.each([['has space'], ['x'.repeat(256)], ['é']])('answers 400 for the malformed key %p', async (key) => {
