@@ -43,8 +43,8 @@ export class PaymentRequiredError extends refusal(402, 'payment_required') {}
 export class NoActivePlanError extends refusal(403, 'no_active_plan') {}
 /** The body, or a header the body depends on, cannot be read as the contract says. */
 export class MalformedBodyError extends refusal(400, 'malformed_body') {}
-/** The decoded body is over the size limit. */
-export class PayloadTooLargeError extends refusal(413, 'payload_too_large') {}
+/** The decoded body is over the request-size ceiling (`MAX_DECODED_BODY_BYTES`): resending cannot help, splitting does. */
+export class BatchTooLargeError extends refusal(413, 'batch_too_large') {}
 /** A workspace-scoped key sent traces without a workspace. */
 export class WorkspaceRequiredError extends refusal(400, 'workspace_required') {}
 /** A workspace outside the key's scope, or not in the organization. */
