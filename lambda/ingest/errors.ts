@@ -80,6 +80,14 @@ export class RateLimitedError extends refusal(429, 'rate_limited') {
   }
 }
 
+/**
+ * A batch larger than a window's whole quota: waiting can never help, so it has a code of its own
+ * (`Retry-After` stays, as the contract asks of every 429) and clients split the batch instead.
+ */
+export class BatchExceedsQuotaError extends RateLimitedError {
+  override readonly code = 'batch_exceeds_quota';
+}
+
 /** A dependency still failing after bounded retries, or an unexpected error: nothing of the batch was accepted. */
 export class UnavailableError extends refusal(503, 'unavailable', RETRY_AFTER_UNAVAILABLE_SECONDS) {}
 
