@@ -1,5 +1,6 @@
 import { DependencyUnavailableError, PublishIncompleteError } from '../shared/domain/errors.js';
 import type { RateWindow } from '../shared/domain/tenancy.js';
+import type { QuotaState } from './quota-headers.js';
 
 /** `Retry-After` of every 503: long enough for a throttled dependency to recover. */
 export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
@@ -14,6 +15,8 @@ export abstract class IngestError extends Error {
   abstract readonly code: string;
   /** Seconds for the `Retry-After` header; undefined where resending the same request cannot help. */
   readonly retryAfterSeconds: number | undefined = undefined;
+  /** The organization's windows, for the `RateLimit` headers of a 429 (set where the refusal was made). */
+  quotaState: QuotaState[] | undefined = undefined;
   override name = this.constructor.name;
 
   /** Fields of the JSON body beyond `detail`, `code` and `request_id`. */
