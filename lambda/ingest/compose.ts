@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
@@ -56,10 +56,10 @@ export interface IngestConfig {
 // its attempts × the 3 s request timeout stay inside the function timeout.
 const FAIL_FAST = { connectionTimeout: 1_000, throwOnRequestTimeout: true };
 
-/** The clients of the deployed function. */
-export function defaultIngestClients(s3ForcePathStyle = false) {
+/** The clients of the deployed function; `dynamodbAt` (endpoint, region, credentials) points DynamoDB's elsewhere, for tests. */
+export function defaultIngestClients(s3ForcePathStyle = false, dynamodbAt: Pick<DynamoDBClientConfig, 'endpoint' | 'region' | 'credentials'> = {}) {
   return {
-    dynamodb: new DynamoDBClient({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 2_000 } }),
+    dynamodb: new DynamoDBClient({ ...dynamodbAt, maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 2_000 } }),
     kinesis: new KinesisClient({ maxAttempts: 1, requestHandler: { ...FAIL_FAST, requestTimeout: 3_000 } }),
     s3: new S3Client({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 5_000 }, forcePathStyle: s3ForcePathStyle }),
   };

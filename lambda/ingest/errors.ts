@@ -46,8 +46,8 @@ export class PaymentRequiredError extends refusal(402, 'payment_required') {}
 export class NoActivePlanError extends refusal(403, 'no_active_plan') {}
 /** The body, or a header the body depends on, cannot be read as the contract says. */
 export class MalformedBodyError extends refusal(400, 'malformed_body') {}
-/** The decoded body is over the size limit. */
-export class PayloadTooLargeError extends refusal(413, 'payload_too_large') {}
+/** The decoded body is over the request-size ceiling (`MAX_DECODED_BODY_BYTES`): resending cannot help, splitting does. */
+export class BatchTooLargeError extends refusal(413, 'batch_too_large') {}
 /** A workspace-scoped key sent traces without a workspace. */
 export class WorkspaceRequiredError extends refusal(400, 'workspace_required') {}
 /** A workspace outside the key's scope, or not in the organization. */
@@ -81,6 +81,14 @@ export class RateLimitedError extends refusal(429, 'rate_limited') {
   override bodyFields(): Record<string, unknown> {
     return { window: this.window, limit: this.limit, ...this.usage };
   }
+}
+
+/**
+ * A batch larger than a window's whole quota: waiting can never help, so it has a code of its own
+ * (`Retry-After` stays, as the contract asks of every 429) and clients split the batch instead.
+ */
+export class BatchExceedsQuotaError extends RateLimitedError {
+  override readonly code = 'batch_exceeds_quota';
 }
 
 /** A dependency still failing after bounded retries, or an unexpected error: nothing of the batch was accepted. */

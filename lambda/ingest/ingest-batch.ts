@@ -23,11 +23,14 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
   const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
   const body = decodeBody(request.body);
-  if (!deps.idempotency || idempotencyKey === undefined) return ingestTraces(deps, caller, request, parseBatch(body));
+  const traces = parseBatch(body);
+  if (!deps.idempotency || idempotencyKey === undefined) return ingestTraces(deps, caller, request, traces);
+  // Before the key is looked at: a replay answers only a caller who may send this batch at all.
+  await checkWorkspaceScope(deps.tenancy, caller.key, traces);
   const { orgId } = caller.org;
   const { receivedAtMicros } = request;
   const arrival = { ...request, requestIdentity: idempotentRequestIdentity(orgId, idempotencyKey, body) };
-  const run = () => ingestTraces(deps, caller, arrival, parseBatch(body));
+  const run = () => ingestScopedTraces(deps, caller, arrival, traces);
   const result = await withIdempotency({ store: deps.idempotency, log: deps.log, orgId, apiKeyId: caller.key.keyId, idempotencyKey, body, receivedAtMicros }, run);
   // A replayed answer reports the windows as they are now, not as they were when it was stored.
   return result.quotaState ? result : { ...result, quotaState: await readQuotaState(deps, caller, request) };
@@ -44,8 +47,19 @@ export async function ingestTraces(
   traces: readonly unknown[],
   options?: TraceOptions,
 ): Promise<IngestResult> {
+  await checkWorkspaceScope(deps.tenancy, caller.key, traces);
+  return ingestScopedTraces(deps, caller, arrival, traces, options);
+}
+
+/** Checks 8 to 10 (per-trace validation, rate windows, publish) on traces whose workspace scope was checked. */
+async function ingestScopedTraces(
+  deps: IngestDeps,
+  caller: Caller,
+  arrival: Arrival,
+  traces: readonly unknown[],
+  options?: TraceOptions,
+): Promise<IngestResult> {
   const { key, org } = caller;
-  await checkWorkspaceScope(deps.tenancy, key, traces);
   const requestContext = {
     org_id: org.orgId,
     api_key_id: key.keyId,

@@ -1,6 +1,6 @@
 import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type WindowCounter } from '../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../shared/domain/tenancy.js';
-import { dependencyUnavailable, RateLimitedError } from '../errors.js';
+import { BatchExceedsQuotaError, dependencyUnavailable, RateLimitedError } from '../errors.js';
 import type { Arrival } from '../ingest-types.js';
 import type { FullWindow, IngestLog, RateLimiter } from '../ports.js';
 
@@ -45,7 +45,7 @@ function rateLimited(counters: readonly FullWindow[], count: number, batchTooLar
   const retryAfter = RETRY_AFTER_SECONDS[window];
   if (batchTooLarge) {
     const message = `Rate limit exceeded: this batch of ${count} traces is larger than the whole ${label} quota of ${quota}; split the batch`;
-    return new RateLimitedError(message, window, quota, retryAfter);
+    return new BatchExceedsQuotaError(message, window, quota, retryAfter);
   }
   if (used === undefined) {
     const message = `Rate limit exceeded: the ${label} quota of ${quota} traces has no room for this batch of ${count}; retry after the Retry-After interval`;
