@@ -51,6 +51,16 @@ describe('RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-1
     expect(header(response, 'Retry-After')).toBe('60');
   });
 
+  it('a 429 batch_exceeds_quota carries them too', async () => {
+    const h = await createHarness({ quotas: { minute: 2 } });
+    counters();
+    const response = await post(h, buildBatch(3));
+    expect(response.statusCode).toBe(429);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'batch_exceeds_quota' });
+    expect(header(response, 'RateLimit-Policy')).toMatch(/^"per-minute";q=2;w=60, /);
+    expect(header(response, 'RateLimit')).toMatch(/^"per-minute";r=0;t=60, /);
+  });
+
   it('lists only the windows that have a quota, and sends neither header when none has', async () => {
     let h = await createHarness({ quotas: { minute: null, hour: 50, day: null, month: null } });
     counters();
