@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const paths = localPaths();
   const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
 
-  log(`starting DynamoDB Local (a Java process, the slowest: 4-10 s), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
+  log(`starting DynamoDB Local (a Java process, the slowest: usually 4-10 s, 20 s or more on a busy machine), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
   const stack = await startLocalStack({ paths, port, reset: values.reset, log });
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 
