@@ -150,6 +150,9 @@ describe('the README, run as written against the local stack', () => {
     const dir = path.join(ROOT, `.readme-example-${randomUUID().slice(0, 8)}`);
     mkdirSync(dir);
     try {
+      // What the README's `npm init -y` writes: no "type", so a .js file would be CommonJS there (and fail), as for the user.
+      expect(examples.otel.install).toMatch(/^npm init -y && /);
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'otel-demo', version: '1.0.0', main: 'index.js' }));
       writeFileSync(path.join(dir, examples.otel.fileName), examples.otel.code);
       const { stdout } = await bash(`${onThisStack(examples.otel.environment)}\n${examples.otel.run}`, dir, { KEY: demoKey() });
       expect(stdout.trim()).toBe('sent');
