@@ -85,7 +85,7 @@ async function ingestScopedTraces(
     throw error;
   }
   // Read beside the publish, after the reservation, so the answer waits for neither twice.
-  const quotaState = readQuotaState(deps, caller, arrival);
+  const quotaState = readQuotaState(deps, caller, arrival, {}, accepted.length);
   try {
     await publishTraces(deps, accepted);
   } catch (error) {
