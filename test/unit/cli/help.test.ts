@@ -17,9 +17,9 @@ interface Outcome {
   stderr: string;
 }
 
-async function run(script: string, args: string[]): Promise<Outcome> {
+async function run(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await execute(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, TRACE_INGEST_LOCAL_DIR: path.join(ROOT, '.no-such-local-stack') } });
+    const { stdout, stderr } = await execute(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, TRACE_INGEST_LOCAL_DIR: path.join(ROOT, '.no-such-local-stack'), ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -65,6 +65,13 @@ describe('every command line prints its usage for --help, on stdout, with exit s
 });
 
 describe('a user error is one line and the usage on stderr, never a stack trace', () => {
+  it('npm start with a PORT that is not a port', async () => {
+    const outcome = await run('scripts/local/start.ts', [], { PORT: '80a' });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^npm start: PORT must be a TCP port \(0-65535\), not '80a'\nusage: npm start/);
+    expect(outcome.stderr).not.toMatch(STACK_TRACE);
+  }, 30_000);
+
   it.each([
     ['scripts/replay/replay.ts', ['--local', '--shard', 's', '--from', 'abc', '--to', '1'], 2, /^replay: --from must be a Kinesis sequence number \(decimal digits\), not 'abc'\nusage: npm run replay/],
     ['scripts/replay/replay.ts', ['--nope'], 2, /^replay: Unknown option '--nope'/],
@@ -74,6 +81,7 @@ describe('a user error is one line and the usage on stderr, never a stack trace'
     [ADMIN, ['org', 'update', '--org', 'acme', '--per-minute', '-5'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not '-5'\n$/],
     ['scripts/ops/cli.ts', ['queue', 'purge', '--stack', 'S', '--region', 'eu-west-1', '--queue', 'failure'], 2, /^ops: queue purge deletes every message of the failure queue: add --yes/],
     [ADMIN, ['plan', 'create', '--plan', 'team', '--per-minute', 'lots'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", not 'lots'\n$/],
+    ['scripts/local/start.ts', ['--port', '8080'], 2, /^npm start: Unknown option '--port'/],
   ])('%s %j', async (script, args, code, stderr) => {
     const outcome = await run(script, args);
     expect(outcome.code).toBe(code);
