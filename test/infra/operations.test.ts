@@ -60,8 +60,11 @@ describe('docs/operations.md and docs/deploy.md against the synthesized template
     }
   });
 
-  it('docs/deploy.md states the number of alarms the template has', () => {
+  it('docs/deploy.md states the number of alarms the template has, wherever it counts them', () => {
     expect(deploy).toContain(`Dashboard plus **${alarmsInTemplate} alarms**`);
+    const counts = [...deploy.matchAll(/(\d+) alarms\b/g)].map((match) => Number(match[1]));
+    expect(counts.length).toBeGreaterThanOrEqual(2);
+    expect(counts).toEqual(counts.map(() => alarmsInTemplate));
   });
 
   it('docs/deploy.md lists every lifecycle rule of the data bucket with its prefix and days', () => {
