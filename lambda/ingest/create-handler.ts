@@ -66,7 +66,7 @@ async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, eve
 
 /** Logs and counts a refusal: a quota verdict, a dependency that failed, or a request the contract refuses. */
 function recordRefusal({ logger, metrics }: Telemetry, error: unknown, response: APIGatewayProxyResult): void {
-  if (error instanceof IngestError) logger.info('Request refused', { status: response.statusCode, code: error.code });
+  if (error instanceof IngestError) logger.info('Request refused', { status: response.statusCode, code: error.code, ...(error.orgId ? { org_id: error.orgId } : {}) });
   else logger.error('Unexpected error; answered 503', { error: error as Error });
   if (response.statusCode === 429) metrics.addMetric('ThrottledRequests', MetricUnit.Count, 1);
   else if (response.statusCode >= 500) metrics.addMetric('UnavailableResponses', MetricUnit.Count, 1);
