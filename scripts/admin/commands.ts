@@ -5,6 +5,7 @@ import {
   DEFAULT_QUOTAS,
   generateApiKeySecret,
   type NewApiKeySecret,
+  newOrgIdProblem,
   ORG_ID_PATTERN,
   type Organization,
   type PlanStatus,
@@ -131,7 +132,9 @@ async function requireOrganization(deps: AdminDeps, orgId: string): Promise<Orga
 
 /** `org create`: an active organization with the default quotas unless told otherwise; refuses an existing id. */
 export async function createOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings = {}): Promise<OrganizationView> {
-  checkOrgId(orgId);
+  // Stricter than for an existing organization, which stays manageable whatever its id.
+  const problem = newOrgIdProblem(orgId);
+  if (problem !== undefined) throw new AdminCommandError(problem);
   checkSettings(settings);
   const now = deps.now().toISOString();
   const org: Organization = {

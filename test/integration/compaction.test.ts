@@ -185,6 +185,27 @@ describe('compaction against s3rver: every row once after faults and replays', (
     expect(await readWithParquetWasm('traces')).toEqual(traces.map((t) => t.trace_id).sort());
   });
 
+  it('keeps organizations whose ids partition readers read as NULL reachable and apart in npm run query, raw and compacted', async () => {
+    // Created before such ids were refused (newOrgIdProblem): DuckDB's Hive partitioning read all three as NULL.
+    const orgs = ['NULL', 'null', '__HIVE_DEFAULT_PARTITION__', 'org-plain'];
+    const landed = orgs.map((org_id, i) => ({ org_id, traces: Array.from({ length: i + 1 }, () => acceptedTrace({}, 1)) }));
+    let n = 0;
+    for (const { org_id, traces } of landed) {
+      await landRecords({ store: store() }, traces.map((trace) => inlineRecord(++n, trace, traceContext({ org_id, request_id: `req-${n}` }))));
+    }
+    const perOrg = (view: string) => rows(`SELECT org_id, count(*)::INTEGER AS n FROM ${view} GROUP BY org_id ORDER BY org_id`);
+    const expected = landed.map(({ org_id, traces }) => ({ org_id, n: traces.length })).sort((a, b) => (a.org_id < b.org_id ? -1 : 1));
+    expect(await perOrg('traces_raw')).toEqual(expected);
+
+    expect((await compact()).failed).toEqual([]);
+
+    expect(await perOrg('traces')).toEqual(expected);
+    expect(await perOrg('spans')).toEqual(expected);
+    expect(await rows(`SELECT count(*)::INTEGER AS n FROM traces WHERE org_id = 'NULL'`)).toEqual([{ n: 1 }]);
+    expect(await rows(`SELECT count(*)::INTEGER AS n FROM traces WHERE org_id = '__HIVE_DEFAULT_PARTITION__'`)).toEqual([{ n: 3 }]);
+    expect(await rows('SELECT count(*)::INTEGER AS n FROM traces WHERE org_id IS NULL OR dt IS NULL OR hour IS NULL')).toEqual([{ n: 0 }]);
+  });
+
   it('writes an object larger than an upload part by a multipart upload that s3rver assembles, read back whole by DuckDB and parquet-wasm', async () => {
     // Random (incompressible) text of ~1.4 MB per span: the hour's spans object is ~8.4 MB, two parts of S3's 5 MiB minimum.
     const traces = Array.from({ length: 3 }, () => ({ ...acceptedTrace({}, 0), spans: [0, 1].map((i) => acceptedSpan({ input: randomBytes(1_050_000).toString('base64') }, i)) }));

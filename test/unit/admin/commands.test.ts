@@ -81,6 +81,18 @@ describe('org create', () => {
     await expect(createOrganization(deps(), 'acme')).rejects.toThrow('organization acme already exists');
   });
 
+  it.each(['NULL', 'null', 'Null', 'nUlL', '__HIVE_DEFAULT_PARTITION__', '__hive_default_partition__', '__Hive_Default_Partition__'])(
+    'refuses %p, which partition readers read as SQL NULL, before writing anything',
+    async (orgId) => {
+      await expect(createOrganization(deps(), orgId)).rejects.toThrow(new AdminCommandError(`organization id '${orgId}' is reserved: DuckDB, Hive and Athena read it in a partition path (org_id=${orgId}/) as SQL NULL, so its data could not be told apart; choose another id`));
+      expect(dynamodb).not.toHaveReceivedAnyCommand();
+    },
+  );
+
+  it.each(['NULLx', 'nul', 'None', 'hive_default_partition', '0'])('accepts %p, which partition readers read as text', async (orgId) => {
+    await expect(createOrganization(deps(), orgId)).resolves.toMatchObject({ org_id: orgId });
+  });
+
   it('rejects an invalid id before writing anything', async () => {
     await expect(createOrganization(deps(), 'no spaces')).rejects.toBeInstanceOf(AdminCommandError);
     expect(dynamodb).not.toHaveReceivedAnyCommand();
