@@ -8,6 +8,7 @@ import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotenc
 import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
 import { LeasingRateLimiter } from '../shared/adapters/leasing-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
+import { DynamoDbWindowUsage } from '../shared/adapters/dynamodb-window-usage.js';
 import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
 import { S3OverflowStore } from '../shared/adapters/s3-overflow-store.js';
 import type { BackoffPolicy, Sleep } from '../shared/runtime/backoff.js';
@@ -108,6 +109,8 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
       rateLimiter(new DynamoDbRateLimiter(client('dynamodb'), resource('rateTable'), retries.rateWindows ?? DEFAULT_RATE_BACKOFF, retries.sleep)),
     sink: given.sink ?? new KinesisTraceSink(client('kinesis'), resource('traceStream'), retries.publish ?? DEFAULT_PUBLISH_BACKOFF, retries.sleep),
     overflow: given.overflow ?? new S3OverflowStore(client('s3'), resource('dataBucket')),
+    // Without a rate table (a given rate limiter), answers carry RateLimit-Policy but not RateLimit.
+    windowUsage: given.windowUsage ?? (config.resources?.rateTable ? new DynamoDbWindowUsage(client('dynamodb'), config.resources.rateTable) : undefined),
     idempotency:
       config.idempotency === false ? undefined : (given.idempotency ?? new DynamoDbIdempotencyStore(client('dynamodb'), resource('rateTable'))),
     newId: given.newId ?? randomUUID,

@@ -1,5 +1,5 @@
 import type { WindowCounter } from '../shared/domain/rate-windows.js';
-import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
+import type { ApiKey, Organization, Plan, RateWindow } from '../shared/domain/tenancy.js';
 
 /**
  * The ports of the ingest Lambda: everything the use case needs from the outside world, as roles.
@@ -11,6 +11,7 @@ import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
 export interface TenancyReader {
   getApiKeyByHash(secretHash: string): Promise<ApiKey | undefined>;
   getOrganization(orgId: string): Promise<Organization | undefined>;
+  getPlan(name: string): Promise<Plan | undefined>;
   workspaceExists(orgId: string, slug: string): Promise<boolean>;
 }
 
@@ -28,6 +29,14 @@ export interface RateLimiter {
    * of its reserve is unknown: exact either way, because only an applied reservation is released.
    */
   release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
+}
+
+/** Traces counted in each window: a window with no counter item yet has counted nothing. */
+export type WindowCounts = Partial<Record<RateWindow, number>>;
+
+/** Reads how full an organization's windows are, for the `RateLimit` header and `admin org usage`. */
+export interface WindowUsageReader {
+  read(orgId: string, counters: readonly WindowCounter[]): Promise<WindowCounts>;
 }
 
 /** One record for the trace stream. */
@@ -82,6 +91,8 @@ export interface IngestDeps {
   rateLimiter: RateLimiter;
   sink: TraceSink;
   overflow: OverflowStore;
+  /** Absent: answers carry `RateLimit-Policy` but no `RateLimit` (what is left is not known). */
+  windowUsage?: WindowUsageReader;
   /** Absent: the Idempotency-Key header is ignored. */
   idempotency?: IdempotencyStore;
   /** Makes the `trace_id` of a trace sent without one. */
