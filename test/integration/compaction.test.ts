@@ -206,6 +206,21 @@ describe('compaction against s3rver: every row once after faults and replays', (
     expect(await rows('SELECT count(*)::INTEGER AS n FROM traces WHERE org_id IS NULL OR dt IS NULL OR hour IS NULL')).toEqual([{ n: 0 }]);
   });
 
+  it('keeps a trace resent into another hour in both hours (deduplication is per hour of the trace timestamp); the documented query picks the later', async () => {
+    const first = acceptedTrace({ timestamp: '2026-11-22T10:59:59.000000Z' }, 1);
+    const moved = { ...first, timestamp: '2026-11-22T11:00:01.000000Z', spans: first.spans.map((span) => ({ ...span, timestamp: '2026-11-22T11:00:01.000000Z' })) };
+    await landRecords({ store: store() }, [inlineRecord(1, first, traceContext({ request_id: 'req-first', received_at: '2026-11-22T11:00:00.000000Z' }))]);
+    await landRecords({ store: store() }, [inlineRecord(2, moved, traceContext({ request_id: 'req-resend', received_at: '2026-11-22T11:00:05.000000Z' }))]);
+
+    expect((await compact()).failed).toEqual([]);
+
+    const sql = (view: string) => `SELECT hour, request_id FROM ${view} WHERE trace_id = '${first.trace_id}' ORDER BY hour`;
+    expect(await rows(sql('traces'))).toEqual([{ hour: '10', request_id: 'req-first' }, { hour: '11', request_id: 'req-resend' }]);
+    expect(await rows(sql('spans'))).toEqual([{ hour: '10', request_id: 'req-first' }, { hour: '11', request_id: 'req-resend' }]);
+    const latest = `SELECT hour, request_id FROM traces WHERE trace_id = '${first.trace_id}' QUALIFY row_number() OVER (PARTITION BY org_id, trace_id ORDER BY received_at DESC, request_id DESC) = 1`;
+    expect(await rows(latest)).toEqual([{ hour: '11', request_id: 'req-resend' }]);
+  });
+
   it('writes an object larger than an upload part by a multipart upload that s3rver assembles, read back whole by DuckDB and parquet-wasm', async () => {
     // Random (incompressible) text of ~1.4 MB per span: the hour's spans object is ~8.4 MB, two parts of S3's 5 MiB minimum.
     const traces = Array.from({ length: 3 }, () => ({ ...acceptedTrace({}, 0), spans: [0, 1].map((i) => acceptedSpan({ input: randomBytes(1_050_000).toString('base64') }, i)) }));
