@@ -21,7 +21,8 @@ import type { BenchResult } from './types.js';
 const BATCHES = 80;
 const CONCURRENCY = 30;
 
-function batch(size: number): string {
+/** A batch of `size` traces of 3 spans each, timestamped now, as the load generators send it. */
+export function loadBatchBody(size: number): string {
   const now = Date.now();
   const traces = Array.from({ length: size }, (_, t) => ({
     trace_id: randomUUID(),
@@ -30,6 +31,19 @@ function batch(size: number): string {
     spans: [0, 1, 2].map((s) => ({ timestamp: new Date(now - t + s).toISOString(), name: `step-${s}`, input: '{"q":"x"}', attributes: '{"tags":["load"]}' })),
   }));
   return JSON.stringify({ traces });
+}
+
+/** An organization without quotas on the local stack's tenancy table, and a key of it. */
+export async function unlimitedOrganizationKey(dynamodbEndpoint: string, prefix: string): Promise<string> {
+  const dynamodb = new DynamoDBClient(localClientConfig(dynamodbEndpoint));
+  try {
+    const deps = { store: new DynamoDbTenancyStore(dynamodb, LOCAL_NAMES.tables.tenancy), now: () => new Date() };
+    const org = `${prefix}-${randomUUID().slice(0, 8)}`;
+    await createOrganization(deps, org, { overrides: { minute: null, hour: null, day: null, month: null } });
+    return (await createApiKey(deps, org)).api_key;
+  } finally {
+    dynamodb.destroy();
+  }
 }
 
 export interface OverloadCopies {
@@ -44,12 +58,7 @@ export async function measureOverloadCopies(): Promise<OverloadCopies> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'overload-copies-'));
   const stack = await startLocalStack({ paths: localPaths(stateDir), port: 0, compactionIntervalMs: 0, poller: { idlePollMs: 100, batchingWindowMs: 500 } });
   try {
-    const dynamodb = new DynamoDBClient(localClientConfig(stack.endpoints.dynamodb));
-    const deps = { store: new DynamoDbTenancyStore(dynamodb, LOCAL_NAMES.tables.tenancy), now: () => new Date() };
-    const org = `overload-${randomUUID().slice(0, 8)}`;
-    await createOrganization(deps, org, { overrides: { minute: null, hour: null, day: null, month: null } });
-    const apiKey = (await createApiKey(deps, org)).api_key;
-    dynamodb.destroy();
+    const apiKey = await unlimitedOrganizationKey(stack.endpoints.dynamodb, 'overload');
 
     const statuses: Record<string, number> = {};
     let answered200Traces = 0;
@@ -63,7 +72,7 @@ export async function measureOverloadCopies(): Promise<OverloadCopies> {
           const response = await fetch(`${stack.endpoints.api}/v1/traces/ingest`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
-            body: batch(size),
+            body: loadBatchBody(size),
             signal: AbortSignal.timeout(120_000),
           });
           const answer = (await response.json()) as { accepted?: number; may_have_been_accepted?: boolean };

@@ -1,15 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeHeapSnapshot } from 'node:v8';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { startLocalStack } from '../scripts/local/local-stack.js';
-import { LOCAL_NAMES, localPaths } from '../scripts/local/local-state.js';
-import { localClientConfig } from '../scripts/local/provision.js';
+import { localPaths } from '../scripts/local/local-state.js';
+import { loadBatchBody, unlimitedOrganizationKey } from './overload-copies.js';
 
 /**
  * A one-off soak (issue 18 item 7), not part of `npm run bench`: the local stack in this process under
@@ -20,17 +16,6 @@ import { localClientConfig } from '../scripts/local/provision.js';
  */
 const CONCURRENCY = 10;
 const TRACES_PER_BATCH = 100;
-
-function batch(): string {
-  const now = Date.now();
-  const traces = Array.from({ length: TRACES_PER_BATCH }, (_, t) => ({
-    trace_id: randomUUID(),
-    timestamp: new Date(now - t).toISOString(),
-    root_span_name: 'agent',
-    spans: [0, 1, 2].map((s) => ({ timestamp: new Date(now - t + s).toISOString(), name: `step-${s}`, input: '{"q":"x"}', attributes: '{"tags":["soak"]}' })),
-  }));
-  return JSON.stringify({ traces });
-}
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 const arg = (name: string) => {
@@ -43,12 +28,7 @@ async function soak(minutes: number, snapshots: string | undefined): Promise<voi
   const stateDir = mkdtempSync(path.join(tmpdir(), 'soak-'));
   const stack = await startLocalStack({ paths: localPaths(stateDir), port: 0 });
   try {
-    const dynamodb = new DynamoDBClient(localClientConfig(stack.endpoints.dynamodb));
-    const deps = { store: new DynamoDbTenancyStore(dynamodb, LOCAL_NAMES.tables.tenancy), now: () => new Date() };
-    const org = `soak-${randomUUID().slice(0, 8)}`;
-    await createOrganization(deps, org, { overrides: { minute: null, hour: null, day: null, month: null } });
-    const apiKey = (await createApiKey(deps, org)).api_key;
-    dynamodb.destroy();
+    const apiKey = await unlimitedOrganizationKey(stack.endpoints.dynamodb, 'soak');
 
     const started = Date.now();
     const end = started + minutes * 60_000;
@@ -56,7 +36,7 @@ async function soak(minutes: number, snapshots: string | undefined): Promise<voi
     const load = Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (Date.now() < end) {
-          const response = await fetch(`${stack.endpoints.api}/v1/traces/ingest`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey }, body: batch() });
+          const response = await fetch(`${stack.endpoints.api}/v1/traces/ingest`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey }, body: loadBatchBody(TRACES_PER_BATCH) });
           await response.arrayBuffer();
           statuses[response.status] = (statuses[response.status] ?? 0) + 1;
         }
