@@ -12,8 +12,8 @@ import type { OverflowStore, StreamRecord, TraceSink } from '../ports.js';
  * Puts the accepted traces on the stream, all or an error. A trace too large for one record goes
  * to S3 first and the stream carries a pointer to it.
  */
-export async function publishTraces(ports: { sink: TraceSink; overflow: OverflowStore }, traces: readonly EncodedTrace[]): Promise<void> {
-  await ports.sink.publish(await Promise.all(traces.map((trace) => toStreamRecord(ports.overflow, trace))));
+export async function publishTraces(ports: { sink: TraceSink; overflow: OverflowStore }, traces: readonly EncodedTrace[], signal?: AbortSignal): Promise<void> {
+  await ports.sink.publish(await Promise.all(traces.map((trace) => toStreamRecord(ports.overflow, trace))), { signal });
 }
 
 async function toStreamRecord(overflow: OverflowStore, { context, index, traceId, data }: EncodedTrace): Promise<StreamRecord> {
