@@ -159,10 +159,11 @@ export class IngestApi extends Construct {
 
   private grantHandler(props: IngestApiProps): void {
     this.handler.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.tenancyTable.tableArn] }));
-    // TransactWriteItems is authorized per contained action; idempotency records use the same table.
+    // TransactWriteItems is authorized per contained action; idempotency records use the same table;
+    // BatchGetItem reads the window counters for the RateLimit header.
     this.handler.addToRolePolicy(
       new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [props.rateTable.tableArn],
       }),
     );

@@ -178,7 +178,7 @@ describe('npm start', () => {
     const response = await ingest(keys.org.api_key, { traces: Array.from({ length: 6 }, () => trace()) });
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('60');
-    expect(response.body).toMatchObject({ code: 'rate_limited', window: 'minute', limit: 5 });
+    expect(response.body).toMatchObject({ code: 'batch_exceeds_quota', window: 'minute', limit: 5 });
     expect(response.body.detail).toMatch(/^Rate limit exceeded/);
   });
 

@@ -329,11 +329,12 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
       expect(body(response).detail).toMatch(/^Rate limit exceeded: the per-minute quota is 1000 traces; 999 are used and 1 left, and this batch needs 2\./);
     });
 
-    it('answers 429 without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {
+    it('answers 429 batch_exceeds_quota without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {
       h = await createHarness({ quotas: { minute: 2 } });
       const response = await post(h, buildBatch(3));
       expect(response.statusCode).toBe(429);
-      expect(body(response)).toMatchObject({ window: 'minute', limit: 2, detail: expect.stringMatching(/larger than the whole per-minute quota of 2; split the batch/) });
+      expect(response.headers?.['Retry-After']).toBe('60');
+      expect(body(response)).toMatchObject({ code: 'batch_exceeds_quota', window: 'minute', limit: 2, detail: expect.stringMatching(/larger than the whole per-minute quota of 2; split the batch/) });
       expectNoCounterTouched();
     });
 
