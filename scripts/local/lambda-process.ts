@@ -52,6 +52,8 @@ process.on('message', async ({ id, event, requestId, deadline }) => {
     process.send({ id, error: shape(error) });
   }
 });
+// The sandbox goes when whoever invokes it goes (a killed npm start leaves no function process behind).
+process.on('disconnect', () => process.exit(0));
 process.send({ ready: true });
 `;
 

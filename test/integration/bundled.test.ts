@@ -4,14 +4,13 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, SQSBatchResponse } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { MAX_DECODED_BODY_BYTES } from '../../lambda/shared/request-limits.js';
-import { type CloudAssembly, type FunctionRole, resolveEnvironment, synthesizeAssembly } from '../../scripts/local/cloud-assembly.js';
+import { type BundledFunctions, startBundledFunctions } from '../../scripts/local/bundled-functions.js';
+import type { CloudAssembly } from '../../scripts/local/cloud-assembly.js';
 import { type HttpGateway, startHttpGateway } from '../../scripts/local/http-gateway.js';
 import { kinesisEventRecord } from '../../scripts/local/lambda-events.js';
-import { type LambdaProcess, startLambdaProcess } from '../../scripts/local/lambda-process.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/local/provision.js';
-import { type SqsEndpoint, startSqsEndpoint } from '../../scripts/local/sqs-endpoint.js';
+import { LOCAL_REGION } from '../../scripts/local/provision.js';
 import { provisionOrg, type ProvisionedOrg } from '../support/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
 
@@ -22,17 +21,16 @@ import { useEngineSuite } from '../support/engine-suite.js';
  * local engines (reached through AWS_ENDPOINT_URL_* only).
  */
 const PROJECT_ROOT = path.resolve(__dirname, '../..');
-const NAMES = { tenancy: 'bundled-tenancy', rate: 'bundled-rate', stream: 'bundled-stream', bucket: 'bundled-data', queue: 'bundled-compaction.fifo' };
+const NAMES = { tenancy: 'bundled-tenancy', rate: 'bundled-rate', stream: 'bundled-stream', bucket: 'bundled-data' };
 
 const suite = useEngineSuite({ tables: { tenancy: NAMES.tenancy, rate: NAMES.rate }, stream: { name: NAMES.stream }, bucket: NAMES.bucket, duckdb: true });
 
 let outdir: string;
+let bundled: BundledFunctions;
 let assembly: CloudAssembly;
-let sqs: SqsEndpoint;
-const functions = {} as Record<FunctionRole, LambdaProcess>;
+let functions: BundledFunctions['functions'];
 let gateway: HttpGateway;
 let org: ProvisionedOrg;
-const functionLog: string[] = [];
 
 /** Three hours ago, so the hour is closed and settled when the planner looks. */
 const landedAt = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000 + 60_000);
@@ -43,37 +41,21 @@ const batch = (names: string[]) => ({
 
 beforeAll(async () => {
   outdir = mkdtempSync(path.join(tmpdir(), 'cdk-out-'));
-  assembly = synthesizeAssembly(PROJECT_ROOT, outdir);
-  sqs = await startSqsEndpoint(LOCAL_REGION);
-  const names = { tenancyTable: NAMES.tenancy, rateTable: NAMES.rate, stream: NAMES.stream, bucket: NAMES.bucket, compactionQueue: sqs.queueUrl(NAMES.queue) };
-  const engines = {
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: suite.endpoints.dynamodb ?? '',
-    AWS_ENDPOINT_URL_KINESIS: suite.endpoints.kinesis ?? '',
-    AWS_ENDPOINT_URL_S3: suite.endpoints.s3 ?? '',
-    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-  };
-  for (const fn of Object.values(assembly.functions)) {
-    functions[fn.role] = await startLambdaProcess({
-      functionName: fn.role,
-      assetDir: fn.assetDir,
-      handler: fn.handler,
-      environment: { ...resolveEnvironment(fn, assembly, names), ...engines },
-      timeoutSeconds: fn.timeoutSeconds,
-      memorySize: fn.memorySize,
-      region: LOCAL_REGION,
-      log: (line) => functionLog.push(`${fn.role}: ${line}`),
-    });
-  }
+  bundled = await startBundledFunctions({
+    projectRoot: PROJECT_ROOT,
+    outdir,
+    region: LOCAL_REGION,
+    names: { tenancyTable: NAMES.tenancy, rateTable: NAMES.rate, stream: NAMES.stream, bucket: NAMES.bucket },
+    endpoints: { dynamodb: suite.endpoints.dynamodb ?? '', kinesis: suite.endpoints.kinesis ?? '', s3: suite.endpoints.s3 ?? '' },
+  });
+  ({ assembly, functions } = bundled);
   gateway = await startHttpGateway({ port: 0, handler: (event: APIGatewayProxyEvent) => functions.ingest.invoke<APIGatewayProxyResult>(event) });
   org = await provisionOrg(suite.tenancy);
 }, 240_000);
 
 afterAll(async () => {
   await gateway?.stop();
-  await Promise.all(Object.values(functions).map((fn) => fn.stop()));
-  await sqs?.stop();
+  await bundled?.stop();
   if (outdir) rmSync(outdir, { recursive: true, force: true });
 });
 
@@ -135,10 +117,9 @@ describe('the bundles cdk deploy ships', () => {
       // The landing reports nothing on success and throws to have the batch retried.
       if (records.length > 0) await functions.landing.invoke({ Records: records });
     }
-    await functions.planner.invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} });
-    const messages = sqs.drain();
-    expect(messages.length).toBeGreaterThan(0);
-    await expect(functions.worker.invoke<SQSBatchResponse>({ Records: messages })).resolves.toEqual({ batchItemFailures: [] });
+    const compaction = await bundled.compact();
+    expect(compaction.slices).toBeGreaterThan(0);
+    expect(compaction.batchItemFailures).toEqual([]);
 
     const { dir, keys } = await suite.downloadBucket();
     for (const dataset of ['traces', 'spans'] as const) {
