@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import S3ErrorModule from 's3rver/lib/models/error.js';
 
 /**
  * The parts of s3rver 3.7.1 this adapter relies on (internal API, pinned by
@@ -32,9 +31,8 @@ interface ListBucketResult {
 }
 
 type S3ErrorClass = new (code: string, message: string, detail?: Record<string, string>) => Error;
-// Resolved from the working directory (the repository root for npm start and jest): `__filename` does not
-// exist when tsx runs this file as ES module, and `import.meta` does not when jest runs it as CommonJS.
-const S3Error = createRequire(path.join(process.cwd(), 'package.json'))('s3rver/lib/models/error') as S3ErrorClass;
+// An ES import, not createRequire(__filename): `npm start` runs this file as ESM, where __filename is undefined.
+const S3Error = S3ErrorModule as S3ErrorClass;
 
 const TOKEN_VERSION = 'v1';
 
