@@ -86,7 +86,7 @@ async function ingestScopedTraces(
     throw error;
   }
   // Read beside the publish, after the reservation, so the answer waits for neither twice.
-  const quotaState = readQuotaState(deps, caller, arrival);
+  const quotaState = readQuotaState(deps, caller, arrival, {}, accepted.length);
   try {
     // Answered already (the deadline 503): publish nothing more; what was never sent is given back below.
     arrival.signal?.throwIfAborted();

@@ -36,7 +36,8 @@ export type WindowCounts = Partial<Record<RateWindow, number>>;
 
 /** Reads how full an organization's windows are, for the `RateLimit` header and `admin org usage`. */
 export interface WindowUsageReader {
-  read(orgId: string, counters: readonly WindowCounter[]): Promise<WindowCounts>;
+  /** `justAdmitted`: the traces the request asking has just been admitted with (0 when none). */
+  read(orgId: string, counters: readonly WindowCounter[], justAdmitted?: number): Promise<WindowCounts>;
 }
 
 /** One record for the trace stream. */
