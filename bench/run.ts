@@ -17,6 +17,7 @@ const optionalSuites: Suite[] = [
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
   { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
+  { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
 ];
 
 const results: BenchResult[] = [];

@@ -8,6 +8,8 @@ const [total, out, spoolDir] = [Number(process.argv[2]), process.argv[3] as stri
 const TASKS = 8;
 const client = new TraceIngest({ spoolDir, maxRetrySeconds: 900, maxQueueTraces: 50_000, whenFull: 'block', blockTimeoutMs: 600_000 });
 const ids: string[] = [];
+// A line a second with the accounting, so the test can see the 429s come.
+setInterval(() => console.log(`progress typescript-${process.pid} ${JSON.stringify(client.report())}`), 1_000).unref();
 
 async function task(label: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {

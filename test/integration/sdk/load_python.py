@@ -10,12 +10,24 @@ import json
 import multiprocessing
 import sys
 import threading
+import time
 
 from trace_ingest import TraceIngest
 
 PROCESSES, THREADS = 2, 4
 total, out, spool = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 client = TraceIngest(spool_dir=spool, max_retry_seconds=900, max_queue_traces=50_000)
+
+
+def report_progress(label: str) -> None:
+    """A line a second with this process's accounting, so the test can see the 429s come."""
+
+    def loop() -> None:
+        while True:
+            print(f"progress python-{label} {json.dumps(dataclasses.asdict(client.report()))}", flush=True)
+            time.sleep(1)
+
+    threading.Thread(target=loop, daemon=True).start()
 
 
 def send(label: str, count: int) -> list[str]:
@@ -40,6 +52,7 @@ def send(label: str, count: int) -> list[str]:
 
 
 def child(index: int) -> None:
+    report_progress(f"child-{index}")
     share = (total - 100) // PROCESSES + (1 if index < (total - 100) % PROCESSES else 0)
     ids = send(f"child-{index}", share)
     report = client.shutdown(900)
@@ -48,6 +61,7 @@ def child(index: int) -> None:
 
 
 if __name__ == "__main__":
+    report_progress("parent")
     before = send("parent", 100)  # queued in the parent before the fork: sent by the parent only
     processes = [multiprocessing.get_context("fork").Process(target=child, args=(i,)) for i in range(PROCESSES)]
     for p in processes:
