@@ -69,8 +69,8 @@ export function realisticBatch(nowMs = Date.now()): string {
   return JSON.stringify({ traces });
 }
 
-/** The real ingest handler over in-memory fakes of AWS that accept everything. */
-export function fakedIngestHandler() {
+/** The real ingest handler over in-memory fakes of AWS that accept everything; `onPublish` sees every record published. */
+export function fakedIngestHandler(onPublish: (records: readonly StreamRecord[]) => void = () => undefined) {
   const { apiKey, tenancy } = fakeTenancy('bench', { minute: null, hour: null, day: null, month: null });
   const stats = { published: 0 };
   // Metrics are flushed once per request, not per trace; keep their EMF lines off the table.
@@ -79,7 +79,12 @@ export function fakedIngestHandler() {
     ports: {
       tenancy,
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
-      sink: { publish: async (records: readonly StreamRecord[]) => void (stats.published += records.length) },
+      sink: {
+        publish: async (records: readonly StreamRecord[]) => {
+          stats.published += records.length;
+          onPublish(records);
+        },
+      },
       overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
     },
     idempotency: false,
