@@ -20,6 +20,7 @@ const optionalSuites: Suite[] = [
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
+  { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
 ];
 
 const results: BenchResult[] = [];
