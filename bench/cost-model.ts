@@ -13,7 +13,7 @@ import { RAW_RETENTION_DAYS } from '../lib/constructs/landing.js';
 import { CountingBucket } from './cost/counting-bucket.js';
 import { KINESIS_SHARD_LIMITS, LAMBDA_MB_PER_VCPU, PRICES } from './cost/prices.js';
 import { type CompactionRunMeasure, type ComputeScale, type LandingRun, S3_REQUEST_MS, type StreamConsumer, compactTraffic, landTraffic } from './cost/simulation.js';
-import { type IngestSample, SHAPES, type SimulatedRecord, TRACES_PER_REQUEST, type TrafficShape, sampleIngest, simulatedTraffic } from './cost/traffic.js';
+import { type IngestSample, type Partitioning, SHAPES, type SimulatedRecord, TRACES_PER_REQUEST, type TrafficShape, sampleIngest, simulatedTraffic } from './cost/traffic.js';
 import { percentile, round } from './engines-util.js';
 import type { BenchResult } from './types.js';
 
@@ -67,6 +67,8 @@ interface Candidate {
   id: string;
   name: string;
   layout: Layout;
+  /** How ingest picks partition keys (the shared layouts land by shard whatever the keys). */
+  partitioning: Partitioning;
   consumer: StreamConsumer;
   /** Compaction of open hours every this many minutes instead of closed hours only ("compaction sooner"). */
   compactOpenHoursEveryMinutes?: number;
@@ -76,12 +78,15 @@ interface Candidate {
 }
 
 const FIVE_SECONDS: StreamConsumer = { batchingWindowSeconds: 5, batchSize: 1000 };
+/** The design before issue 20, the baseline every candidate is compared with. */
+const BEFORE = 'before';
 export const CANDIDATES: readonly Candidate[] = [
-  { id: 'current', name: 'per-organization objects, 5 s window (current)', layout: 'per-organization', consumer: FIVE_SECONDS, built: true },
-  { id: 'window-30s', name: 'per-organization objects, 30 s window', layout: 'per-organization', consumer: { batchingWindowSeconds: 30, batchSize: 10_000 }, built: true },
-  { id: 'sooner', name: 'per-organization objects, open hours compacted every 5 min', layout: 'per-organization', consumer: FIVE_SECONDS, compactOpenHoursEveryMinutes: 5, built: false },
-  { id: 'shared', name: 'one object per shard batch, organization as a column in its own row groups, per-hour index', layout: 'shared', consumer: FIVE_SECONDS, built: false },
-  { id: 'fan-out', name: 'one object per shard batch, fanned out per organization every 30 s', layout: 'shared-fan-out', consumer: FIVE_SECONDS, fanOutSeconds: 30, built: false },
+  { id: BEFORE, name: 'per-organization objects, trace-id partition keys, 5 s window (before)', layout: 'per-organization', partitioning: 'trace', consumer: FIVE_SECONDS, built: true },
+  { id: 'window-30s', name: 'per-organization objects, trace-id keys, 30 s window', layout: 'per-organization', partitioning: 'trace', consumer: { batchingWindowSeconds: 30, batchSize: 10_000 }, built: true },
+  { id: 'sooner', name: 'per-organization objects, trace-id keys, open hours compacted every 5 min', layout: 'per-organization', partitioning: 'trace', consumer: FIVE_SECONDS, compactOpenHoursEveryMinutes: 5, built: false },
+  { id: 'shared', name: 'one object per shard batch, organization as a column in its own row groups, per-hour index', layout: 'shared', partitioning: 'trace', consumer: FIVE_SECONDS, built: false },
+  { id: 'fan-out', name: 'one object per shard batch, fanned out per organization every 30 s', layout: 'shared-fan-out', partitioning: 'trace', consumer: FIVE_SECONDS, fanOutSeconds: 30, built: false },
+  { id: 'request-keys', name: 'per-organization objects, one partition key per request chunk, 5 s window (chosen)', layout: 'per-organization', partitioning: 'request', consumer: FIVE_SECONDS, built: true },
 ];
 
 /** The simulated stretch of one shape, shared by every candidate. */
@@ -90,8 +95,8 @@ interface ShapeTraffic {
   shards: number;
   seconds: number;
   meanStreamBytes: number;
-  /** Records as ingest writes them (each with its organization). */
-  records: SimulatedRecord[];
+  /** Records as ingest writes them (each with its organization), by how ingest picks partition keys. */
+  records: Record<Partitioning, SimulatedRecord[]>;
   /** The same traffic with one organization written into every record: the landing then groups by shard, batch and hour only. */
   sharedRecords: SimulatedRecord[];
 }
@@ -110,16 +115,18 @@ function shapeTraffic(shape: TrafficShape, sample: IngestSample): ShapeTraffic {
     shards,
     seconds,
     meanStreamBytes,
-    records: simulatedTraffic(shape, sample, shards, START_MS, seconds),
-    sharedRecords: simulatedTraffic(shape, sample, shards, START_MS, seconds, 'shared'),
+    records: {
+      trace: simulatedTraffic(shape, sample, shards, START_MS, seconds, { partitioning: 'trace' }),
+      request: simulatedTraffic(shape, sample, shards, START_MS, seconds, { partitioning: 'request' }),
+    },
+    sharedRecords: simulatedTraffic(shape, sample, shards, START_MS, seconds, { recordOrganization: 'shared' }),
   };
 }
 
-/** What the real code did on the stretch, per shape: the landing of each layout and one compaction. */
+/** What the real code did on the stretch, per shape: the landing and compaction of each built candidate, the shared landing. */
 interface Measured {
-  perOrganization: Map<string, LandingRun>;
+  perOrganization: Map<string, { landing: LandingRun; compaction: CompactionRunMeasure }>;
   shared: LandingRun;
-  compaction: CompactionRunMeasure;
 }
 
 /** An hour of steady traffic: what each function and S3 do, from which the lines are priced. */
@@ -150,9 +157,8 @@ interface Scaling {
   queryBytesPerSpanRow: number;
 }
 
-function scalingOf(shape: TrafficShape, measured: Measured): Scaling {
-  const current = measured.perOrganization.get('current')!;
-  const { compaction } = measured;
+function scalingOf(shape: TrafficShape, measured: Measured, candidateId: string): Scaling {
+  const { landing: current, compaction } = measured.perOrganization.get(candidateId) ?? measured.perOrganization.get(BEFORE)!;
   const tracesPerHour = shape.organizations * shape.tracesPerSecondPerOrganization * 3600;
   // The sampled slices hold this share of the landed traces (the organizations send alike).
   const sampledTraces = (current.traces * compaction.slicesCompacted) / compaction.slicesPlanned;
@@ -208,13 +214,13 @@ const uncompactedHours = (plannerMinutes: number, workMs: number) => 0.5 + (DEFA
 
 function usageOf(candidate: Candidate, traffic: ShapeTraffic, measured: Measured): HourlyUsage {
   const { shape } = traffic;
-  const s = scalingOf(shape, measured);
+  const s = scalingOf(shape, measured, candidate.id);
   const notes: string[] = [];
-  const perOrg = measured.perOrganization.get(candidate.layout === 'per-organization' ? candidate.id === 'window-30s' ? 'window-30s' : 'current' : 'current')!;
-  const landed = candidate.layout === 'per-organization' ? perOrg : measured.shared;
+  const before = measured.perOrganization.get(BEFORE)!.landing;
+  const landed = candidate.layout === 'per-organization' ? (measured.perOrganization.get(candidate.id)?.landing ?? before) : measured.shared;
   const perHour = (x: number) => (x / landed.traces) * s.tracesPerHour;
-  // Pairs of (organization, shard batch): the per-organization objects of the current landing, halved per dataset.
-  const pairsPerSliceHour = (perHour(measured.perOrganization.get('current')!.objects) / s.slicesPerHour) / 2;
+  // Pairs of (organization, shard batch): the per-organization objects of the landing before, halved per dataset.
+  const pairsPerSliceHour = (before.objects / before.traces) * s.tracesPerHour / s.slicesPerHour / 2;
   const landing = { invocations: perHour(landed.invocations), ms: perHour(landed.landingMs), puts: perHour(landed.requests.put) };
   const queryScanned = Math.max(PRICES.athenaMinimumBytesPerQuery, s.queryBytesPerSpanRow * s.tracesPerSliceHour * 24 * s.spanRowsPerTrace);
   const queryGets = (parquetObjectsOpened: number) => ASSUMED.athenaGetsPerParquetObject * (24 + parquetObjectsOpened) + 24;
@@ -352,7 +358,7 @@ export interface ShapeCost {
 
 function priced(candidate: Candidate, traffic: ShapeTraffic, sample: IngestSample, measured: Measured): ShapeCost {
   const u = usageOf(candidate, traffic, measured);
-  const s = scalingOf(traffic.shape, measured);
+  const s = scalingOf(traffic.shape, measured, candidate.id);
   const perMillion = (hourly: number) => (hourly / s.tracesPerHour) * MILLION;
   const lines: CostLine[] = [];
   const add = (line: string, dollars: number, basis: string) => lines.push({ line, perMillion: dollars, basis });
@@ -416,15 +422,15 @@ function priced(candidate: Candidate, traffic: ShapeTraffic, sample: IngestSampl
 /** Runs the real code on one shape's stretch: the landing of each built per-organization candidate, the shared landing, one compaction. */
 async function measure(traffic: ShapeTraffic): Promise<Measured> {
   const end = START_MS + traffic.seconds * 1000;
-  const perOrganization = new Map<string, LandingRun>();
-  let compaction: CompactionRunMeasure | undefined;
+  const perOrganization: Measured['perOrganization'] = new Map();
   for (const candidate of CANDIDATES.filter((c) => c.layout === 'per-organization' && c.built)) {
     const bucket = new CountingBucket();
-    perOrganization.set(candidate.id, await landTraffic(bucket, traffic.records, traffic.shards, candidate.consumer, end, lambdaMs(MEMORY_MB.landing)));
-    compaction ??= await compactTraffic(bucket, START_MS + HOUR_MS + DEFAULT_SETTLE_MS + 60_000, SLICE_SAMPLE, ASSUMED.queryColumns);
+    const landing = await landTraffic(bucket, traffic.records[candidate.partitioning], traffic.shards, candidate.consumer, end, lambdaMs(MEMORY_MB.landing));
+    const compaction = await compactTraffic(bucket, START_MS + HOUR_MS + DEFAULT_SETTLE_MS + 60_000, SLICE_SAMPLE, ASSUMED.queryColumns);
+    perOrganization.set(candidate.id, { landing, compaction });
   }
   const shared = await landTraffic(new CountingBucket(), traffic.sharedRecords, traffic.shards, FIVE_SECONDS, end, lambdaMs(MEMORY_MB.landing));
-  return { perOrganization, shared, compaction: compaction! };
+  return { perOrganization, shared };
 }
 
 export async function modelCosts(): Promise<ShapeCost[]> {
