@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'lambda/ingest/generated/', 'lambda/shared/domain/generated/', 'coverage/', 'bench/.tmp/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'lambda/ingest/generated/', 'lambda/shared/domain/generated/', 'coverage/', 'bench/.tmp/', 'sdk/.tmp/', 'sdk/typescript/dist/', 'sdk/typescript/build/', 'sdk/python/build/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { composeIngest } from '../lambda/ingest/compose.js';
 import { DynamoDbTenancyStore } from '../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { type ApiKey, type Organization, generateApiKeySecret } from '../lambda/shared/domain/tenancy.js';
+import { type ApiKey, type Organization, generateApiKeySecret, overridesOf } from '../lambda/shared/domain/tenancy.js';
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { startHttpGateway } from '../scripts/local/http-gateway.js';
@@ -87,7 +87,7 @@ async function startStack(work: string, defer: (c: () => unknown) => void): Prom
   defer(() => dynamodb.destroy());
   const admin = { store: new DynamoDbTenancyStore(dynamodb, stack.endpoints.tables.tenancy), now: () => new Date() };
   const quota = BENCH_QUOTA;
-  await createOrganization(admin, 'bench', { plan: 'bench', quotas: { minute: quota, hour: quota, day: quota, month: quota } });
+  await createOrganization(admin, 'bench', { overrides: { minute: quota, hour: quota, day: quota, month: quota } });
   const key = await createApiKey(admin, 'bench', { name: 'bench' });
   return {
     url: `${stack.endpoints.api}${INGEST_ROUTE.path}`,
@@ -104,10 +104,10 @@ async function startFakeAws(defer: (c: () => unknown) => void): Promise<Target> 
   const secret = generateApiKeySecret();
   const key: ApiKey = { keyId: secret.keyId, orgId: 'bench', workspaceSlug: null, status: 'active', name: 'bench', displayPrefix: '', createdAt: '' };
   const quotas = { minute: BENCH_QUOTA, hour: BENCH_QUOTA, day: BENCH_QUOTA, month: BENCH_QUOTA };
-  const org: Organization = { orgId: 'bench', plan: 'bench', planStatus: 'active', billingStatus: 'ok', quotas, createdAt: '', updatedAt: '' };
+  const org: Organization = { orgId: 'bench', plan: 'bench', planStatus: 'active', billingStatus: 'ok', overrides: overridesOf(quotas), createdAt: '', updatedAt: '' };
   const handler = composeIngest({
     ports: {
-      tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
+      tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, getPlan: async () => undefined, workspaceExists: async () => true },
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
       sink: { publish: async () => undefined },
       overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },

@@ -17,6 +17,7 @@ const optionalSuites: Suite[] = [
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
   { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
+  { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
 ];
 

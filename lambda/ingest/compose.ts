@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
 import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
 import { LeasingRateLimiter } from '../shared/adapters/leasing-rate-limiter.js';
 import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
+import { DynamoDbWindowUsage } from '../shared/adapters/dynamodb-window-usage.js';
 import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
 import { S3OverflowStore } from '../shared/adapters/s3-overflow-store.js';
 import type { BackoffPolicy, Sleep } from '../shared/runtime/backoff.js';
@@ -55,10 +56,10 @@ export interface IngestConfig {
 // its attempts × the 3 s request timeout stay inside the function timeout.
 const FAIL_FAST = { connectionTimeout: 1_000, throwOnRequestTimeout: true };
 
-/** The clients of the deployed function. */
-export function defaultIngestClients(s3ForcePathStyle = false) {
+/** The clients of the deployed function; `dynamodbAt` (endpoint, region, credentials) points DynamoDB's elsewhere, for tests. */
+export function defaultIngestClients(s3ForcePathStyle = false, dynamodbAt: Pick<DynamoDBClientConfig, 'endpoint' | 'region' | 'credentials'> = {}) {
   return {
-    dynamodb: new DynamoDBClient({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 2_000 } }),
+    dynamodb: new DynamoDBClient({ ...dynamodbAt, maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 2_000 } }),
     kinesis: new KinesisClient({ maxAttempts: 1, requestHandler: { ...FAIL_FAST, requestTimeout: 3_000 } }),
     s3: new S3Client({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 5_000 }, forcePathStyle: s3ForcePathStyle }),
   };
@@ -108,6 +109,8 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
       rateLimiter(new DynamoDbRateLimiter(client('dynamodb'), resource('rateTable'), retries.rateWindows ?? DEFAULT_RATE_BACKOFF, retries.sleep)),
     sink: given.sink ?? new KinesisTraceSink(client('kinesis'), resource('traceStream'), retries.publish ?? DEFAULT_PUBLISH_BACKOFF, retries.sleep),
     overflow: given.overflow ?? new S3OverflowStore(client('s3'), resource('dataBucket')),
+    // Without a rate table (a given rate limiter), answers carry RateLimit-Policy but not RateLimit.
+    windowUsage: given.windowUsage ?? (config.resources?.rateTable ? new DynamoDbWindowUsage(client('dynamodb'), config.resources.rateTable) : undefined),
     idempotency:
       config.idempotency === false ? undefined : (given.idempotency ?? new DynamoDbIdempotencyStore(client('dynamodb'), resource('rateTable'))),
     newId: given.newId ?? randomUUID,

@@ -1,5 +1,6 @@
 import { DependencyUnavailableError, PublishIncompleteError } from '../shared/domain/errors.js';
 import type { RateWindow } from '../shared/domain/tenancy.js';
+import type { QuotaState } from './quota-headers.js';
 
 /** `Retry-After` of every 503: long enough for a throttled dependency to recover. */
 export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
@@ -14,6 +15,8 @@ export abstract class IngestError extends Error {
   abstract readonly code: string;
   /** Seconds for the `Retry-After` header; undefined where resending the same request cannot help. */
   readonly retryAfterSeconds: number | undefined = undefined;
+  /** The organization's windows, for the `RateLimit` headers of a 429 (set where the refusal was made). */
+  quotaState: QuotaState[] | undefined = undefined;
   override name = this.constructor.name;
 
   /** Fields of the JSON body beyond `detail`, `code` and `request_id`. */
@@ -43,8 +46,8 @@ export class PaymentRequiredError extends refusal(402, 'payment_required') {}
 export class NoActivePlanError extends refusal(403, 'no_active_plan') {}
 /** The body, or a header the body depends on, cannot be read as the contract says. */
 export class MalformedBodyError extends refusal(400, 'malformed_body') {}
-/** The decoded body is over the size limit. */
-export class PayloadTooLargeError extends refusal(413, 'payload_too_large') {}
+/** The decoded body is over the request-size ceiling (`MAX_DECODED_BODY_BYTES`): resending cannot help, splitting does. */
+export class BatchTooLargeError extends refusal(413, 'batch_too_large') {}
 /** A workspace-scoped key sent traces without a workspace. */
 export class WorkspaceRequiredError extends refusal(400, 'workspace_required') {}
 /** A workspace outside the key's scope, or not in the organization. */
@@ -78,6 +81,14 @@ export class RateLimitedError extends refusal(429, 'rate_limited') {
   override bodyFields(): Record<string, unknown> {
     return { window: this.window, limit: this.limit, ...this.usage };
   }
+}
+
+/**
+ * A batch larger than a window's whole quota: waiting can never help, so it has a code of its own
+ * (`Retry-After` stays, as the contract asks of every 429) and clients split the batch instead.
+ */
+export class BatchExceedsQuotaError extends RateLimitedError {
+  override readonly code = 'batch_exceeds_quota';
 }
 
 /** A dependency still failing after bounded retries, or an unexpected error: nothing of the batch was accepted. */

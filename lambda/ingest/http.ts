@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
 import { IngestError, UnavailableError } from './errors.js';
 import type { IngestRequest, IngestResult } from './ingest-types.js';
+import { rateLimitHeaders } from './quota-headers.js';
 import type { RawBody } from './request/decode-body.js';
 
 export type GatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
@@ -68,7 +69,7 @@ export function successResponse(result: IngestResult, requestId: string): APIGat
     200,
     requestId,
     { accepted: result.accepted, rejected: result.rejected, errors: result.errors },
-    result.replayed ? { 'Idempotent-Replayed': 'true' } : {},
+    { ...rateLimitHeaders(result.quotaState), ...(result.replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
   );
 }
 
@@ -78,12 +79,17 @@ export function successResponse(result: IngestResult, requestId: string): APIGat
  */
 export function errorResponse(error: unknown, requestId: string): APIGatewayProxyResult {
   const refusal = asRefusal(error, 'retry the whole batch');
-  return json(refusal.status, requestId, { detail: refusal.message, code: refusal.code, ...refusal.bodyFields(), request_id: requestId }, retryAfterHeader(refusal));
+  return json(refusal.status, requestId, { detail: refusal.message, code: refusal.code, ...refusal.bodyFields(), request_id: requestId }, refusalHeaders(refusal));
 }
 
 /** The error as a refusal to answer with: an {@link IngestError} as it is, anything else a 503 that leaks nothing. */
 export function asRefusal(error: unknown, retryHint: string): IngestError {
   return error instanceof IngestError ? error : new UnavailableError(`Service temporarily unavailable: an unexpected error occurred; nothing was accepted, ${retryHint}`);
+}
+
+/** `Retry-After` and, on a 429, the quota headers: what every refusal adds to its status and body. */
+export function refusalHeaders(refusal: IngestError): Record<string, string> {
+  return { ...retryAfterHeader(refusal), ...rateLimitHeaders(refusal.quotaState) };
 }
 
 /** `Retry-After` for a refusal that says when to retry. */

@@ -1,6 +1,6 @@
 import { derivedIds } from '../shared/domain/derived-ids.js';
 import { PublishIncompleteError } from '../shared/domain/errors.js';
-import { publishUnavailable } from './errors.js';
+import { IngestError, publishUnavailable, RateLimitedError } from './errors.js';
 import type { Arrival, Caller, IngestRequest, IngestResult } from './ingest-types.js';
 import type { IngestDeps } from './ports.js';
 import { decodeBody } from './request/decode-body.js';
@@ -9,6 +9,7 @@ import { checkWorkspaceScope } from './steps/check-workspace-scope.js';
 import { identifyCaller } from './steps/identify-caller.js';
 import { idempotentRequestIdentity, readIdempotencyKey, withIdempotency } from './steps/idempotency.js';
 import { publishTraces } from './steps/publish-traces.js';
+import { readQuotaState } from './steps/read-quota-state.js';
 import { reserveRateWindows } from './steps/reserve-rate-windows.js';
 import { type IdSource, type TraceOptions, validateTraces } from './steps/validate-traces.js';
 import { formatMicros } from './validation/timestamps.js';
@@ -22,12 +23,17 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
   const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
   const body = decodeBody(request.body);
-  if (!deps.idempotency || idempotencyKey === undefined) return ingestTraces(deps, caller, request, parseBatch(body));
+  const traces = parseBatch(body);
+  if (!deps.idempotency || idempotencyKey === undefined) return ingestTraces(deps, caller, request, traces);
+  // Before the key is looked at: a replay answers only a caller who may send this batch at all.
+  await checkWorkspaceScope(deps.tenancy, caller.key, traces);
   const { orgId } = caller.org;
   const { receivedAtMicros } = request;
   const arrival = { ...request, requestIdentity: idempotentRequestIdentity(orgId, idempotencyKey, body) };
-  const run = () => ingestTraces(deps, caller, arrival, parseBatch(body));
-  return withIdempotency({ store: deps.idempotency, log: deps.log, orgId, apiKeyId: caller.key.keyId, idempotencyKey, body, receivedAtMicros }, run);
+  const run = () => ingestScopedTraces(deps, caller, arrival, traces);
+  const result = await withIdempotency({ store: deps.idempotency, log: deps.log, orgId, apiKeyId: caller.key.keyId, idempotencyKey, body, receivedAtMicros }, run);
+  // A replayed answer reports the windows as they are now, not as they were when it was stored.
+  return result.quotaState ? result : { ...result, quotaState: await readQuotaState(deps, caller, request) };
 }
 
 /**
@@ -41,8 +47,19 @@ export async function ingestTraces(
   traces: readonly unknown[],
   options?: TraceOptions,
 ): Promise<IngestResult> {
+  await checkWorkspaceScope(deps.tenancy, caller.key, traces);
+  return ingestScopedTraces(deps, caller, arrival, traces, options);
+}
+
+/** Checks 8 to 10 (per-trace validation, rate windows, publish) on traces whose workspace scope was checked. */
+async function ingestScopedTraces(
+  deps: IngestDeps,
+  caller: Caller,
+  arrival: Arrival,
+  traces: readonly unknown[],
+  options?: TraceOptions,
+): Promise<IngestResult> {
   const { key, org } = caller;
-  await checkWorkspaceScope(deps.tenancy, key, traces);
   const requestContext = {
     org_id: org.orgId,
     api_key_id: key.keyId,
@@ -55,9 +72,20 @@ export async function ingestTraces(
   const ids: IdSource = stableIdentity ? (index) => derivedIds(`${stableIdentity}/${index}`) : () => deps.newId;
   const { accepted, errors } = validateTraces(traces, requestContext, requestIdentity, arrival.receivedAtMicros, ids, options);
   const result: IngestResult = { accepted: accepted.length, rejected: errors.length, errors, orgId: org.orgId, apiKeyId: key.keyId };
-  if (accepted.length === 0) return result;
+  if (accepted.length === 0) return { ...result, quotaState: await readQuotaState(deps, caller, arrival) };
 
-  const reservation = await reserveRateWindows(deps, org, arrival, accepted.length);
+  let reservation;
+  try {
+    reservation = await reserveRateWindows(deps, caller, arrival, accepted.length);
+  } catch (error) {
+    if (error instanceof IngestError && error.status === 429) {
+      const known = error instanceof RateLimitedError && error.usage ? { [error.window]: error.usage.used } : {};
+      error.quotaState = await readQuotaState(deps, caller, arrival, known);
+    }
+    throw error;
+  }
+  // Read beside the publish, after the reservation, so the answer waits for neither twice.
+  const quotaState = readQuotaState(deps, caller, arrival);
   try {
     await publishTraces(deps, accepted);
   } catch (error) {
@@ -66,5 +94,5 @@ export async function ingestTraces(
     if (notWritten > 0) await reservation.giveBack(notWritten);
     throw publishUnavailable(error);
   }
-  return result;
+  return { ...result, quotaState: await quotaState };
 }

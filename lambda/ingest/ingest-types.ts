@@ -1,4 +1,5 @@
-import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
+import type { ApiKey, Organization, Quotas } from '../shared/domain/tenancy.js';
+import type { QuotaState } from './quota-headers.js';
 import type { RawBody } from './request/decode-body.js';
 import type { ValidationIssue } from './validation/issue-codes.js';
 
@@ -13,10 +14,12 @@ export interface IngestRequest {
   idempotencyKeyValues?: readonly string[];
 }
 
-/** Who sent a request: an active key of an organization that may ingest. */
+/** Who sent a request: an active key of an organization that may ingest, and the quotas it runs under. */
 export interface Caller {
   key: ApiKey;
   org: Organization;
+  /** The quotas the organization runs under: its overrides where it has them, else its plan's. */
+  quotas: Quotas;
 }
 
 /** When and as which request traces arrived; every accepted trace carries both. */
@@ -46,4 +49,6 @@ export interface IngestResult {
   apiKeyId: string;
   /** True when this is the stored response of an earlier request with the same Idempotency-Key. */
   replayed?: boolean;
+  /** The organization's windows after this request, for the `RateLimit` headers. */
+  quotaState?: QuotaState[];
 }

@@ -1,5 +1,5 @@
 import type { WindowCounter } from '../shared/domain/rate-windows.js';
-import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
+import type { ApiKey, Organization, Plan, RateWindow } from '../shared/domain/tenancy.js';
 
 /**
  * The ports of the ingest Lambda: everything the use case needs from the outside world, as roles.
@@ -11,6 +11,7 @@ import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
 export interface TenancyReader {
   getApiKeyByHash(secretHash: string): Promise<ApiKey | undefined>;
   getOrganization(orgId: string): Promise<Organization | undefined>;
+  getPlan(name: string): Promise<Plan | undefined>;
   workspaceExists(orgId: string, slug: string): Promise<boolean>;
 }
 
@@ -28,6 +29,14 @@ export interface RateLimiter {
    * of its reserve is unknown: exact either way, because only an applied reservation is released.
    */
   release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
+}
+
+/** Traces counted in each window: a window with no counter item yet has counted nothing. */
+export type WindowCounts = Partial<Record<RateWindow, number>>;
+
+/** Reads how full an organization's windows are, for the `RateLimit` header and `admin org usage`. */
+export interface WindowUsageReader {
+  read(orgId: string, counters: readonly WindowCounter[]): Promise<WindowCounts>;
 }
 
 /** One record for the trace stream. */
@@ -56,13 +65,18 @@ export type IdempotencyClaim =
   | { kind: 'in_progress'; bodyHash: string };
 
 /** Remembers, per organization and key, the first request's body hash and its response. */
+/**
+ * Idempotency records. `claimToken` is unique to one request: a claim that holds it is that request's own,
+ * so the SDK's retry of a claim whose answer was lost finds its own write instead of "in progress", and a
+ * late `complete` or `release` never touches a claim another request took since.
+ */
 export interface IdempotencyStore {
   /** Claims the key for this request, or reports the request that holds it. */
-  claim(orgId: string, key: string, bodyHash: string, nowSeconds: number): Promise<IdempotencyClaim>;
+  claim(orgId: string, key: string, bodyHash: string, nowSeconds: number, claimToken: string): Promise<IdempotencyClaim>;
   /** Stores the response of the request that holds the claim. Returns false when it could not be stored. */
-  complete(orgId: string, key: string, response: string, nowSeconds: number): Promise<boolean>;
-  /** Gives the claim up, so a retry is processed afresh. */
-  release(orgId: string, key: string): Promise<void>;
+  complete(orgId: string, key: string, response: string, nowSeconds: number, claimToken: string): Promise<boolean>;
+  /** Gives this request's claim up, so a retry is processed afresh. */
+  release(orgId: string, key: string, claimToken: string): Promise<void>;
 }
 
 /** The part of a structured logger the use case needs (Powertools' `Logger` fits). */
@@ -77,6 +91,8 @@ export interface IngestDeps {
   rateLimiter: RateLimiter;
   sink: TraceSink;
   overflow: OverflowStore;
+  /** Absent: answers carry `RateLimit-Policy` but no `RateLimit` (what is left is not known). */
+  windowUsage?: WindowUsageReader;
   /** Absent: the Idempotency-Key header is ignored. */
   idempotency?: IdempotencyStore;
   /** Makes the `trace_id` of a trace sent without one. */

@@ -1,4 +1,4 @@
-import type { ApiKey, Organization } from '../shared/domain/tenancy.js';
+import type { ApiKey, Organization, Plan } from '../shared/domain/tenancy.js';
 import type { TenancyReader } from './ports.js';
 
 export interface TenancyCacheOptions {
@@ -51,13 +51,16 @@ class TtlCache<T> {
 }
 
 /**
- * Caches tenancy lookups in a warm container. A revoked key, a changed plan or billing status
- * takes effect within `ttlMs` (30 s by default); an unknown key is remembered for `negativeTtlMs`.
+ * Caches tenancy lookups in a warm container. A revoked key, an organization's changed plan,
+ * overrides or billing status, and a changed plan's quotas each take effect within `ttlMs` (30 s by
+ * default): plans are cached apart from organizations, so a plan change reaches every organization
+ * on it within that delay. An unknown key is remembered for `negativeTtlMs`.
  * Failed reads are never cached.
  */
 export class CachedTenancyReader implements TenancyReader {
   private readonly keys: TtlCache<ApiKey | undefined>;
   private readonly orgs: TtlCache<Organization | undefined>;
+  private readonly plans: TtlCache<Plan | undefined>;
   private readonly workspaces: TtlCache<boolean>;
 
   constructor(
@@ -67,6 +70,7 @@ export class CachedTenancyReader implements TenancyReader {
   ) {
     this.keys = new TtlCache(options, (v) => v === undefined, now);
     this.orgs = new TtlCache(options, (v) => v === undefined, now);
+    this.plans = new TtlCache(options, (v) => v === undefined, now);
     this.workspaces = new TtlCache(options, (v) => !v, now);
   }
 
@@ -76,6 +80,10 @@ export class CachedTenancyReader implements TenancyReader {
 
   getOrganization(orgId: string): Promise<Organization | undefined> {
     return this.orgs.get(orgId, () => this.inner.getOrganization(orgId));
+  }
+
+  getPlan(name: string): Promise<Plan | undefined> {
+    return this.plans.get(name, () => this.inner.getPlan(name));
   }
 
   workspaceExists(orgId: string, slug: string): Promise<boolean> {

@@ -16,7 +16,8 @@ export interface LandingRecord {
  * What one landing holds in memory at most, whatever the batch: the decoded traces waiting to be
  * written are flushed as soon as they pass either bound, so a batch of 1,000 records of 10,000 spans
  * each never sits in memory whole. One record can overshoot a bound by its own size (at most the
- * 20 MiB ingest body limit). Measured worst case: `npm run bench -- landing-worst-case`.
+ * 4 MiB ingest ceiling, MAX_DECODED_BODY_BYTES). Measured worst case, with 20 MiB traces, the former limit:
+ * `npm run bench -- landing-worst-case`.
  */
 export const LANDING_MEMORY_BOUNDS = { maxPendingSpanRows: 100_000, maxPendingTextCharacters: 48 * 1024 * 1024 } as const;
 

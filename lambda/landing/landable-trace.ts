@@ -1,3 +1,4 @@
+import { exceedsContainerLimit, exceedsDepthLimit } from '../shared/domain/json-limits.js';
 import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
 import { type ColumnType, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES } from './landing-schema.js';
 
@@ -62,6 +63,9 @@ const NO_TAGS = Object.freeze<string[]>([]) as string[];
 export function tagsOf(attributes: unknown): string[] {
   // Without the word or any escape the text cannot name `tags`: skip the parse on the hot path.
   if (typeof attributes !== 'string' || (!attributes.includes('tags') && !attributes.includes('\\'))) return NO_TAGS;
+  // Validation refuses such text (`too_deep`, or the body's container limit); a record an older version
+  // accepted keeps its attributes as stored, without tags, rather than take the consumer past its memory.
+  if (exceedsDepthLimit(attributes) || exceedsContainerLimit(attributes)) return NO_TAGS;
   let parsed: unknown;
   try {
     parsed = JSON.parse(attributes);

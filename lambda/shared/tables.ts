@@ -25,7 +25,7 @@ export interface TableDefinition {
   globalIndexes: GlobalIndexDefinition[];
 }
 
-/** Organizations, workspaces and API keys. */
+/** Plans, organizations, workspaces and API keys. */
 export const TENANCY_TABLE: TableDefinition = {
   logicalName: 'Tenancy',
   partitionKey: { name: 'pk', type: 'S' },
@@ -49,9 +49,13 @@ export const RATE_TABLE: TableDefinition = {
 
 export const TABLES = [TENANCY_TABLE, RATE_TABLE] as const;
 
+export const PLANS_PARTITION = 'PLANS';
+
 /** Item keys, one builder per item kind. */
 export const tenancyKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
+  /** All plans share one partition, so `plan list` is one query; ingest reads them through a cache. */
+  plan: (name: string) => ({ pk: PLANS_PARTITION, sk: `PLAN#${name}` }),
   workspace: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${slug}` }),
   apiKey: (secretHash: string) => ({ pk: `KEY#${secretHash}`, sk: 'KEY' }),
 };

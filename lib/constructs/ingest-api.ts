@@ -17,17 +17,12 @@ import { FilterPattern, LogGroup, MetricFilter, type RetentionDays } from 'aws-c
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { INGEST_ROUTE, OTLP_ROUTE, ROUTES_SENTENCE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
+import { INGEST_ROUTE, OTLP_ROUTE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 import type { IngestSettings } from '../config.js';
+import { BINARY_MEDIA_TYPES, type GatewayAnswer, GATEWAY_ANSWERS, gatewayAnswerHeaders, gatewayAnswerTemplate } from '../gateway-responses.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
 
-/**
- * Every request body reaches the function byte for byte, base64-encoded: a gzip body stays
- * compressed (2.7 MB instead of 7 MB) whatever Content-Type the client sends. The API sets no
- * `minimumCompressionSize`, so API Gateway never decodes `Content-Encoding: gzip` itself.
- */
-export const BINARY_MEDIA_TYPES = ['*/*'];
 
 /** One JSON line per request; never the API key or the body. `status` is a string, as the metric filter expects. */
 export const ACCESS_LOG_FIELDS = {
@@ -112,7 +107,7 @@ export class IngestApi extends Construct {
       restApiName: `${Stack.of(this).stackName}-ingest`,
       description: 'Trace Ingest API',
       endpointTypes: [EndpointType.REGIONAL],
-      binaryMediaTypes: BINARY_MEDIA_TYPES,
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
@@ -164,10 +159,11 @@ export class IngestApi extends Construct {
 
   private grantHandler(props: IngestApiProps): void {
     this.handler.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.tenancyTable.tableArn] }));
-    // TransactWriteItems is authorized per contained action; idempotency records use the same table.
+    // TransactWriteItems is authorized per contained action; idempotency records use the same table;
+    // BatchGetItem reads the window counters for the RateLimit header.
     this.handler.addToRolePolicy(
       new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [props.rateTable.tableArn],
       }),
     );
@@ -181,51 +177,17 @@ export class IngestApi extends Construct {
     );
   }
 
-  /** The platform's own answers (unknown route, too large, throttled, …) in the API's JSON error shape. */
+  /** The platform's own answers (unknown route, too large, throttled, …) in the API's JSON error shape, from the table the local gateway answers from. */
   private addJsonGatewayResponses(): void {
-    const body = (code: string, detail: string) =>
-      JSON.stringify({ detail, code, request_id: '$context.requestId' });
-    const json = (id: string, type: ResponseType, statusCode: string | undefined, template: string, headers: Record<string, string> = {}) =>
-      this.api.addGatewayResponse(id, {
-        type,
-        ...(statusCode === undefined ? {} : { statusCode }),
-        templates: { 'application/json': template },
-        responseHeaders: { 'Content-Type': "'application/json'", ...headers },
+    for (const [name, answer] of Object.entries(GATEWAY_ANSWERS) as [string, GatewayAnswer][]) {
+      const headers = Object.fromEntries(Object.entries(gatewayAnswerHeaders(answer)).map(([header, value]) => [header, `'${value}'`]));
+      this.api.addGatewayResponse(`${name[0]?.toUpperCase()}${name.slice(1)}`, {
+        type: ResponseType.of(answer.type),
+        ...(answer.status === undefined ? {} : { statusCode: String(answer.status) }),
+        templates: { 'application/json': gatewayAnswerTemplate(answer) },
+        responseHeaders: headers,
       });
-    const notFound = body(
-      'not_found',
-      `No route for this method and path. ${ROUTES_SENTENCE}`,
-    );
-    json('MissingRoute', ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', notFound);
-    json('ResourceNotFound', ResponseType.RESOURCE_NOT_FOUND, '404', notFound);
-    json(
-      'MissingApiKey',
-      ResponseType.BAD_REQUEST_PARAMETERS,
-      '401',
-      body('invalid_api_key', 'Invalid or missing API key: send it in the X-API-Key header.'),
-    );
-    json(
-      'RequestTooLarge',
-      ResponseType.REQUEST_TOO_LARGE,
-      '413',
-      body('payload_too_large', 'Request body too large: API Gateway accepts at most 10 MB; send the batch gzip-compressed or split it.'),
-    );
-    json(
-      'Throttled',
-      ResponseType.THROTTLED,
-      '429',
-      body('rate_limited', 'Rate limit exceeded: the API is throttling requests; retry after the Retry-After delay.'),
-      { 'Retry-After': "'1'" },
-    );
-    // The defaults keep their own status codes; only the body becomes JSON.
-    json('Default4xx', ResponseType.DEFAULT_4XX, undefined, '{"detail":$context.error.messageString,"code":"bad_request","request_id":"$context.requestId"}');
-    json(
-      'Default5xx',
-      ResponseType.DEFAULT_5XX,
-      undefined,
-      body('unavailable', 'Service temporarily unavailable: retry the whole batch after the Retry-After delay.'),
-      { 'Retry-After': "'5'" },
-    );
+    }
   }
 
   private acknowledgeFindings(): void {
@@ -234,9 +196,9 @@ export class IngestApi extends Construct {
         'Callers authenticate with X-API-Key, checked by the ingest function against SHA-256 key hashes in the tenancy table (spec section 5); the gateway rejects requests without the header.',
       'AwsSolutions-COG4': 'The API serves machine clients holding per-organization API keys; there are no Cognito users.',
       'AwsSolutions-APIG2':
-        'The gateway validates the required X-API-Key header; the body arrives gzip-compressed as binary, which a gateway model cannot validate, so the function validates it (per-trace errors in the 200).',
+        'The gateway validates the required X-API-Key header; every body is passed as binary (JSON or OTLP protobuf, often gzip), which a gateway model cannot validate, so the function validates it (per-trace errors in the 200).',
       'AwsSolutions-APIG3':
-        'No WAF by default: bodies are gzip-compressed binary that WAF cannot inspect, and per-organization rate limits plus stage throttling already apply. docs/deploy.md shows how to associate a web ACL.',
+        'No WAF by default: bodies are often gzip-compressed, which WAF cannot inspect, and per-organization rate limits plus stage throttling already apply. docs/deploy.md shows how to associate a web ACL.',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]':
         'The account-level API Gateway logging role needs exactly this AWS-managed policy to write access and execution logs.',
     };

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { parseAdminArgs, runAdminCommand, USAGE } from './run-command.js';
+import { DynamoDbWindowUsage } from '../../lambda/shared/adapters/dynamodb-window-usage.js';
+import { parseAdminArgs, runAdminCommand, USAGE, usageFor } from './run-command.js';
 import { resolveTarget } from './target.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -14,7 +15,7 @@ function oneLine(error: unknown): string {
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${usageFor(argv.filter((arg) => !arg.startsWith('-')))}\n`);
     return 0;
   }
   if (argv.length === 0) {
@@ -25,7 +26,12 @@ async function main(argv: string[]): Promise<number> {
   const target = await resolveTarget(parsed.target);
   const dynamodb = new DynamoDBClient({ ...target.dynamodb, maxAttempts: 3 });
   try {
-    const result = await runAdminCommand({ store: new DynamoDbTenancyStore(dynamodb, target.tenancyTable), now: () => new Date() }, parsed);
+    const deps = {
+      store: new DynamoDbTenancyStore(dynamodb, target.tenancyTable),
+      usage: new DynamoDbWindowUsage(dynamodb, target.rateTable, true),
+      now: () => new Date(),
+    };
+    const result = await runAdminCommand(deps, parsed);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } finally {

@@ -1,15 +1,22 @@
-import type { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { DEFAULT_TENANCY_CACHE } from '../../lambda/ingest/tenancy-cache.js';
 import {
   type ApiKey,
   type BillingStatus,
+  DEFAULT_PLAN_NAME,
   DEFAULT_QUOTAS,
+  effectiveQuotas,
   generateApiKeySecret,
   type NewApiKeySecret,
   ORG_ID_PATTERN,
   type Organization,
+  type Plan,
+  PLAN_NAME_PATTERN,
   type PlanStatus,
+  type QuotaOverrides,
   type Quotas,
   RATE_WINDOWS,
+  type RateWindow,
   type Workspace,
   WORKSPACE_SLUG_PATTERN,
 } from '../../lambda/shared/domain/tenancy.js';
@@ -22,7 +29,19 @@ export class AdminCommandError extends Error {
 /** The tenancy operations the admin commands need; `DynamoDbTenancyStore` provides them. */
 export type TenancyAdminStore = Pick<
   DynamoDbTenancyStore,
-  'getOrganization' | 'putOrganization' | 'putWorkspace' | 'workspaceExists' | 'listWorkspaces' | 'putApiKey' | 'listApiKeys' | 'revokeApiKey'
+  | 'getOrganization'
+  | 'putOrganization'
+  | 'getPlan'
+  | 'putPlan'
+  | 'listPlans'
+  | 'listLegacyOrganizations'
+  | 'migrateLegacyOrganization'
+  | 'putWorkspace'
+  | 'workspaceExists'
+  | 'listWorkspaces'
+  | 'putApiKey'
+  | 'listApiKeys'
+  | 'revokeApiKey'
 >;
 
 export interface AdminDeps {
@@ -31,21 +50,38 @@ export interface AdminDeps {
   newSecret?: () => NewApiKeySecret;
 }
 
+/** `plan`: drop the organization's override of that window, so it follows its plan again. */
+export const FOLLOW_PLAN = 'plan';
+
+/** An override change per window: a number, `null` (unlimited), or {@link FOLLOW_PLAN}. */
+export type OverrideChanges = Partial<Record<RateWindow, number | null | typeof FOLLOW_PLAN>>;
+
 /** Organization settings an operator may set; absent members keep their value (or the default on create). */
 export interface OrganizationSettings {
   plan?: string;
   planStatus?: PlanStatus;
   billingStatus?: BillingStatus;
-  quotas?: Partial<Quotas>;
+  overrides?: OverrideChanges;
 }
 
-export const DEFAULT_PLAN = 'default';
+/** How long a plan or organization change takes to reach every ingest container (their tenancy cache). */
+export const CHANGE_DELAY_SECONDS = DEFAULT_TENANCY_CACHE.ttlMs / 1000;
 
 export interface OrganizationView {
   org_id: string;
   plan: string;
   plan_status: PlanStatus;
   billing_status: BillingStatus;
+  /** The windows in which the organization departs from its plan (`null` is unlimited). */
+  overrides: QuotaOverrides;
+  /** The quotas it runs under: overrides over the plan's; `null` is unlimited. `null` as a whole: its plan does not exist. */
+  quotas: Quotas | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PlanView {
+  plan: string;
   /** Traces per window; `null` is unlimited. */
   quotas: Quotas;
   created_at: string;
@@ -70,15 +106,18 @@ export interface ApiKeyView {
   revoked_at: string | null;
 }
 
-export const toOrganizationView = (org: Organization): OrganizationView => ({
+export const toOrganizationView = (org: Organization, plan: Plan | undefined): OrganizationView => ({
   org_id: org.orgId,
   plan: org.plan,
   plan_status: org.planStatus,
   billing_status: org.billingStatus,
-  quotas: org.quotas,
+  overrides: org.overrides,
+  quotas: effectiveQuotas(org.overrides, plan) ?? null,
   created_at: org.createdAt,
   updated_at: org.updatedAt,
 });
+
+const toPlanView = (plan: Plan): PlanView => ({ plan: plan.name, quotas: plan.quotas, created_at: plan.createdAt, updated_at: plan.updatedAt });
 
 const toWorkspaceView = (workspace: Workspace): WorkspaceView => ({
   org_id: workspace.orgId,
@@ -104,22 +143,35 @@ function checkOrgId(orgId: string): void {
   }
 }
 
-function checkSettings(settings: OrganizationSettings): void {
-  if (settings.plan !== undefined && settings.plan.trim() === '') throw new AdminCommandError('the plan name must not be empty');
-  for (const [window, quota] of Object.entries(settings.quotas ?? {})) {
-    if (quota !== null && quota !== undefined && !(Number.isSafeInteger(quota) && quota >= 0)) {
-      throw new AdminCommandError(`the ${window} quota must be a whole number >= 0 or "none"`);
-    }
+function checkPlanName(name: string): void {
+  if (!PLAN_NAME_PATTERN.test(name)) throw new AdminCommandError(`invalid plan name '${name}': use 1-64 letters, digits, '_' or '-'`);
+}
+
+function checkQuota(window: string, quota: unknown, alsoAllowed = ''): void {
+  if (quota !== null && quota !== undefined && quota !== FOLLOW_PLAN && !(Number.isSafeInteger(quota) && (quota as number) >= 0)) {
+    throw new AdminCommandError(`the ${window} quota must be a whole number >= 0 or "none"${alsoAllowed}`);
   }
 }
 
-function mergeQuotas(base: Quotas, changes: Partial<Quotas> = {}): Quotas {
-  const quotas = { ...base };
+function checkSettings(settings: OrganizationSettings): void {
+  if (settings.plan !== undefined) checkPlanName(settings.plan);
+  for (const [window, quota] of Object.entries(settings.overrides ?? {})) checkQuota(window, quota, ' or "plan"');
+}
+
+function applyOverrides(current: QuotaOverrides, changes: OverrideChanges = {}): QuotaOverrides {
+  const overrides = { ...current };
   for (const window of RATE_WINDOWS) {
-    const value = changes[window];
-    if (value !== undefined) quotas[window] = value;
+    const change = changes[window];
+    if (change === FOLLOW_PLAN) delete overrides[window];
+    else if (change !== undefined) overrides[window] = change;
   }
-  return quotas;
+  return overrides;
+}
+
+/** An existing organization with the quotas it runs under (`undefined`: its plan does not exist). */
+export async function organizationWithQuotas(deps: AdminDeps, orgId: string): Promise<{ org: Organization; quotas: Quotas | undefined }> {
+  const org = await requireOrganization(deps, orgId);
+  return { org, quotas: effectiveQuotas(org.overrides, undefined) ?? effectiveQuotas(org.overrides, await deps.store.getPlan(org.plan)) };
 }
 
 async function requireOrganization(deps: AdminDeps, orgId: string): Promise<Organization> {
@@ -129,51 +181,158 @@ async function requireOrganization(deps: AdminDeps, orgId: string): Promise<Orga
   return org;
 }
 
-/** `org create`: an active organization with the default quotas unless told otherwise; refuses an existing id. */
+async function requirePlan(deps: AdminDeps, name: string): Promise<Plan> {
+  checkPlanName(name);
+  const plan = await deps.store.getPlan(name);
+  if (!plan) throw new AdminCommandError(`plan '${name}' does not exist; create it first with: plan create --plan ${name} --per-minute N --per-hour N --per-day N --per-month N`);
+  return plan;
+}
+
+/**
+ * The plan a new organization goes on. The default plan is the one plan that need not be created
+ * first: it is made with the default quotas the first time an organization is put on it.
+ */
+async function planForNewOrganization(deps: AdminDeps, name: string): Promise<Plan> {
+  if (name !== DEFAULT_PLAN_NAME) return requirePlan(deps, name);
+  const existing = await deps.store.getPlan(name);
+  if (existing) return existing;
+  const now = deps.now().toISOString();
+  const plan: Plan = { name, quotas: { ...DEFAULT_QUOTAS }, createdAt: now, updatedAt: now };
+  try {
+    await deps.store.putPlan(plan, 'create');
+    return plan;
+  } catch {
+    // Created meanwhile by another command: use that one.
+    return requirePlan(deps, name);
+  }
+}
+
+function withoutFollowPlan(changes: OverrideChanges = {}): QuotaOverrides {
+  return applyOverrides({}, changes);
+}
+
+/** `org create`: an active organization on a plan (the default plan unless told otherwise); refuses an existing id. */
 export async function createOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings = {}): Promise<OrganizationView> {
   checkOrgId(orgId);
   checkSettings(settings);
+  const plan = await planForNewOrganization(deps, settings.plan ?? DEFAULT_PLAN_NAME);
   const now = deps.now().toISOString();
   const org: Organization = {
     orgId,
-    plan: settings.plan ?? DEFAULT_PLAN,
+    plan: plan.name,
+    overrides: withoutFollowPlan(settings.overrides),
     planStatus: settings.planStatus ?? 'active',
     billingStatus: settings.billingStatus ?? 'ok',
-    quotas: mergeQuotas(DEFAULT_QUOTAS, settings.quotas),
     createdAt: now,
     updatedAt: now,
   };
   await deps.store.putOrganization(org, { createOnly: true });
-  return toOrganizationView(org);
+  return toOrganizationView(org, plan);
 }
 
-/** `org update`: changes only the settings given; at least one must be. */
-export async function updateOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings): Promise<OrganizationView> {
-  const given = [settings.plan, settings.planStatus, settings.billingStatus, ...Object.values(settings.quotas ?? {})];
+/** `org update`: changes only the settings given; at least one must be. A new plan must exist. */
+export async function updateOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings): Promise<OrganizationView & { takes_effect_within_seconds: number }> {
+  const given = [settings.plan, settings.planStatus, settings.billingStatus, ...Object.values(settings.overrides ?? {})];
   if (given.every((value) => value === undefined)) {
     throw new AdminCommandError(
-      'org update changes nothing without an option: give --plan, --plan-status, --billing or a quota (--per-minute, --per-hour, --per-day, --per-month)',
+      'org update changes nothing without an option: give --plan, --plan-status, --billing or a quota override (--per-minute, --per-hour, --per-day, --per-month)',
     );
   }
   checkSettings(settings);
   const current = await requireOrganization(deps, orgId);
+  const plan = settings.plan !== undefined ? await requirePlan(deps, settings.plan) : await deps.store.getPlan(current.plan);
   const org: Organization = {
     ...current,
     plan: settings.plan ?? current.plan,
     planStatus: settings.planStatus ?? current.planStatus,
     billingStatus: settings.billingStatus ?? current.billingStatus,
-    quotas: mergeQuotas(current.quotas, settings.quotas),
+    overrides: applyOverrides(current.overrides, settings.overrides),
     updatedAt: deps.now().toISOString(),
   };
   await deps.store.putOrganization(org, { createOnly: false });
-  return toOrganizationView(org);
+  return { ...toOrganizationView(org, plan), takes_effect_within_seconds: CHANGE_DELAY_SECONDS };
 }
 
-/** `org show`: the organization with its workspaces. */
+/** `org show`: the organization, the quotas it runs under, and its workspaces. */
 export async function showOrganization(deps: AdminDeps, orgId: string): Promise<OrganizationView & { workspaces: WorkspaceView[] }> {
   const org = await requireOrganization(deps, orgId);
-  const workspaces = await deps.store.listWorkspaces(orgId);
-  return { ...toOrganizationView(org), workspaces: workspaces.map(toWorkspaceView) };
+  const [plan, workspaces] = await Promise.all([deps.store.getPlan(org.plan), deps.store.listWorkspaces(orgId)]);
+  return { ...toOrganizationView(org, plan), workspaces: workspaces.map(toWorkspaceView) };
+}
+
+/**
+ * `org migrate`: rewrites every organization written before plans were records. Its four numbers
+ * become its overrides, so its quotas do not change; it stays on the plan name it had. Until it
+ * runs, ingest and the other commands already read such an organization the same way.
+ */
+export async function migrateOrganizations(
+  deps: AdminDeps,
+  options: { dryRun: boolean },
+): Promise<{ dry_run: boolean; organizations: (OrganizationView & { migrated: boolean })[] }> {
+  const legacy = await deps.store.listLegacyOrganizations();
+  const plans = new Map((await deps.store.listPlans()).map((plan) => [plan.name, plan]));
+  const organizations = [];
+  for (const org of legacy.sort((a, b) => a.orgId.localeCompare(b.orgId))) {
+    const migrated = options.dryRun ? false : await deps.store.migrateLegacyOrganization(org);
+    organizations.push({ ...toOrganizationView(org, plans.get(org.plan)), migrated });
+  }
+  return { dry_run: options.dryRun, organizations };
+}
+
+/** Plan quotas an operator gives; on create every window must be given (a number or `null` for unlimited). */
+export type PlanQuotaChanges = Partial<Quotas>;
+
+function checkPlanQuotas(quotas: PlanQuotaChanges): void {
+  for (const [window, quota] of Object.entries(quotas)) {
+    if (quota === (FOLLOW_PLAN as unknown)) throw new AdminCommandError(`a plan's ${window} quota must be a whole number >= 0 or "none"`);
+    checkQuota(window, quota);
+  }
+}
+
+/** `plan create`: a new plan; every window's quota is given explicitly, so none is unlimited by omission. */
+export async function createPlan(deps: AdminDeps, name: string, quotas: PlanQuotaChanges): Promise<PlanView> {
+  checkPlanName(name);
+  const missing = RATE_WINDOWS.filter((window) => quotas[window] === undefined);
+  if (missing.length > 0) {
+    throw new AdminCommandError(`plan create needs every window's quota: give ${missing.map((w) => `--per-${w}`).join(', ')} (a whole number, or "none" for unlimited)`);
+  }
+  checkPlanQuotas(quotas);
+  const now = deps.now().toISOString();
+  const plan: Plan = { name, quotas: quotas as Quotas, createdAt: now, updatedAt: now };
+  await deps.store.putPlan(plan, 'create');
+  return toPlanView(plan);
+}
+
+/** `plan update`: changes the windows given; every organization on the plan follows within {@link CHANGE_DELAY_SECONDS}. */
+export async function updatePlan(deps: AdminDeps, name: string, quotas: PlanQuotaChanges): Promise<PlanView & { takes_effect_within_seconds: number }> {
+  if (RATE_WINDOWS.every((window) => quotas[window] === undefined)) {
+    throw new AdminCommandError('plan update changes nothing without a quota: give --per-minute, --per-hour, --per-day or --per-month');
+  }
+  checkPlanQuotas(quotas);
+  const current = await requirePlan(deps, name);
+  const plan: Plan = { ...current, quotas: { ...current.quotas }, updatedAt: deps.now().toISOString() };
+  for (const window of RATE_WINDOWS) {
+    const quota = quotas[window];
+    if (quota !== undefined) plan.quotas[window] = quota;
+  }
+  try {
+    await deps.store.putPlan(plan, 'update');
+  } catch (error) {
+    if (error instanceof TenancyNotFoundError) throw new AdminCommandError(`plan '${name}' does not exist`, { cause: error });
+    throw error;
+  }
+  return { ...toPlanView(plan), takes_effect_within_seconds: CHANGE_DELAY_SECONDS };
+}
+
+/** `plan show`. */
+export async function showPlan(deps: AdminDeps, name: string): Promise<PlanView> {
+  return toPlanView(await requirePlan(deps, name));
+}
+
+/** `plan list`: every plan, by name. */
+export async function listPlans(deps: AdminDeps): Promise<{ plans: PlanView[] }> {
+  const plans = await deps.store.listPlans();
+  return { plans: plans.map(toPlanView).sort((a, b) => a.plan.localeCompare(b.plan)) };
 }
 
 /** `workspace create`: a workspace of an existing organization. */

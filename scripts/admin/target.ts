@@ -8,26 +8,31 @@ import type { TargetSpec } from './run-command.js';
 /** Names of the deployed stack's outputs the admin CLI reads (the stack declares the same names). */
 export interface StackOutputNames {
   tenancyTableName: string;
+  rateTableName: string;
 }
 
 /** What a command needs to reach the tenancy table. */
 export interface AdminTarget {
   tenancyTable: string;
+  rateTable: string;
   dynamodb: DynamoDBClientConfig;
 }
 
 /** The local stack, through the `endpoints.json` that `npm start` writes. */
 export function localTarget(paths: LocalPaths = localPaths()): AdminTarget {
   const endpoints = readLocalEndpoints(paths);
-  return { tenancyTable: endpoints.tables.tenancy, dynamodb: localClientConfig(endpoints.dynamodb) };
+  return { tenancyTable: endpoints.tables.tenancy, rateTable: endpoints.tables.rate, dynamodb: localClientConfig(endpoints.dynamodb) };
 }
 
 /** A deployed stack: its table names come from the CloudFormation outputs; credentials from the usual AWS chain. */
 export async function stackTarget(cloudformation: CloudFormationClient, stackName: string, region: string, outputs: StackOutputNames): Promise<AdminTarget> {
   const { Stacks = [] } = await cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));
-  const found = Stacks[0]?.Outputs?.find((output) => output.OutputKey === outputs.tenancyTableName)?.OutputValue;
-  if (!found) throw new AdminCommandError(`stack ${stackName} in ${region} has no output ${outputs.tenancyTableName}`);
-  return { tenancyTable: found, dynamodb: { region } };
+  const output = (key: string) => {
+    const found = Stacks[0]?.Outputs?.find((candidate) => candidate.OutputKey === key)?.OutputValue;
+    if (!found) throw new AdminCommandError(`stack ${stackName} in ${region} has no output ${key}`);
+    return found;
+  };
+  return { tenancyTable: output(outputs.tenancyTableName), rateTable: output(outputs.rateTableName), dynamodb: { region } };
 }
 
 export async function resolveTarget(spec: TargetSpec): Promise<AdminTarget> {

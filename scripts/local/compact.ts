@@ -2,14 +2,18 @@
  * `npm run compact`: compacts everything pending in the running local stack's bucket now, open hours
  * included (the timer of `npm start` waits for an hour to close). Prints one line per compacted hour.
  */
-import { parseArgs } from 'node:util';
+import { parseCommandLine, reportFailure } from '../cli/command-line.js';
 import { compactLocal } from './local-compaction.js';
+import { COMPACT_USAGE } from './usage.js';
 import { localPaths, readLocalEndpoints } from './local-state.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'closed-only': { type: 'boolean', default: false } }, strict: true });
+  const parsed = parseCommandLine(process.argv.slice(2), { 'closed-only': { type: 'boolean', default: false } }, COMPACT_USAGE);
+  if (!parsed) return;
+  const { values } = parsed;
   const paths = localPaths();
   const run = await compactLocal(readLocalEndpoints(paths), paths, { includeOpenHours: !values['closed-only'] });
   for (const c of run.compacted) {
@@ -25,7 +29,4 @@ async function main(): Promise<void> {
   if (run.failed.length > 0) process.exitCode = 1;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`compact: ${((error as Error).message ?? String(error)).split('\n')[0]}\n`);
-  process.exitCode = 1;
-});
+main().catch((error: unknown) => reportFailure('compact', COMPACT_USAGE, error));

@@ -104,7 +104,7 @@ async function seedDemoTenant(deps: AdminDeps, paths: LocalPaths): Promise<{ dem
   if (await deps.store.getOrganization(DEMO_ORG_ID)) {
     return { demo: readJsonFile<DemoTenant>(paths.demoKeys), created: false };
   }
-  await createOrganization(deps, DEMO_ORG_ID, { plan: 'demo' });
+  await createOrganization(deps, DEMO_ORG_ID);
   await createWorkspace(deps, DEMO_ORG_ID, DEMO_WORKSPACE);
   const orgKey = await createApiKey(deps, DEMO_ORG_ID, { name: 'demo organization key' });
   const workspaceKey = await createApiKey(deps, DEMO_ORG_ID, { workspaceSlug: DEMO_WORKSPACE, name: 'demo workspace key' });
@@ -207,7 +207,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       onRetry: ({ shardId, records, attempt, error }) =>
         log(`landing failed on ${shardId} (${records} records, attempt ${attempt}), retrying: ${(error as Error).message}`),
       onDiscard: ({ shardId, firstSequenceNumber, lastSequenceNumber, error }) =>
-        log(`landing gave up on ${shardId} ${firstSequenceNumber}..${lastSequenceNumber} after its retries: ${(error as Error).message}`),
+        log(
+          `landing gave up on ${shardId} ${firstSequenceNumber}..${lastSequenceNumber} after its retries: ${(error as Error).message}; ` +
+            `once the cause is fixed, replay it with: npm run replay -- --local --shard ${shardId} --from ${firstSequenceNumber} --to ${lastSequenceNumber}`,
+        ),
       onPollError: ({ shardId, error }) => log(`reading ${shardId} failed, retrying: ${(error as Error).message}`),
     });
     // Stopped before the engines, so no poll runs against a closed kinesalite.

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   type DuckDBConnection,
   DuckDBInstance,
@@ -13,6 +12,7 @@ import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/compaction/compa
 import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
+import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { LOCAL_NAMES, localPaths } from './local-state.js';
 
 /** s3rver keeps each object in a file named `<last key segment>._S3rver_object`. */
@@ -160,29 +160,16 @@ export function formatTable({ columns, rows }: QueryResult, maxWidth = 60): stri
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(QUERY_USAGE);
-    return;
-  }
+  const parsed = parseCommandLine(process.argv.slice(2), { json: { type: 'boolean', default: false } }, QUERY_USAGE, true);
+  if (!parsed) return;
+  const { values, positionals } = parsed;
   const sql = positionals.join(' ').trim();
-  if (sql === '') {
-    process.stderr.write(QUERY_USAGE);
-    process.exitCode = 2;
-    return;
-  }
+  if (sql === '') throw new UsageError('no SQL given');
   const results = await queryLanded(sql);
   const printed = results.map((result) => (values.json ? JSON.stringify(result.rows) : formatTable(result)));
   process.stdout.write(`${printed.join(values.json ? '\n' : '\n\n')}\n`);
 }
 
 if (process.argv[1] && path.basename(process.argv[1]).startsWith('query')) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`query: ${((error as Error).message ?? String(error)).split('\n')[0]}\n`);
-    process.exitCode = 1;
-  });
+  main().catch((error: unknown) => reportFailure('query', QUERY_USAGE, error));
 }

@@ -1,9 +1,10 @@
-import { parseArgs } from 'node:util';
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
+import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
+import { DEFAULT_LOCAL_PORT, START_USAGE } from './usage.js';
 import { type DemoTenant, startLocalStack } from './local-stack.js';
 import { localPaths } from './local-state.js';
 
-const DEFAULT_PORT = 3000;
+
 
 function banner(api: string, demo: DemoTenant | undefined, created: boolean, stateDir: string): string {
   const ingestUrl = `${api}${INGEST_ROUTE.path}`;
@@ -34,9 +35,13 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { reset: { type: 'boolean', default: false } }, strict: true });
-  const port = process.env.PORT === undefined ? DEFAULT_PORT : Number(process.env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a TCP port, not '${process.env.PORT}'`);
+  const parsed = parseCommandLine(process.argv.slice(2), { reset: { type: 'boolean', default: false } }, START_USAGE);
+  if (!parsed) return;
+  const { values } = parsed;
+  const port = process.env.PORT === undefined ? DEFAULT_LOCAL_PORT : Number(process.env.PORT);
+  if (!/^\d+$/.test(process.env.PORT ?? '0') || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new UsageError(`PORT must be a TCP port (0-65535), not '${process.env.PORT}'`);
+  }
   const paths = localPaths();
   const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
 
@@ -83,6 +88,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`npm start: ${(error as Error).message}\n`);
-  process.exit(1);
+  reportFailure('npm start', START_USAGE, error);
+  process.exit(process.exitCode);
 });

@@ -10,22 +10,19 @@
  * region and credentials of the running local stack from `.local/endpoints.json`.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
+import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { readLocalEndpoints } from '../local/local-state.js';
 import { localClientConfig } from '../local/provision.js';
 import { type ShardRange, rangeFromFailureMessage, replayRange } from './replay-range.js';
+import { REPLAY_USAGE } from './replay-usage.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const USAGE =
-  'usage: replay.ts (--failure <file> | [--stream <name>] --shard <id> --from <seq> --to <seq>) (--bucket <bucket> | --local) [--endpoint <kinesis url>] [--s3-endpoint <s3 url>] [--chunk-size <n>]';
 
-class UsageError extends Error {
-  override name = 'UsageError';
-}
+const SEQUENCE_NUMBER = /^\d{1,128}$/;
 
 const required = (value: string | undefined, flag: string): string => {
   if (value === undefined || value === '') throw new UsageError(`${flag} missing`);
@@ -44,8 +41,9 @@ function describeReplayError(error: unknown): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
+  const parsed = parseCommandLine(
+    process.argv.slice(2),
+    {
       failure: { type: 'string' },
       stream: { type: 'string' },
       shard: { type: 'string' },
@@ -57,8 +55,17 @@ async function main(): Promise<void> {
       's3-endpoint': { type: 'string' },
       'chunk-size': { type: 'string' },
     },
-    strict: true,
-  });
+    REPLAY_USAGE,
+  );
+  if (!parsed) return;
+  const { values } = parsed;
+  for (const flag of ['from', 'to'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !SEQUENCE_NUMBER.test(value)) throw new UsageError(`--${flag} must be a Kinesis sequence number (decimal digits), not '${value}'`);
+  }
+  const chunkText = values['chunk-size'];
+  if (chunkText !== undefined && !/^[1-9]\d{0,6}$/.test(chunkText)) throw new UsageError(`--chunk-size must be a positive integer, not '${chunkText}'`);
+  const chunkSize = chunkText === undefined ? undefined : Number(chunkText);
   const local = values.local ? readLocalEndpoints() : undefined;
   const range: ShardRange = values.failure
     ? rangeFromFailureMessage(JSON.parse(readFileSync(values.failure, 'utf8')))
@@ -69,8 +76,6 @@ async function main(): Promise<void> {
         endSequenceNumber: required(values.to, '--to'),
       };
   const bucket = values.bucket ?? local?.bucket ?? required(undefined, '--bucket (or --local)');
-  const chunkSize = values['chunk-size'] === undefined ? undefined : Number(values['chunk-size']);
-  if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && chunkSize > 0)) throw new UsageError('--chunk-size must be a positive integer');
   const client = (endpoint: string | undefined) => (local ? localClientConfig(endpoint!) : endpoint ? { endpoint, forcePathStyle: true } : {});
   const kinesis = new KinesisClient(client(values.endpoint ?? local?.kinesis));
   const s3 = new S3Client(client(values['s3-endpoint'] ?? values.endpoint ?? local?.s3));
@@ -93,8 +98,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`replay: ${describeReplayError(error)}\n`);
-  if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`);
-  process.exitCode = error instanceof UsageError ? 2 : 1;
-});
+main().catch((error: unknown) => reportFailure('replay', REPLAY_USAGE, error, describeReplayError));

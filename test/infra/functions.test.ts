@@ -106,7 +106,7 @@ describe('functions', () => {
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(ingest.functionLogGroup)] },
         { actions: ['dynamodb:GetItem'], resources: [arn(stack.tables.tenancyTable)] },
         {
-          actions: ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          actions: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
           resources: [arn(stack.tables.rateTable)],
         },
         { actions: ['kinesis:PutRecord', 'kinesis:PutRecords'], resources: [arn(stack.traceStream.stream)] },

@@ -1,4 +1,5 @@
 import { Match } from 'aws-cdk-lib/assertions';
+import { MAX_DECODED_BODY_BYTES } from '../../lambda/shared/request-limits.js';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
 import { synthStack } from './support/synth-stack.js';
 
@@ -7,12 +8,12 @@ describe('IngestApi', () => {
   const apiId = stack.resolve(stack.ingest.api.restApiId) as unknown;
   const handlerId = stack.getLogicalId(stack.ingest.handler.node.defaultChild as never);
 
-  describe('full gzip batches reach the function still compressed', () => {
-    it('treats every request body as binary, so a gzip body arrives base64-encoded and intact', () => {
+  describe('every body reaches the function base64-encoded, the shape MAX_DECODED_BODY_BYTES is derived for', () => {
+    it('treats every request body as binary, whatever its Content-Type, so its size in the event is 4/3 of its decoded size', () => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
     });
 
-    it('leaves payload compression off, so API Gateway never decodes Content-Encoding: gzip into a body over 6 MB', () => {
+    it('leaves response compression off (API Gateway inflates gzip requests either way, and the function reads both)', () => {
       const apis = template.findResources('AWS::ApiGateway::RestApi');
       expect(Object.keys(apis)).toHaveLength(1);
       for (const api of Object.values(apis)) {
@@ -77,19 +78,31 @@ describe('IngestApi', () => {
     it.each([
       ['MISSING_AUTHENTICATION_TOKEN', '404', 'not_found'],
       ['RESOURCE_NOT_FOUND', '404', 'not_found'],
+      ['BAD_REQUEST_PARAMETERS', '401', 'invalid_api_key'],
       ['REQUEST_TOO_LARGE', '413', 'payload_too_large'],
+      ['UNSUPPORTED_MEDIA_TYPE', '415', 'unsupported_content_encoding'],
       ['THROTTLED', '429', 'rate_limited'],
+      ['API_CONFIGURATION_ERROR', '500', 'request_not_delivered'],
+      ['INTEGRATION_TIMEOUT', '504', 'gateway_timeout'],
       ['DEFAULT_4XX', undefined, 'bad_request'],
       ['DEFAULT_5XX', undefined, 'unavailable'],
-    ])('%s answers %s with a JSON body whose code is %s', (type, status, code) => {
+    ])('%s answers %s with a JSON body whose code is %s, never cached', (type, status, code) => {
       const response = byType.get(type);
       expect(response).toBeDefined();
       expect(response?.StatusCode).toBe(status);
       expect(response?.ResponseParameters?.['gatewayresponse.header.Content-Type']).toBe("'application/json'");
+      expect(response?.ResponseParameters?.['gatewayresponse.header.Cache-Control']).toBe("'no-store'");
       const body = response?.ResponseTemplates?.['application/json'] ?? '';
       expect(body).toContain(`"code":"${code}"`);
       expect(body).toContain('"detail":');
       expect(body).toContain('$context.requestId');
+    });
+
+    it.each(['REQUEST_TOO_LARGE', 'API_CONFIGURATION_ERROR'])('%s, a refusal before the function runs, says to split and never to retry', (type) => {
+      const response = byType.get(type);
+      expect(response?.ResponseParameters?.['gatewayresponse.header.Retry-After']).toBeUndefined();
+      expect(response?.ResponseTemplates?.['application/json']).toMatch(/split the batch.*cannot succeed/);
+      expect(response?.ResponseTemplates?.['application/json']).toContain(String(MAX_DECODED_BODY_BYTES));
     });
 
     it('unknown routes answer 404, not the default 403 "Missing Authentication Token"', () => {
@@ -99,6 +112,7 @@ describe('IngestApi', () => {
     it('tells throttled and failing clients when to retry', () => {
       expect(byType.get('THROTTLED')?.ResponseParameters?.['gatewayresponse.header.Retry-After']).toBe("'1'");
       expect(byType.get('DEFAULT_5XX')?.ResponseParameters?.['gatewayresponse.header.Retry-After']).toMatch(/^'\d+'$/);
+      expect(byType.get('INTEGRATION_TIMEOUT')?.ResponseParameters?.['gatewayresponse.header.Retry-After']).toMatch(/^'\d+'$/);
     });
 
     it('renders the 4xx default with the escaped error message, which stays valid JSON', () => {

@@ -165,6 +165,26 @@ describe('compaction against s3rver: every row once after faults and replays', (
     expect(await readWithParquetWasm('traces')).toEqual((await rows('SELECT trace_id FROM traces ORDER BY trace_id')).map((r) => r.trace_id as string));
   });
 
+  it('compacts an hour of more than 1,000 raw objects per dataset, listed across ListObjectsV2 pages, to every trace once', async () => {
+    // One record per landing call, so one traces and one spans object each: 1,010 raw objects per dataset,
+    // more than the 1,000 keys of one listing page (s3rver must hand out continuation tokens that work).
+    const traces = Array.from({ length: 1_010 }, () => acceptedTrace({}, 1));
+    for (let start = 0; start < traces.length; start += 25) {
+      await Promise.all(traces.slice(start, start + 25).map((trace, i) => landRecords({ store: store() }, [inlineRecord(start + i + 1, trace)])));
+    }
+    // A replay of the first ten in one batch: the exactly-once view folds both copies into one.
+    await landRecords({ store: store() }, traces.slice(0, 10).map((trace, i) => inlineRecord(10_000 + i, trace)));
+    const listing = new S3CompactionStore(s3, bucket);
+    expect((await listing.list('traces/')).length).toBe(1_011);
+    expect((await listing.list('spans/')).length).toBe(1_011);
+
+    const run = await compact();
+
+    expect(run.failed).toEqual([]);
+    await expectExactlyOnce(1_010, 1_010);
+    expect(await readWithParquetWasm('traces')).toEqual(traces.map((t) => t.trace_id).sort());
+  });
+
   it('writes an object larger than an upload part by a multipart upload that s3rver assembles, read back whole by DuckDB and parquet-wasm', async () => {
     // Random (incompressible) text of ~1.4 MB per span: the hour's spans object is ~8.4 MB, two parts of S3's 5 MiB minimum.
     const traces = Array.from({ length: 3 }, () => ({ ...acceptedTrace({}, 0), spans: [0, 1].map((i) => acceptedSpan({ input: randomBytes(1_050_000).toString('base64') }, i)) }));

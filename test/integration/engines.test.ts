@@ -102,6 +102,43 @@ describe('local engines', () => {
       client.destroy();
     }
   });
+  // A contract test pinned to s3rver 3.7.1's listing internals (scripts/local/s3rver-continuation-tokens.ts).
+  it('s3rver pages a listing with continuation tokens (no DES, which OpenSSL 3 lacks) and refuses a token it did not issue', async () => {
+    const s3 = await startS3rver();
+    engines.push(s3);
+    const client = new S3Client(localClientConfig(s3.endpoint));
+    try {
+      await createBucket(client, 'paged');
+      await createBucket(client, 'other');
+      const keys = ['a/1', 'a/2', 'a/3', 'b/1', 'b/2'];
+      await Promise.all(keys.map((Key) => client.send(new PutObjectCommand({ Bucket: 'paged', Key, Body: Key }))));
+
+      const pages: { keys: string[]; truncated?: boolean }[] = [];
+      let ContinuationToken: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket: 'paged', MaxKeys: 2, ContinuationToken }));
+        pages.push({ keys: (page.Contents ?? []).map((object) => object.Key!), truncated: page.IsTruncated });
+        if (ContinuationToken !== undefined) expect(page.ContinuationToken).toBe(ContinuationToken);
+        ContinuationToken = page.NextContinuationToken;
+      } while (ContinuationToken);
+      expect(pages).toEqual([
+        { keys: ['a/1', 'a/2'], truncated: true },
+        { keys: ['a/3', 'b/1'], truncated: true },
+        { keys: ['b/2'], truncated: false },
+      ]);
+
+      const first = await client.send(new ListObjectsV2Command({ Bucket: 'paged', Prefix: 'a/', MaxKeys: 1 }));
+      const rest = await client.send(new ListObjectsV2Command({ Bucket: 'paged', Prefix: 'a/', ContinuationToken: first.NextContinuationToken }));
+      expect(rest.Contents?.map((object) => object.Key)).toEqual(['a/2', 'a/3']);
+
+      for (const [Bucket, token] of [['paged', 'not-a-token'], ['other', first.NextContinuationToken!]] as const) {
+        await expect(client.send(new ListObjectsV2Command({ Bucket, ContinuationToken: token }))).rejects.toMatchObject({ name: 'InvalidArgument', $metadata: { httpStatusCode: 400 } });
+      }
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('stops DynamoDB Local within seconds when the process that started it is killed with SIGKILL', async () => {
     const owner = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../fixtures/engines/dynamodb-local-then-wait.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
     const [line] = (await once(owner.stdout!, 'data')) as [Buffer];

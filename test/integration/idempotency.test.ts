@@ -1,7 +1,12 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { composeIngest } from '../../lambda/ingest/compose.js';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { composeIngest, defaultIngestClients } from '../../lambda/ingest/compose.js';
 import type { StreamRecord, TraceSink } from '../../lambda/ingest/ports.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
+import { rateKeys } from '../../lambda/shared/tables.js';
+import { startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
+import { localClientConfig } from '../../scripts/local/provision.js';
 import { provisionOrg } from '../support/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
 import { quietTelemetry } from '../support/quiet-telemetry.js';
@@ -96,6 +101,67 @@ describe('Idempotency-Key', () => {
     const { post, published } = setup();
     expect((await post(a, liveBatch(1), 'shared')).statusCode).toBe(200);
     expect((await post(b, liveBatch(1), 'shared')).statusCode).toBe(200);
+    expect(published).toHaveLength(2);
+  });
+
+  it('recognises its own claim when the claim PutItem answers after the client timeout and the SDK retries it', async () => {
+    const { apiKey, orgId } = await provisionOrg(engines.tenancy, { quotas: { minute: 1000 } });
+    // The first IDEM# PutItem is carried out at once but answered 2.6 s later, past the deployed 2 s timeout.
+    let delayed = 0;
+    const proxy = await startDynamoProxy(engines.endpoints.dynamodb!, {}, {
+      answerDelayMs: (operation, input) => {
+        const pk = (input.Item as { pk?: { S?: string } } | undefined)?.pk?.S ?? '';
+        return operation === 'PutItem' && pk.startsWith('IDEM#') && delayed++ === 0 ? 2_600 : 0;
+      },
+    });
+    const { dynamodb } = defaultIngestClients(false, localClientConfig(proxy.endpoint));
+    try {
+      const published: StreamRecord[] = [];
+      const handler = composeIngest({
+        resources: { rateTable: tables.rate },
+        clients: { dynamodb },
+        ports: {
+          tenancy: engines.tenancy,
+          rateLimiter: new DynamoDbRateLimiter(engines.dynamodb, tables.rate),
+          sink: { publish: async (records) => void published.push(...records) },
+          overflow: { put: async () => Promise.reject(new Error('unused')) },
+        },
+        ...quietTelemetry('it'),
+      });
+      const batch = JSON.stringify(liveBatch(3));
+      const post = () => handler(gatewayEvent({ apiKey, body: batch, headers: { 'Idempotency-Key': 'slow-claim' } }), lambdaContext) as Promise<APIGatewayProxyResult>;
+
+      const first = await post();
+
+      expect(delayed).toBeGreaterThanOrEqual(2);
+      expect({ status: first.statusCode, replayed: first.headers?.['Idempotent-Replayed'] }).toEqual({ status: 200, replayed: undefined });
+      expect(published).toHaveLength(3);
+      const { pk, sk } = rateKeys.idempotency(orgId, 'slow-claim');
+      const { Item } = await engines.dynamodb.send(new GetItemCommand({ TableName: tables.rate, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }));
+      expect(Item?.state?.S).toBe('completed');
+      const resend = await post();
+      expect({ status: resend.statusCode, replayed: resend.headers?.['Idempotent-Replayed'], body: resend.body }).toEqual({ status: 200, replayed: 'true', body: first.body });
+      expect(published).toHaveLength(3);
+    } finally {
+      dynamodb.destroy();
+      await proxy.stop();
+    }
+  });
+
+  it('puts a replay through the workspace check of a first request: a key of another workspace gets 403, not the first answer', async () => {
+    const { apiKey, orgId } = await provisionOrg(engines.tenancy, { workspaces: ['default', 'ws2'] });
+    const secret = generateApiKeySecret();
+    const now = new Date().toISOString();
+    await engines.tenancy.putApiKey({ keyId: secret.keyId, orgId, workspaceSlug: 'ws2', status: 'active', name: 'ws2', displayPrefix: secret.displayPrefix, createdAt: now }, secret.secretHash);
+    const { post, published } = setup();
+    const batch = liveBatch(2, { workspace_slug: 'default' });
+    expect((await post(apiKey, batch, 'scoped')).statusCode).toBe(200);
+
+    const replay = await post(secret.secret, batch, 'scoped');
+
+    expect({ status: replay.statusCode, code: JSON.parse(replay.body).code, replayed: replay.headers?.['Idempotent-Replayed'] }).toEqual({ status: 403, code: 'workspace_out_of_scope', replayed: undefined });
+    expect((await post(secret.secret, batch)).statusCode).toBe(403);
+    expect((await post(apiKey, batch, 'scoped')).headers?.['Idempotent-Replayed']).toBe('true');
     expect(published).toHaveLength(2);
   });
 

@@ -74,8 +74,8 @@ describe('load on the local stack (issue 14)', () => {
     const deps = { store: new DynamoDbTenancyStore(dynamodb, LOCAL_NAMES.tables.tenancy), now: () => new Date() };
     const open = `load-open-${randomUUID().slice(0, 8)}`;
     const tight = `load-tight-${randomUUID().slice(0, 8)}`;
-    await createOrganization(deps, open, { quotas: { minute: null, hour: null, day: null, month: null } });
-    await createOrganization(deps, tight, { quotas: { minute: null, hour: 10_000, day: null, month: null } });
+    await createOrganization(deps, open, { overrides: { minute: null, hour: null, day: null, month: null } });
+    await createOrganization(deps, tight, { overrides: { minute: null, hour: 10_000, day: null, month: null } });
     const keys = { [open]: (await createApiKey(deps, open)).api_key, [tight]: (await createApiKey(deps, tight)).api_key };
     dynamodb.destroy();
 

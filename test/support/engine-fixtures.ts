@@ -27,7 +27,7 @@ export async function provisionOrg(
       plan: 'test',
       planStatus: 'active',
       billingStatus: 'ok',
-      quotas: { minute: null, hour: null, day: null, month: null, ...options.quotas },
+      overrides: { minute: null, hour: null, day: null, month: null, ...options.quotas },
       createdAt: now,
       updatedAt: now,
     },

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TenancyReader } from '../../lambda/ingest/ports.js';
-import { type ApiKey, generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
+import { type ApiKey, generateApiKeySecret, type Organization, overridesOf, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { quietTelemetry } from './quiet-telemetry.js';
 
 /**
@@ -11,10 +11,10 @@ import { quietTelemetry } from './quiet-telemetry.js';
 export function fakeTenancy(orgId: string, quotas: Quotas): { apiKey: string; tenancy: TenancyReader } {
   const secret = generateApiKeySecret();
   const key: ApiKey = { keyId: secret.keyId, orgId, workspaceSlug: null, status: 'active', name: 'fake', displayPrefix: '', createdAt: '' };
-  const org: Organization = { orgId, plan: 'fake', planStatus: 'active', billingStatus: 'ok', quotas, createdAt: '', updatedAt: '' };
+  const org: Organization = { orgId, plan: 'fake', planStatus: 'active', billingStatus: 'ok', overrides: overridesOf(quotas), createdAt: '', updatedAt: '' };
   return {
     apiKey: secret.secret,
-    tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, workspaceExists: async () => true },
+    tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, getPlan: async () => undefined, workspaceExists: async () => true },
   };
 }
 

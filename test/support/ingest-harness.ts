@@ -27,7 +27,10 @@ export function publishedRecords(): InlineTraceRecord[] {
 export const TEST_POLICY = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 2 };
 
 export interface HarnessOptions {
+  /** The organization's overrides; without `plan`, every window not given here gets the harness's own number. */
   quotas?: Partial<Quotas>;
+  /** Puts the organization on plan `team` with these quotas (`missing`: a plan that does not exist), overriding only `quotas`. */
+  plan?: Quotas | 'missing';
   planStatus?: Organization['planStatus'];
   billingStatus?: Organization['billingStatus'];
   workspaces?: string[];
@@ -75,12 +78,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       plan: 'team',
       planStatus: options.planStatus ?? 'active',
       billingStatus: options.billingStatus ?? 'ok',
-      quotas: { minute: 1000, hour: 10_000, day: 100_000, month: 1_000_000, ...options.quotas },
+      overrides: options.plan === undefined ? { minute: 1000, hour: 10_000, day: 100_000, month: 1_000_000, ...options.quotas } : { ...options.quotas },
       createdAt: now,
       updatedAt: now,
     },
     { createOnly: true },
   );
+  if (options.plan !== undefined && options.plan !== 'missing') await store.putPlan({ name: 'team', quotas: options.plan, createdAt: now, updatedAt: now }, 'create');
   for (const slug of options.workspaces ?? ['research', 'support']) await store.putWorkspace({ orgId, slug, createdAt: now });
   const orgKey = generateApiKeySecret();
   const workspaceKey = generateApiKeySecret();

@@ -8,6 +8,8 @@ import { type TraceValidation, validateTrace } from '../validation/validate-trac
 import { buildTrace, groupSpans, type RejectedSpan, type SpanGroup, type TraceInput } from './map-export.js';
 import { decodeExportRequestJson } from './otlp-json.js';
 import type { OtlpExport } from './otlp-model.js';
+import type { QuotaState } from '../quota-headers.js';
+import { readQuotaState } from '../steps/read-quota-state.js';
 import { decodeExportRequest, UndecodableRequestError } from './otlp-protobuf.js';
 
 /** The two OTLP/HTTP encodings; the answer is written in the request's. */
@@ -36,6 +38,8 @@ export interface OtlpResult {
   acceptedTraces: number;
   orgId: string;
   apiKeyId: string;
+  /** The organization's windows after this export, for the `RateLimit` headers. */
+  quotaState?: QuotaState[];
 }
 
 /** A `Content-Type` the endpoint does not read. */
@@ -148,7 +152,8 @@ export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promis
   }
   const base = { orgId: caller.org.orgId, apiKeyId: caller.key.keyId };
   if (traces.length === 0) {
-    return { ...base, acceptedSpans: 0, rejectedSpans: grouped.spanCount, errorMessage: describe(rejected), acceptedTraces: 0 };
+    const quotaState = await readQuotaState(deps, caller, request);
+    return { ...base, acceptedSpans: 0, rejectedSpans: grouped.spanCount, errorMessage: describe(rejected), acceptedTraces: 0, quotaState };
   }
   const result = await ingestTraces(
     deps,
@@ -165,5 +170,5 @@ export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promis
     for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(error.issues)}` });
   }
   const acceptedSpans = grouped.spanCount - rejected.length;
-  return { ...base, acceptedSpans, rejectedSpans: rejected.length, errorMessage: describe(rejected), acceptedTraces: result.accepted };
+  return { ...base, acceptedSpans, rejectedSpans: rejected.length, errorMessage: describe(rejected), acceptedTraces: result.accepted, quotaState: result.quotaState };
 }

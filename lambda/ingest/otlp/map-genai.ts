@@ -1,3 +1,4 @@
+import { exceedsDepthLimit } from '../../shared/domain/json-limits.js';
 import type { SpanKind } from '../../shared/domain/trace.js';
 import type { JsonObject, JsonValue, OtlpEvent } from './otlp-model.js';
 
@@ -83,11 +84,15 @@ function kindOf(attributes: JsonObject): SpanKind {
   return 'custom';
 }
 
-/** JSON text of a value: a string holding JSON stays as sent, other strings are quoted. */
+/**
+ * JSON text of a value: a string holding JSON stays as sent, other strings are quoted. A string nested
+ * deeper than validation allows also stays as sent, unparsed: validation then rejects its span (`too_deep`).
+ */
 export function jsonText(value: JsonValue): string {
   if (typeof value === 'string') {
     const first = value.trimStart()[0];
     if (first === '{' || first === '[' || first === '"') {
+      if (exceedsDepthLimit(value)) return value;
       try {
         JSON.parse(value);
         return value;

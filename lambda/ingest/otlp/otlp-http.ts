@@ -1,6 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { OTLP_ROUTE } from '../../shared/service-constants.js';
-import { type GatewayEvent, asRefusal, headerValues, rawBodyOf, retryAfterHeader } from '../http.js';
+import { type GatewayEvent, asRefusal, headerValues, rawBodyOf, refusalHeaders } from '../http.js';
+import { rateLimitHeaders } from '../quota-headers.js';
 import type { OtlpFormat, OtlpRequest, OtlpResult } from './ingest-otlp.js';
 import { exportResponseJson } from './otlp-json.js';
 import { encodeExportResponse, encodeStatus } from './otlp-protobuf.js';
@@ -52,6 +53,7 @@ export function otlpSuccessResponse(result: OtlpResult, format: OtlpFormat | und
     requestId,
     exportResponseJson(result.rejectedSpans, result.errorMessage),
     format === 'protobuf' ? encodeExportResponse(result.rejectedSpans, result.errorMessage) : new Uint8Array(0),
+    rateLimitHeaders(result.quotaState),
   );
 }
 
@@ -69,6 +71,6 @@ export function otlpErrorResponse(error: unknown, format: OtlpFormat | undefined
     requestId,
     JSON.stringify({ code, message: refusal.message, details: [] }),
     format === 'protobuf' ? encodeStatus(code, refusal.message) : new Uint8Array(0),
-    retryAfterHeader(refusal),
+    refusalHeaders(refusal),
   );
 }

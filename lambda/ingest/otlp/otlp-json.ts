@@ -1,5 +1,5 @@
 import { isJsonObject as isObject, type JsonObject as Json } from '../../shared/domain/json.js';
-import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../request/parse-batch.js';
+import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 import { UndecodableRequestError } from './otlp-protobuf.js';
 
@@ -147,7 +147,7 @@ function toSpan(value: unknown, path: string): OtlpSpan {
  */
 export function decodeExportRequestJson(text: string): OtlpExport {
   if (exceedsContainerLimit(text)) {
-    throw new UndecodableRequestError(`more than ${MAX_JSON_CONTAINERS} JSON arrays and objects; split the export`);
+    throw new UndecodableRequestError(`more than ${MAX_JSON_CONTAINERS} JSON arrays and objects (every [ and { counts, also inside strings); split the export`);
   }
   let body: unknown;
   try {

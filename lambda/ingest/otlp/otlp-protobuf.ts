@@ -1,5 +1,6 @@
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
+import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { google, opentelemetry } from '../generated/otlp-trace.js';
 import { assembleSpan, checkNestingDepth, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 
@@ -85,6 +86,9 @@ function toSpan(span: Span): OtlpSpan {
  * {@link UndecodableRequestError}.
  */
 export function decodeExportRequest(bytes: Uint8Array): OtlpExport {
+  if (exceedsContainerLimit(bytes)) {
+    throw new UndecodableRequestError(`more than ${MAX_JSON_CONTAINERS} bytes [ and { (the JSON text strings hold is parsed); split the export`);
+  }
   let request;
   try {
     request = proto.collector.trace.v1.ExportTraceServiceRequest.decode(bytes.length > 0 ? bytes : EMPTY);

@@ -1,8 +1,8 @@
-import { gunzipSync } from 'node:zlib';
-import { MalformedBodyError, PayloadTooLargeError } from '../errors.js';
+import { gunzipSync, inflateSync } from 'node:zlib';
+import { MAX_DECODED_BODY_BYTES, SPLIT_THE_BATCH } from '../../shared/request-limits.js';
+import { BatchTooLargeError, MalformedBodyError } from '../errors.js';
 
-/** Decoded (gunzipped) bodies above this size get 413 (docs/contract.md §4). */
-export const MAX_DECODED_BODY_BYTES = 20 * 1024 * 1024;
+export { MAX_DECODED_BODY_BYTES };
 
 export interface RawBody {
   body: string | null;
@@ -12,22 +12,34 @@ export interface RawBody {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-const tooLarge = () =>
-  new PayloadTooLargeError(
-    `Request body too large: the decoded body must be at most ${MAX_DECODED_BODY_BYTES} bytes (20 MiB); split the batch`,
-  );
+const tooLarge = () => new BatchTooLargeError(`Request body too large: the decoded body is over ${MAX_DECODED_BODY_BYTES} bytes; ${SPLIT_THE_BATCH}`);
 
 function isGzip(bytes: Buffer): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
 
-function gunzipBounded(bytes: Buffer): Buffer {
+/** A zlib stream header (RFC 1950): method 8 and a check value that makes the first two bytes a multiple of 31. */
+function isZlib(bytes: Buffer): boolean {
+  return bytes.length >= 2 && ((bytes[0] as number) & 0x0f) === 8 && ((bytes[0] as number) * 256 + (bytes[1] as number)) % 31 === 0;
+}
+
+/**
+ * Whether a body the gateway passed as text (not base64) still holds compressed bytes, one per
+ * character: a text media type's body inflated by the gateway, or sent plain, is text to read as UTF-8.
+ */
+function textLooksCompressed(body: string, encoding: 'gzip' | 'deflate' | 'identity'): boolean {
+  const head = Buffer.from(body.slice(0, 2), 'latin1');
+  return isGzip(head) || (encoding === 'deflate' && isZlib(head));
+}
+
+function inflateBounded(bytes: Buffer, coding: 'gzip' | 'deflate'): Buffer {
   try {
     // maxOutputLength bounds memory: a gzip bomb stops at the limit instead of inflating.
-    return gunzipSync(bytes, { maxOutputLength: MAX_DECODED_BODY_BYTES + 1 });
+    const options = { maxOutputLength: MAX_DECODED_BODY_BYTES + 1 };
+    return coding === 'gzip' ? gunzipSync(bytes, options) : inflateSync(bytes, options);
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
-    throw new MalformedBodyError('Malformed body: Content-Encoding is gzip but the body is not valid gzip data', {
+    throw new MalformedBodyError(`Malformed body: Content-Encoding is ${coding} but the body is not valid ${coding} data`, {
       cause: error,
     });
   }
@@ -40,17 +52,25 @@ function gunzipBounded(bytes: Buffer): Buffer {
 export function decodeBodyBytes(raw: RawBody): Buffer {
   if (raw.body === null || raw.body === '') throw new MalformedBodyError('Malformed body: the request has no body');
   const encoding = checkedEncoding(raw);
-  let bytes: Buffer = raw.isBase64Encoded ? Buffer.from(raw.body, 'base64') : Buffer.from(raw.body, 'latin1');
-  if (encoding === 'gzip' || isGzip(bytes)) bytes = gunzipBounded(bytes);
+  let bytes: Buffer = raw.isBase64Encoded
+    ? Buffer.from(raw.body, 'base64')
+    : Buffer.from(raw.body, textLooksCompressed(raw.body, encoding) ? 'latin1' : 'utf8');
+  // API Gateway inflates a gzip or deflate body itself and keeps the Content-Encoding header
+  // (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-make-request-with-compressed-payload.html),
+  // so a body labelled with a coding it is not in arrives already decoded: read it as it is. A JSON or
+  // OTLP body never starts with a gzip or zlib header, so the bytes tell the two cases apart.
+  if (isGzip(bytes)) bytes = inflateBounded(bytes, 'gzip');
+  else if (encoding === 'deflate' && isZlib(bytes)) bytes = inflateBounded(bytes, 'deflate');
   if (bytes.length > MAX_DECODED_BODY_BYTES) throw tooLarge();
   return bytes;
 }
 
-function checkedEncoding(raw: RawBody): 'gzip' | 'identity' {
+function checkedEncoding(raw: RawBody): 'gzip' | 'deflate' | 'identity' {
   const encoding = raw.contentEncoding?.trim().toLowerCase() ?? '';
   if (encoding === 'gzip' || encoding === 'x-gzip') return 'gzip';
+  if (encoding === 'deflate') return 'deflate';
   if (encoding === '' || encoding === 'identity') return 'identity';
-  throw new MalformedBodyError(`Malformed body: Content-Encoding '${raw.contentEncoding}' is not supported; send gzip or no encoding`);
+  throw new MalformedBodyError(`Malformed body: Content-Encoding '${raw.contentEncoding}' is not supported; send gzip, deflate or no encoding`);
 }
 
 /**
@@ -61,8 +81,8 @@ export function decodeBody(raw: RawBody): string {
   if (raw.body === null || raw.body === '') {
     throw new MalformedBodyError('Malformed body: the request has no body; send a JSON object with a "traces" array');
   }
-  if (!raw.isBase64Encoded && checkedEncoding(raw) === 'identity') {
-    // Already text: only its size needs checking.
+  if (!raw.isBase64Encoded && !textLooksCompressed(raw.body, checkedEncoding(raw))) {
+    // Already text (never compressed, or inflated by the gateway): only its size needs checking.
     if (raw.body.length * 3 > MAX_DECODED_BODY_BYTES && Buffer.byteLength(raw.body, 'utf8') > MAX_DECODED_BODY_BYTES) throw tooLarge();
     return raw.body.charCodeAt(0) === 0xfeff ? raw.body.slice(1) : raw.body;
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   dependencyUnavailable,
   IdempotencyInProgressError,
@@ -48,10 +48,17 @@ export async function withIdempotency(request: IdempotentRequest, run: () => Pro
   const { store, log, orgId, apiKeyId, idempotencyKey } = request;
   const bodyHash = createHash('sha256').update(request.body, 'utf8').digest('base64url');
   const nowSeconds = Math.floor(request.receivedAtMicros / 1_000_000);
+  const claimToken = randomUUID();
+  const release = () =>
+    store.release(orgId, idempotencyKey, claimToken).catch((releaseError: unknown) => {
+      log.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
+    });
   let claim;
   try {
-    claim = await store.claim(orgId, idempotencyKey, bodyHash, nowSeconds);
+    claim = await store.claim(orgId, idempotencyKey, bodyHash, nowSeconds, claimToken);
   } catch (error) {
+    // The claim may have been written with its answer lost: give it up, or the resend meets it for the lock time.
+    await release();
     throw dependencyUnavailable(error);
   }
   if (claim.kind !== 'claimed') {
@@ -70,13 +77,11 @@ export async function withIdempotency(request: IdempotentRequest, run: () => Pro
   try {
     result = await run();
   } catch (error) {
-    await store.release(orgId, idempotencyKey).catch((releaseError: unknown) => {
-      log.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
-    });
+    await release();
     throw error;
   }
   const response = JSON.stringify({ accepted: result.accepted, rejected: result.rejected, errors: result.errors });
-  const stored = await store.complete(orgId, idempotencyKey, response, nowSeconds).catch((error: unknown) => {
+  const stored = await store.complete(orgId, idempotencyKey, response, nowSeconds, claimToken).catch((error: unknown) => {
     log.error('Could not store an idempotent response', { orgId, error: (error as Error).name });
     return false;
   });

@@ -1,4 +1,4 @@
-import { type ApiKey, hashApiKey, isWellFormedApiKey, type Organization } from '../../shared/domain/tenancy.js';
+import { type ApiKey, effectiveQuotas, hashApiKey, isWellFormedApiKey, type Organization, type Quotas } from '../../shared/domain/tenancy.js';
 import { InvalidApiKeyError, NoActivePlanError, PaymentRequiredError } from '../errors.js';
 import type { Caller } from '../ingest-types.js';
 import type { TenancyReader } from '../ports.js';
@@ -6,7 +6,7 @@ import type { TenancyReader } from '../ports.js';
 /** Checks 1 to 3: the request's API key is active and its organization may ingest. */
 export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: readonly string[]): Promise<Caller> {
   const key = await authenticate(tenancy, apiKeyValues);
-  return { key, org: await authorizeOrganization(tenancy, key) };
+  return { key, ...(await authorizeOrganization(tenancy, key)) };
 }
 
 /** Check 1: the request carries exactly one active API key. */
@@ -21,16 +21,24 @@ export async function authenticate(tenancy: TenancyReader, apiKeyValues: readonl
   return key;
 }
 
-/** Checks 2 and 3: the key's organization has an active plan and no billing issue. */
-export async function authorizeOrganization(tenancy: TenancyReader, key: ApiKey): Promise<Organization> {
+/**
+ * Checks 2 and 3: the key's organization has an active plan and no billing issue. The plan is read
+ * only for the windows the organization does not override; a plan that does not exist is no
+ * active plan.
+ */
+export async function authorizeOrganization(tenancy: TenancyReader, key: ApiKey): Promise<{ org: Organization; quotas: Quotas }> {
   const org = await tenancy.getOrganization(key.orgId);
   if (!org || org.planStatus !== 'active') {
     throw new NoActivePlanError('Organization has no active plan: activate a plan to ingest traces');
   }
+  const quotas = effectiveQuotas(org.overrides, undefined) ?? effectiveQuotas(org.overrides, await tenancy.getPlan(org.plan));
+  if (!quotas) {
+    throw new NoActivePlanError(`Organization has no active plan: its plan '${org.plan}' does not exist; put the organization on an existing plan`);
+  }
   if (org.billingStatus !== 'ok') {
     throw new PaymentRequiredError('Payment required: the organization has a billing issue; settle it to resume ingest');
   }
-  return org;
+  return { org, quotas };
 }
 
 /** The values of a header that must be sent once. Repeats of one value count as one. */

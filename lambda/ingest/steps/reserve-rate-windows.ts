@@ -1,6 +1,6 @@
 import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type WindowCounter } from '../../shared/domain/rate-windows.js';
-import type { Organization } from '../../shared/domain/tenancy.js';
-import { dependencyUnavailable, RateLimitedError } from '../errors.js';
+import type { Quotas } from '../../shared/domain/tenancy.js';
+import { BatchExceedsQuotaError, dependencyUnavailable, RateLimitedError } from '../errors.js';
 import type { Arrival } from '../ingest-types.js';
 import type { FullWindow, IngestLog, RateLimiter } from '../ports.js';
 
@@ -16,17 +16,18 @@ export interface Reservation {
  */
 export async function reserveRateWindows(
   ports: { rateLimiter: RateLimiter; log: IngestLog },
-  org: Organization,
+  caller: { org: { orgId: string }; quotas: Quotas },
   arrival: Arrival,
   count: number,
 ): Promise<Reservation> {
-  const counters = countersFor(org.quotas, new Date(Math.floor(arrival.receivedAtMicros / 1000)));
-  const reservation: Reservation = { giveBack: (given = count) => giveBack(ports, org.orgId, counters, given, arrival.requestId) };
+  const orgId = caller.org.orgId;
+  const counters = countersFor(caller.quotas, new Date(Math.floor(arrival.receivedAtMicros / 1000)));
+  const reservation: Reservation = { giveBack: (given = count) => giveBack(ports, orgId, counters, given, arrival.requestId) };
   const tooSmall = counters.filter((counter) => counter.quota < count);
   if (tooSmall.length > 0) throw rateLimited(tooSmall, count, true);
   let decision;
   try {
-    decision = await ports.rateLimiter.reserve(org.orgId, counters, count, arrival.requestId);
+    decision = await ports.rateLimiter.reserve(orgId, counters, count, arrival.requestId);
   } catch (error) {
     // The reserve may have been applied with only its answer lost; giving back is exact either way.
     await reservation.giveBack();
@@ -44,7 +45,7 @@ function rateLimited(counters: readonly FullWindow[], count: number, batchTooLar
   const retryAfter = RETRY_AFTER_SECONDS[window];
   if (batchTooLarge) {
     const message = `Rate limit exceeded: this batch of ${count} traces is larger than the whole ${label} quota of ${quota}; split the batch`;
-    return new RateLimitedError(message, window, quota, retryAfter);
+    return new BatchExceedsQuotaError(message, window, quota, retryAfter);
   }
   if (used === undefined) {
     const message = `Rate limit exceeded: the ${label} quota of ${quota} traces has no room for this batch of ${count}; retry after the Retry-After interval`;

@@ -13,6 +13,7 @@ export const ISSUE_CODES = {
   too_long: 'a string member is longer than 1,024 characters',
   not_json_string: '`input`, `output` or `attributes` is a string that does not hold JSON text',
   not_json_object: '`attributes` holds JSON that is not an object',
+  too_deep: '`input`, `output` or `attributes` holds JSON text that nests arrays and objects deeper than MAX_JSON_TEXT_DEPTH (128) levels',
   invalid_tags: '`attributes.tags` is present but not an array of strings',
   duplicate_span_id: 'two spans of the trace share a `span_id`',
   invalid_parent: '`parent_span_id` equals the span\'s own `span_id`',

@@ -1,4 +1,5 @@
 import { isJsonObject, type JsonObject } from '../../shared/domain/json.js';
+import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../shared/domain/json-limits.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
@@ -40,13 +41,22 @@ function parseJson(text: string): unknown {
   }
 }
 
+const TOO_DEEP_MESSAGE = `must not nest arrays and objects deeper than ${MAX_JSON_TEXT_DEPTH} levels`;
+
+/** Refuses text nested too deep before it is parsed: JSON.parse would build all of it first. */
+function tooDeep(value: string, path: string, issues: ValidationIssue[]): boolean {
+  if (!exceedsDepthLimit(value)) return false;
+  issues.push({ path, code: 'too_deep', message: TOO_DEEP_MESSAGE });
+  return true;
+}
+
 function checkJsonText(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (typeof value !== 'string' || value === '') return;
+  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues)) return;
   if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
 }
 
 function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (typeof value !== 'string' || value === '') return;
+  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues)) return;
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
     issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });

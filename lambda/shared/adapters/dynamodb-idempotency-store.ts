@@ -33,7 +33,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
     return { pk: { S: pk }, sk: { S: sk } };
   }
 
-  async claim(orgId: string, key: string, bodyHash: string, nowSeconds: number): Promise<IdempotencyClaim> {
+  async claim(orgId: string, key: string, bodyHash: string, nowSeconds: number, claimToken: string): Promise<IdempotencyClaim> {
     try {
       await this.client.send(
         new PutItemCommand({
@@ -42,13 +42,16 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
             ...this.key(orgId, key),
             state: { S: 'in_progress' },
             body_hash: { S: bodyHash },
+            claim_token: { S: claimToken },
             lock_expires_at: { N: String(nowSeconds + IDEMPOTENCY_LOCK_SECONDS) },
             expires_at: { N: String(nowSeconds + IDEMPOTENCY_RETENTION_SECONDS) },
           },
-          // Free when absent, expired, or abandoned by a request that died holding it.
-          ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now OR (#state = :progress AND lock_expires_at < :now)',
+          // Free when absent, expired, or abandoned by a request that died holding it; or already ours: the
+          // SDK retries a PutItem whose answer timed out (2 s), and the first attempt may have been written.
+          ConditionExpression:
+            'attribute_not_exists(pk) OR expires_at < :now OR (#state = :progress AND (lock_expires_at < :now OR claim_token = :token))',
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':now': { N: String(nowSeconds) }, ':progress': { S: 'in_progress' } },
+          ExpressionAttributeValues: { ':now': { N: String(nowSeconds) }, ':progress': { S: 'in_progress' }, ':token': { S: claimToken } },
         }),
       );
       return { kind: 'claimed' };
@@ -71,33 +74,41 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
     return { kind: 'in_progress', bodyHash: hash };
   }
 
-  async complete(orgId: string, key: string, response: string, nowSeconds: number): Promise<boolean> {
+  async complete(orgId: string, key: string, response: string, nowSeconds: number, claimToken: string): Promise<boolean> {
     const compressed = gzipSync(response);
     if (compressed.byteLength > MAX_STORED_RESPONSE_BYTES) return false;
-    await this.client.send(
-      new UpdateItemCommand({
-        TableName: this.tableName,
-        Key: this.key(orgId, key),
-        UpdateExpression: 'SET #state = :completed, #response = :response, expires_at = :expires REMOVE lock_expires_at',
-        ExpressionAttributeNames: { '#state': 'state', '#response': 'response' },
-        ExpressionAttributeValues: {
-          ':completed': { S: 'completed' },
-          ':response': { B: compressed },
-          ':expires': { N: String(nowSeconds + IDEMPOTENCY_RETENTION_SECONDS) },
-        },
-      }),
-    );
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.key(orgId, key),
+          UpdateExpression: 'SET #state = :completed, #response = :response, expires_at = :expires REMOVE lock_expires_at',
+          // Still our claim: after the lock time another request may have taken the key.
+          ConditionExpression: 'claim_token = :token',
+          ExpressionAttributeNames: { '#state': 'state', '#response': 'response' },
+          ExpressionAttributeValues: {
+            ':completed': { S: 'completed' },
+            ':response': { B: compressed },
+            ':expires': { N: String(nowSeconds + IDEMPOTENCY_RETENTION_SECONDS) },
+            ':token': { S: claimToken },
+          },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
     return true;
   }
 
-  async release(orgId: string, key: string): Promise<void> {
+  async release(orgId: string, key: string, claimToken: string): Promise<void> {
     await this.client.send(
       new DeleteItemCommand({
         TableName: this.tableName,
         Key: this.key(orgId, key),
-        ConditionExpression: '#state = :progress',
+        ConditionExpression: '#state = :progress AND claim_token = :token',
         ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':progress': { S: 'in_progress' } },
+        ExpressionAttributeValues: { ':progress': { S: 'in_progress' }, ':token': { S: claimToken } },
       }),
     ).catch((error: unknown) => {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -24,7 +24,8 @@ export interface WindowCounter {
 const pad = (n: number) => String(n).padStart(2, '0');
 const DAY_SECONDS = 86_400;
 
-function windowBounds(window: RateWindow, at: Date): { start: string; endEpochSeconds: number } {
+/** The fixed window that holds `at`: its start as the counter's key, and its end (the reset) in epoch seconds. */
+export function windowBounds(window: RateWindow, at: Date): { start: string; endEpochSeconds: number } {
   const y = at.getUTCFullYear();
   const mo = at.getUTCMonth();
   const d = at.getUTCDate();
@@ -54,6 +55,14 @@ export function countersFor(quotas: Quotas, at: Date): WindowCounter[] {
     counters.push({ window, windowStart: start, quota, expiresAt: endEpochSeconds + DAY_SECONDS });
   }
   return counters;
+}
+
+/** Seconds the window that holds `at` lasts in all: fixed for minute, hour and day; the calendar month's own length. */
+export function windowLengthSeconds(window: RateWindow, at: Date): number {
+  if (window !== 'month') return RETRY_AFTER_SECONDS[window];
+  const y = at.getUTCFullYear();
+  const mo = at.getUTCMonth();
+  return (Date.UTC(y, mo + 1, 1) - Date.UTC(y, mo, 1)) / 1000;
 }
 
 /** Of several overflowing windows, the one whose `Retry-After` is largest (the longer window on a tie). */

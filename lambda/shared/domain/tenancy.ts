@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Tenancy: organizations with a plan and quotas, their workspaces, and API keys. */
+/** Tenancy: plans with quotas, organizations on a plan, their workspaces, and API keys. */
 
 export const RATE_WINDOWS = ['minute', 'hour', 'day', 'month'] as const;
 export type RateWindow = (typeof RATE_WINDOWS)[number];
@@ -11,14 +11,49 @@ export type Quotas = Record<RateWindow, number | null>;
 export type PlanStatus = 'active' | 'inactive';
 export type BillingStatus = 'ok' | 'past_due';
 
-export interface Organization {
-  orgId: string;
-  plan: string;
-  planStatus: PlanStatus;
-  billingStatus: BillingStatus;
+/** A plan: a name and its four window quotas. Changing a plan changes every organization on it. */
+export interface Plan {
+  name: string;
   quotas: Quotas;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * Windows in which an organization departs from its plan: a window present here ignores the plan's
+ * quota (`null` there means unlimited); an absent window follows the plan.
+ */
+export type QuotaOverrides = Partial<Quotas>;
+
+export interface Organization {
+  orgId: string;
+  /** The name of the plan the organization is on (a reference to a {@link Plan}). */
+  plan: string;
+  overrides: QuotaOverrides;
+  planStatus: PlanStatus;
+  billingStatus: BillingStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Every window overridden: an organization on these needs no plan record to know its quotas. */
+export function overridesOf(quotas: Quotas): QuotaOverrides {
+  return { ...quotas };
+}
+
+/**
+ * The quotas an organization runs under: each window's override where it has one, else its plan's
+ * quota. `undefined` when a window follows the plan and the plan does not exist.
+ */
+export function effectiveQuotas(overrides: QuotaOverrides, plan: Plan | undefined): Quotas | undefined {
+  const quotas = {} as Quotas;
+  for (const window of RATE_WINDOWS) {
+    const override = overrides[window];
+    if (override !== undefined) quotas[window] = override;
+    else if (plan) quotas[window] = plan.quotas[window];
+    else return undefined;
+  }
+  return quotas;
 }
 
 export interface Workspace {
@@ -76,5 +111,10 @@ export function generateApiKeySecret(): NewApiKeySecret {
 export const WORKSPACE_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 /** Organization ids: letters, digits, `_` and `-`, 1–64 characters. */
 export const ORG_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Plan names: letters, digits, `_` and `-`, 1–64 characters. */
+export const PLAN_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The plan `org create` puts an organization on when told no other; created with these quotas if missing. */
+export const DEFAULT_PLAN_NAME = 'default';
 
 export const DEFAULT_QUOTAS: Quotas = { minute: 1_000, hour: 20_000, day: 200_000, month: 2_000_000 };

@@ -22,8 +22,17 @@ export interface DynamoProxy extends Engine {
   readonly semantics: DynamoSemantics;
 }
 
+/** Faults the proxy adds on request, for tests of what a client does when DynamoDB is slow. */
+export interface DynamoProxyFaults {
+  /**
+   * Milliseconds to hold DynamoDB's answer to this request after DynamoDB Local has carried it out
+   * (0 for none): the write is done, the client hears of it late, as after a network stall.
+   */
+  answerDelayMs?(operation: string, input: Record<string, unknown>): number;
+}
+
 /** Starts the proxy on a free loopback port, forwarding to `upstream` (DynamoDB Local's endpoint). */
-export async function startDynamoProxy(upstream: string, options: Partial<DynamoSemanticsOptions> = {}): Promise<DynamoProxy> {
+export async function startDynamoProxy(upstream: string, options: Partial<DynamoSemanticsOptions> = {}, faults: DynamoProxyFaults = {}): Promise<DynamoProxy> {
   const semantics = new DynamoSemantics(Date.now, options);
   const target = new URL(upstream);
   const server = createServer((req, res) => {
@@ -68,6 +77,7 @@ export async function startDynamoProxy(upstream: string, options: Partial<Dynamo
       semantics.releaseHold(heldTargets);
       holdMs = 0;
     }
+    if (faults.answerDelayMs) holdMs = Math.max(holdMs, faults.answerDelayMs(operation, JSON.parse(body.toString('utf8')) as Record<string, unknown>));
     const wait = holdMs - (Date.now() - started);
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     res.writeHead(upstreamAnswer.status, upstreamAnswer.headers);

@@ -1,25 +1,32 @@
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
+  ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { DynamoDbTenancyStore } from '../../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { hashApiKey, type NewApiKeySecret } from '../../../lambda/shared/domain/tenancy.js';
+import { DEFAULT_QUOTAS, hashApiKey, type NewApiKeySecret } from '../../../lambda/shared/domain/tenancy.js';
 import {
   AdminCommandError,
   type AdminDeps,
   createApiKey,
   createOrganization,
+  createPlan,
   createWorkspace,
   listApiKeys,
+  listPlans,
+  migrateOrganizations,
   revokeApiKey,
   showOrganization,
+  showPlan,
   updateOrganization,
+  updatePlan,
 } from '../../../scripts/admin/commands.js';
 
 const TABLE = 'tenancy';
@@ -33,7 +40,7 @@ function deps(): AdminDeps {
   return { store: new DynamoDbTenancyStore(new DynamoDBClient({}), TABLE), now: () => NOW, newSecret };
 }
 
-const orgItem = (extra: Record<string, { S: string } | { N: string }> = {}) => ({
+const orgItem = (extra: Record<string, { S: string } | { N: string } | undefined> = {}) => ({
   pk: { S: 'ORG#acme' },
   sk: { S: 'ORG' },
   org_id: { S: 'acme' },
@@ -49,36 +56,119 @@ const orgItem = (extra: Record<string, { S: string } | { N: string }> = {}) => (
 
 beforeEach(() => dynamodb.reset());
 
-describe('org create', () => {
-  it('writes an active organization with the default quotas overridden by the options, refusing an existing id', async () => {
+const PLAN_KEY = (name: string) => ({ Key: { pk: { S: 'PLANS' }, sk: { S: `PLAN#${name}` } } });
+const ORG_KEY = { Key: { pk: { S: 'ORG#acme' }, sk: { S: 'ORG' } } };
+const planItem = (name: string, quotas: Record<string, string>) => ({
+  pk: { S: 'PLANS' },
+  sk: { S: `PLAN#${name}` },
+  plan_name: { S: name },
+  ...Object.fromEntries(Object.entries(quotas).map(([window, n]) => [`quota_${window}`, { N: n }])),
+  created_at: { S: '2026-01-01T00:00:00.000Z' },
+  updated_at: { S: '2026-01-01T00:00:00.000Z' },
+});
+/** An organization item as written since plans are records: a plan reference and an overrides map. */
+const planOrgItem = (overrides: Record<string, { N: string } | { NULL: true }> = {}, plan = 'team') => ({
+  ...orgItem({ plan: { S: plan } }),
+  quota_minute: undefined,
+  quota_hour: undefined,
+  overrides: { M: overrides },
+});
+const clean = (item: Record<string, AttributeValue | undefined>) => Object.fromEntries(Object.entries(item).filter(([, v]) => v !== undefined)) as Record<string, AttributeValue>;
+const conflict = () => new ConditionalCheckFailedException({ message: 'condition', $metadata: {} });
+
+describe('plan create, update, show and list', () => {
+  it('creates a plan with all four windows, refusing an existing name', async () => {
     dynamodb.on(PutItemCommand).resolves({});
-    const view = await createOrganization(deps(), 'acme', { plan: 'team', quotas: { minute: 5, month: null } });
+    const view = await createPlan(deps(), 'team', { minute: 50, hour: 1000, day: 10_000, month: null });
+    expect(view).toEqual({ plan: 'team', quotas: { minute: 50, hour: 1000, day: 10_000, month: null }, created_at: NOW.toISOString(), updated_at: NOW.toISOString() });
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, {
+      TableName: TABLE,
+      ConditionExpression: 'attribute_not_exists(pk)',
+      Item: {
+        pk: { S: 'PLANS' },
+        sk: { S: 'PLAN#team' },
+        plan_name: { S: 'team' },
+        quota_minute: { N: '50' },
+        quota_hour: { N: '1000' },
+        quota_day: { N: '10000' },
+        created_at: { S: NOW.toISOString() },
+        updated_at: { S: NOW.toISOString() },
+      },
+    });
+    dynamodb.on(PutItemCommand).rejects(conflict());
+    await expect(createPlan(deps(), 'team', { minute: 1, hour: 1, day: 1, month: 1 })).rejects.toThrow('plan team already exists');
+  });
+
+  it('refuses a plan that leaves a window unsaid, or a bad quota, before writing', async () => {
+    await expect(createPlan(deps(), 'team', { minute: 5 })).rejects.toThrow('plan create needs every window\'s quota: give --per-hour, --per-day, --per-month');
+    await expect(createPlan(deps(), 'team', { minute: -1, hour: 1, day: 1, month: 1 })).rejects.toThrow('the minute quota must be a whole number >= 0 or "none"');
+    await expect(createPlan(deps(), 'no spaces', { minute: 1, hour: 1, day: 1, month: 1 })).rejects.toThrow("invalid plan name 'no spaces'");
+    expect(dynamodb).not.toHaveReceivedAnyCommand();
+  });
+
+  it('updates only the windows given, only on an existing plan, and says how soon ingest follows', async () => {
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: planItem('team', { minute: '50', hour: '1000' }) });
+    dynamodb.on(PutItemCommand).resolves({});
+    const view = await updatePlan(deps(), 'team', { minute: 80, day: 5 });
+    expect(view).toMatchObject({ quotas: { minute: 80, hour: 1000, day: 5, month: null }, updated_at: NOW.toISOString(), takes_effect_within_seconds: 30 });
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { ConditionExpression: 'attribute_exists(pk)', Item: expect.objectContaining({ quota_minute: { N: '80' }, quota_day: { N: '5' } }) });
+
+    dynamodb.on(GetItemCommand, PLAN_KEY('ghost')).resolves({});
+    await expect(updatePlan(deps(), 'ghost', { minute: 1 })).rejects.toThrow("plan 'ghost' does not exist");
+    await expect(updatePlan(deps(), 'team', {})).rejects.toThrow('plan update changes nothing without a quota');
+  });
+
+  it('lists the plans from their one partition, by name', async () => {
+    dynamodb.on(QueryCommand).resolves({ Items: [planItem('team', { minute: '5' }), planItem('free', { minute: '1' })] });
+    const { plans } = await listPlans(deps());
+    expect(plans.map((plan) => plan.plan)).toEqual(['free', 'team']);
+    expect(dynamodb).toHaveReceivedCommandWith(QueryCommand, { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :plan)', ExpressionAttributeValues: { ':pk': { S: 'PLANS' }, ':plan': { S: 'PLAN#' } } });
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: planItem('team', { minute: '5' }) });
+    await expect(showPlan(deps(), 'team')).resolves.toMatchObject({ plan: 'team', quotas: { minute: 5, hour: null } });
+  });
+});
+
+describe('org create', () => {
+  it('puts the organization on an existing plan with the overrides given, refusing an existing id', async () => {
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: planItem('team', { minute: '50', hour: '1000', day: '10000', month: '100000' }) });
+    dynamodb.on(PutItemCommand).resolves({});
+    const view = await createOrganization(deps(), 'acme', { plan: 'team', overrides: { minute: 5, month: null } });
 
     expect(view).toEqual({
       org_id: 'acme',
       plan: 'team',
       plan_status: 'active',
       billing_status: 'ok',
-      quotas: { minute: 5, hour: 20_000, day: 200_000, month: null },
+      overrides: { minute: 5, month: null },
+      quotas: { minute: 5, hour: 1000, day: 10_000, month: null },
       created_at: NOW.toISOString(),
       updated_at: NOW.toISOString(),
     });
     expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, {
       TableName: TABLE,
       ConditionExpression: 'attribute_not_exists(pk)',
-      Item: orgItem({
+      Item: clean({
+        ...planOrgItem({ minute: { N: '5' }, month: { NULL: true } }),
         created_at: { S: NOW.toISOString() },
         updated_at: { S: NOW.toISOString() },
-        quota_minute: { N: '5' },
-        quota_hour: { N: '20000' },
-        quota_day: { N: '200000' },
       }),
     });
+    dynamodb.on(PutItemCommand).rejects(conflict());
+    await expect(createOrganization(deps(), 'acme', { plan: 'team' })).rejects.toThrow('organization acme already exists');
   });
 
-  it('reports an existing organization as a conflict', async () => {
-    dynamodb.on(PutItemCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
-    await expect(createOrganization(deps(), 'acme')).rejects.toThrow('organization acme already exists');
+  it('refuses a plan that does not exist, writing nothing', async () => {
+    dynamodb.on(GetItemCommand).resolves({});
+    await expect(createOrganization(deps(), 'acme', { plan: 'gold' })).rejects.toThrow("plan 'gold' does not exist; create it first with: plan create --plan gold");
+    expect(dynamodb).not.toHaveReceivedCommand(PutItemCommand);
+  });
+
+  it('creates the default plan with the default quotas the first time an organization goes on it', async () => {
+    dynamodb.on(GetItemCommand).resolves({});
+    dynamodb.on(PutItemCommand).resolves({});
+    const view = await createOrganization(deps(), 'acme');
+    expect(view).toMatchObject({ plan: 'default', overrides: {}, quotas: DEFAULT_QUOTAS });
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { ConditionExpression: 'attribute_not_exists(pk)', Item: expect.objectContaining({ sk: { S: 'PLAN#default' } }) });
   });
 
   it('rejects an invalid id before writing anything', async () => {
@@ -88,22 +178,32 @@ describe('org create', () => {
 });
 
 describe('org update', () => {
-  it('changes only the settings given and keeps the rest', async () => {
-    dynamodb.on(GetItemCommand).resolves({ Item: orgItem() });
+  it('changes only the settings given, sets and drops overrides, and keeps the rest', async () => {
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean(planOrgItem({ minute: { N: '100' }, hour: { N: '7' } })) });
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: planItem('team', { minute: '50', hour: '1000', day: '10000', month: '100000' }) });
     dynamodb.on(PutItemCommand).resolves({});
-    const view = await updateOrganization(deps(), 'acme', { billingStatus: 'past_due', quotas: { hour: null, day: 7 } });
+    const view = await updateOrganization(deps(), 'acme', { billingStatus: 'past_due', overrides: { hour: 'plan', day: null } });
 
     expect(view).toMatchObject({
       plan: 'team',
       billing_status: 'past_due',
-      quotas: { minute: 100, hour: null, day: 7, month: null },
+      overrides: { minute: 100, day: null },
+      quotas: { minute: 100, hour: 1000, day: null, month: 100_000 },
       created_at: '2026-01-01T00:00:00.000Z',
       updated_at: NOW.toISOString(),
+      takes_effect_within_seconds: 30,
     });
     const put = dynamodb.commandCalls(PutItemCommand)[0]?.args[0].input;
     expect(put?.ConditionExpression).toBeUndefined();
-    expect(put?.Item).toMatchObject({ billing_status: { S: 'past_due' }, quota_minute: { N: '100' }, quota_day: { N: '7' } });
-    expect(put?.Item).not.toHaveProperty('quota_hour');
+    expect(put?.Item).toMatchObject({ billing_status: { S: 'past_due' }, overrides: { M: { minute: { N: '100' }, day: { NULL: true } } } });
+    expect(put?.Item).not.toHaveProperty('quota_minute');
+  });
+
+  it('moves an organization only to a plan that exists', async () => {
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean(planOrgItem()) });
+    dynamodb.on(GetItemCommand, PLAN_KEY('gold')).resolves({});
+    await expect(updateOrganization(deps(), 'acme', { plan: 'gold' })).rejects.toThrow("plan 'gold' does not exist");
+    expect(dynamodb).not.toHaveReceivedCommand(PutItemCommand);
   });
 
   it('refuses an organization that does not exist', async () => {
@@ -115,6 +215,42 @@ describe('org update', () => {
   it('refuses an update without any option, writing nothing', async () => {
     await expect(updateOrganization(deps(), 'acme', {})).rejects.toThrow(/org update changes nothing without an option/);
     expect(dynamodb).not.toHaveReceivedCommand(PutItemCommand);
+  });
+});
+
+describe('org migrate: organizations written before plans were records', () => {
+  it('reads a legacy organization\'s four numbers as overrides of every window, so its quotas do not change', async () => {
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: orgItem() });
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: planItem('team', { minute: '1', hour: '1', day: '1', month: '1' }) });
+    dynamodb.on(QueryCommand).resolves({ Items: [] });
+    await expect(showOrganization(deps(), 'acme')).resolves.toMatchObject({
+      overrides: { minute: 100, hour: 1000, day: null, month: null },
+      quotas: { minute: 100, hour: 1000, day: null, month: null },
+    });
+  });
+
+  it('rewrites each legacy organization once, conditionally, and reports it; a dry run writes nothing', async () => {
+    dynamodb.on(ScanCommand).resolves({ Items: [orgItem()] });
+    dynamodb.on(QueryCommand).resolves({ Items: [] });
+    dynamodb.on(UpdateItemCommand).resolves({});
+
+    const dry = await migrateOrganizations(deps(), { dryRun: true });
+    expect(dry.organizations).toEqual([expect.objectContaining({ org_id: 'acme', migrated: false, quotas: { minute: 100, hour: 1000, day: null, month: null } })]);
+    expect(dynamodb).not.toHaveReceivedCommand(UpdateItemCommand);
+
+    const done = await migrateOrganizations(deps(), { dryRun: false });
+    expect(done.organizations).toEqual([expect.objectContaining({ org_id: 'acme', plan: 'team', migrated: true })]);
+    expect(dynamodb).toHaveReceivedCommandWith(ScanCommand, { FilterExpression: 'sk = :org AND attribute_not_exists(#overrides)' });
+    expect(dynamodb).toHaveReceivedCommandWith(UpdateItemCommand, {
+      Key: { pk: { S: 'ORG#acme' }, sk: { S: 'ORG' } },
+      UpdateExpression: 'SET #overrides = :overrides REMOVE quota_minute, quota_hour, quota_day, quota_month',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#overrides)',
+      ExpressionAttributeValues: { ':overrides': { M: { minute: { N: '100' }, hour: { N: '1000' }, day: { NULL: true }, month: { NULL: true } } } },
+    });
+
+    dynamodb.on(UpdateItemCommand).rejects(conflict());
+    const again = await migrateOrganizations(deps(), { dryRun: false });
+    expect(again.organizations[0]?.migrated).toBe(false);
   });
 });
 

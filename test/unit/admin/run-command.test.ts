@@ -1,5 +1,5 @@
 import { AdminCommandError } from '../../../scripts/admin/commands.js';
-import { organizationSettings, parseAdminArgs } from '../../../scripts/admin/run-command.js';
+import { COMMANDS, organizationSettings, parseAdminArgs, planQuotas, USAGE, usageFor } from '../../../scripts/admin/run-command.js';
 
 describe('parseAdminArgs', () => {
   it('parses a two-word command with its options against the local stack by default', () => {
@@ -36,7 +36,19 @@ describe('organizationSettings', () => {
   it('reads quotas, with "none" as unlimited, and the statuses', () => {
     expect(
       organizationSettings({ 'per-minute': '10', 'per-month': 'none', plan: 'pro', 'plan-status': 'inactive', billing: 'past_due' }),
-    ).toEqual({ plan: 'pro', planStatus: 'inactive', billingStatus: 'past_due', quotas: { minute: 10, month: null } });
+    ).toEqual({ plan: 'pro', planStatus: 'inactive', billingStatus: 'past_due', overrides: { minute: 10, month: null } });
+  });
+
+  it('reads "plan" as dropping the override of that window', () => {
+    expect(organizationSettings({ 'per-hour': 'plan' })).toEqual({ overrides: { hour: 'plan' } });
+  });
+
+  it('refuses a negative quota given as a separate argument with the CLI\'s own message, not the parser\'s', () => {
+    expect(() => parseAdminArgs(['org', 'update', '--org', 'acme', '--per-minute', '-5'])).toThrow(
+      '--per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not \'-5\'',
+    );
+    expect(() => parseAdminArgs(['plan', 'update', '--plan', 'team', '--per-day', '-1'])).toThrow('--per-day must be a whole number >= 0 or "none", not \'-1\'');
+    expect(planQuotas({ 'per-day': 'none', 'per-hour': '7' })).toEqual({ day: null, hour: 7 });
   });
 
   it.each([
@@ -46,5 +58,15 @@ describe('organizationSettings', () => {
     [{ 'plan-status': 'paused' }, '--plan-status must be one of active, inactive'],
   ])('refuses %j', (options, message) => {
     expect(() => organizationSettings(options)).toThrow(message);
+  });
+});
+
+describe('usage', () => {
+  it('names every command in the whole usage, and only its group or itself after a group or a command', () => {
+    for (const command of COMMANDS) expect(USAGE).toContain(`  ${command} `);
+    expect(usageFor(['plan'])).toContain('plan create');
+    expect(usageFor(['plan'])).not.toContain('key create');
+    expect(usageFor(['org', 'usage'])).toMatch(/^usage: npm run --silent admin -- org usage --org ID\n/);
+    expect(usageFor(['nonsense'])).toBe(USAGE);
   });
 });

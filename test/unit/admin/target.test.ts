@@ -7,6 +7,8 @@ import 'aws-sdk-client-mock-jest';
 import { localTarget, stackTarget } from '../../../scripts/admin/target.js';
 import { localPaths } from '../../../scripts/local/local-state.js';
 
+const OUTPUT_NAMES = { tenancyTableName: 'TenancyTableName', rateTableName: 'RateTableName' };
+
 describe('stackTarget', () => {
   const cloudformation = mockClient(CloudFormationClient);
   beforeEach(() => cloudformation.reset());
@@ -21,18 +23,19 @@ describe('stackTarget', () => {
           Outputs: [
             { OutputKey: 'ApiUrl', OutputValue: 'https://x/prod/' },
             { OutputKey: 'TenancyTableName', OutputValue: 'TraceIngest-Tenancy-123' },
+            { OutputKey: 'RateTableName', OutputValue: 'TraceIngest-Rate-456' },
           ],
         },
       ],
     });
-    const target = await stackTarget(new CloudFormationClient({ region: 'eu-west-1' }), 'TraceIngest', 'eu-west-1', { tenancyTableName: 'TenancyTableName' });
-    expect(target).toEqual({ tenancyTable: 'TraceIngest-Tenancy-123', dynamodb: { region: 'eu-west-1' } });
+    const target = await stackTarget(new CloudFormationClient({ region: 'eu-west-1' }), 'TraceIngest', 'eu-west-1', OUTPUT_NAMES);
+    expect(target).toEqual({ tenancyTable: 'TraceIngest-Tenancy-123', rateTable: 'TraceIngest-Rate-456', dynamodb: { region: 'eu-west-1' } });
     expect(cloudformation).toHaveReceivedCommandWith(DescribeStacksCommand, { StackName: 'TraceIngest' });
   });
 
   it('says which output is missing', async () => {
     cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'S', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [] }] });
-    await expect(stackTarget(new CloudFormationClient({ region: 'us-east-1' }), 'S', 'us-east-1', { tenancyTableName: 'TenancyTableName' })).rejects.toThrow(
+    await expect(stackTarget(new CloudFormationClient({ region: 'us-east-1' }), 'S', 'us-east-1', OUTPUT_NAMES)).rejects.toThrow(
       'stack S in us-east-1 has no output TenancyTableName',
     );
   });
@@ -50,6 +53,7 @@ describe('localTarget', () => {
     writeFileSync(paths.endpoints, JSON.stringify({ dynamodb: 'http://127.0.0.1:8000', tables: { tenancy: 'local-Tenancy', rate: 'r' }, pid: process.pid }));
     expect(localTarget(paths)).toMatchObject({
       tenancyTable: 'local-Tenancy',
+      rateTable: 'r',
       dynamodb: { endpoint: 'http://127.0.0.1:8000', region: 'us-east-1' },
     });
   });

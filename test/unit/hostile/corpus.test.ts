@@ -2,10 +2,12 @@ import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { landRecords } from '../../../lambda/landing/land-records.js';
 import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { HOSTILE_CORPUS, type HostileCase } from '../../fixtures/hostile/corpus.js';
 import { type Keys, toEvent } from '../../fixtures/hostile/to-event.js';
 import { createHarness, ddbMock, type Harness, kinesisMock, s3Mock } from '../../support/ingest-harness.js';
+import { acceptedTrace, inlineRecord, parquetRows } from '../landing/landing-builders.js';
 
 /** Lambda refuses a synchronous response over 6 MB; API Gateway would then answer 502. */
 const MAX_RESPONSE_BYTES = 6 * 1000 * 1000;
@@ -125,6 +127,28 @@ describe('hostile corpus', () => {
     if (process.env.HOSTILE_REPORT) process.stdout.write(`bombs: peak RSS +${peakGrowth.toFixed(0)} MiB, RSS +${rssGrowth.toFixed(0)} MiB\n`);
     expect(peakGrowth).toBeLessThan(BOMB_MEMORY_BOUND_MIB);
     expect(rssGrowth).toBeLessThan(BOMB_MEMORY_BOUND_MIB);
+  });
+
+  // The landing parses `attributes` again for `tags`. Validation now refuses such text, but a record an older
+  // version accepted (or a replay of one) still reaches the consumer: 10 million levels took it to 1,178 MB.
+  it(`lands a record whose attributes hold tags and 10,000,000 nested arrays without parsing them (landing peak RSS growth under ${BOMB_MEMORY_BOUND_MIB} MiB)`, async () => {
+    const attributes = `{"tags":["a"],"x":${'['.repeat(10_000_000)}${']'.repeat(10_000_000)}}`;
+    const trace = acceptedTrace({ attributes: '{"tags":["kept"]}' }, 1);
+    trace.spans[0]!.attributes = attributes;
+    const record = inlineRecord(1, trace);
+    const puts = new Map<string, Uint8Array>();
+    const store = { putObject: async (key: string, body: Uint8Array) => void puts.set(key, body), getObject: async () => new Uint8Array() };
+    const peakBefore = maxRssMiB();
+
+    const summary = await landRecords({ store }, [record]);
+
+    const peakGrowth = maxRssMiB() - peakBefore;
+    if (process.env.HOSTILE_REPORT) process.stdout.write(`landing string bomb: peak RSS +${peakGrowth.toFixed(0)} MiB\n`);
+    expect(peakGrowth).toBeLessThan(BOMB_MEMORY_BOUND_MIB);
+    expect(summary.rows).toEqual({ traces: 1, spans: 1 });
+    const spansKey = [...puts.keys()].find((key) => key.startsWith('spans/'))!;
+    const [row] = await parquetRows(puts.get(spansKey)!);
+    expect({ tags: row?.tags, stored: row?.attributes === attributes }).toEqual({ tags: [], stored: true });
   });
 
   const cases = HOSTILE_CORPUS.map((entry) => [`${entry.category} › ${entry.id}: ${entry.description}`, entry] as const);

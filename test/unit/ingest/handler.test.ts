@@ -4,6 +4,7 @@ import { ProvisionedThroughputExceededException, PutRecordsCommand } from '@aws-
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
+import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
 import { decodeTraceRecord, type InlineTraceRecord, type TraceReferenceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { createHarness, ddbMock, type Harness, kinesisMock, publishedRecords, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../support/trace-builders.js';
@@ -11,6 +12,12 @@ import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../supp
 const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 const post = (h: Harness, payload: unknown, options: Parameters<typeof gatewayEvent>[0] = {}) =>
   h.invoke(gatewayEvent({ apiKey: h.orgKey, body: typeof payload === 'string' ? payload : JSON.stringify(payload), ...options }));
+
+/** Text that gzip cannot shrink much (~82%): printable ASCII but for `"` and `\\`, so JSON keeps it as it is. */
+function incompressibleText(length: number): string {
+  const alphabet = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).filter((c) => c !== '"' && c !== '\\');
+  return Array.from({ length }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('');
+}
 
 function expectNoCounterTouched() {
   expect(ddbMock).not.toHaveReceivedCommand(TransactWriteItemsCommand);
@@ -90,12 +97,22 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
   });
 
   describe('4. size (413)', () => {
-    it('answers 413 when the gunzipped body is over 20 MiB, without inflating it all', async () => {
-      const bomb = Buffer.alloc(21 * 1024 * 1024, 0x20);
+    it('answers 413 batch_too_large, saying to split, when the gunzipped body is over the 4 MiB ceiling, without inflating it all', async () => {
+      const bomb = Buffer.alloc(MAX_DECODED_BODY_BYTES + 1, 0x20);
       const response = await post(h, '', { body: bomb, gzip: true });
       expect(response.statusCode).toBe(413);
-      expect(body(response)).toMatchObject({ code: 'payload_too_large', detail: expect.stringMatching(/^Request body too large/) });
+      expect(response.headers?.['Retry-After']).toBeUndefined();
+      expect(body(response)).toMatchObject({ code: 'batch_too_large', detail: expect.stringMatching(/^Request body too large.*split the batch.*cannot succeed/) });
       expectNoCounterTouched();
+    });
+
+    it('takes a body of exactly the ceiling, plain or gzip', async () => {
+      const batch = JSON.stringify(buildBatch(1));
+      const padded = batch + ' '.repeat(MAX_DECODED_BODY_BYTES - Buffer.byteLength(batch));
+      expect(Buffer.byteLength(padded)).toBe(MAX_DECODED_BODY_BYTES);
+      expect((await post(h, padded)).statusCode).toBe(200);
+      expect((await post(h, '', { body: Buffer.from(padded), gzip: true })).statusCode).toBe(200);
+      expect((await post(h, `${padded} `)).statusCode).toBe(413);
     });
 
     it('answers 413 before 400: an oversized body that is not JSON', async () => {
@@ -245,7 +262,7 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
     });
 
     it('applies the same rule to traces carried by reference: two large traces with one trace_id never share an object', async () => {
-      const random = () => JSON.stringify(Buffer.from(Array.from({ length: 2_000_000 }, () => 97 + Math.floor(Math.random() * 26))).toString());
+      const random = () => JSON.stringify(incompressibleText(1_250_000));
       const id = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
       const other = 'aaaaaaaa-bbbb-4ccc-8ddd-ffffffffffff';
       const traces = [id, id, other].map((trace_id) => buildTrace({ trace_id, spans: [buildSpan({ input: random() })] }));
@@ -312,11 +329,12 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
       expect(body(response).detail).toMatch(/^Rate limit exceeded: the per-minute quota is 1000 traces; 999 are used and 1 left, and this batch needs 2\./);
     });
 
-    it('answers 429 without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {
+    it('answers 429 batch_exceeds_quota without a transaction when the batch alone exceeds a window quota, and says to split it', async () => {
       h = await createHarness({ quotas: { minute: 2 } });
       const response = await post(h, buildBatch(3));
       expect(response.statusCode).toBe(429);
-      expect(body(response)).toMatchObject({ window: 'minute', limit: 2, detail: expect.stringMatching(/larger than the whole per-minute quota of 2; split the batch/) });
+      expect(response.headers?.['Retry-After']).toBe('60');
+      expect(body(response)).toMatchObject({ code: 'batch_exceeds_quota', window: 'minute', limit: 2, detail: expect.stringMatching(/larger than the whole per-minute quota of 2; split the batch/) });
       expectNoCounterTouched();
     });
 
@@ -440,8 +458,8 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
     });
 
     it('carries a trace too large for one record by reference through S3', async () => {
-      const huge = 'x'.repeat(3_000_000);
-      const random = Buffer.from(Array.from({ length: 2_000_000 }, () => 97 + Math.floor(Math.random() * 26))).toString();
+      const huge = 'x'.repeat(2_500_000);
+      const random = incompressibleText(1_300_000);
       const trace = buildTrace({ spans: [buildSpan({ input: JSON.stringify(huge), output: JSON.stringify(random) })] });
       const response = await post(h, { traces: [trace] });
       expect(response.statusCode).toBe(200);

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { type HttpGateway, routePath, startHttpGateway } from '../../../scripts/local/http-gateway.js';
+import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type GatewayBehaviour, type HttpGateway, type ProxyHandler, routePath, startHttpGateway } from '../../../scripts/local/http-gateway.js';
 
 /** What came back on a raw socket: the status line, the headers by lower-case name, the body. */
 interface RawAnswer {
@@ -130,5 +131,122 @@ describe('routePath', () => {
     expect(routePath('/a/../b')).toBe('/a/../b');
     expect(routePath('http://h/v1/traces/ingest')).toBeUndefined();
     expect(routePath('*')).toBeUndefined();
+  });
+});
+
+describe('local HTTP gateway: behaves like the deployed API Gateway (issue 19)', () => {
+  const captured: APIGatewayProxyEvent[] = [];
+  const started: HttpGateway[] = [];
+  const echo = async (event: APIGatewayProxyEvent) => {
+    captured.push(event);
+    return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '{}' };
+  };
+  async function gatewayWith(behaviour: Partial<GatewayBehaviour>, handler: ProxyHandler = echo): Promise<string> {
+    const started_ = await startHttpGateway({ port: 0, handler, behaviour });
+    started.push(started_);
+    return started_.url;
+  }
+  afterAll(() => Promise.all(started.map((g) => g.stop())));
+  beforeEach(() => captured.splice(0));
+
+  const post = (url: string, body: Buffer | string, headers: Record<string, string> = {}) =>
+    fetch(`${url}/v1/traces/ingest`, { method: 'POST', headers: { 'X-API-Key': 'k', 'Content-Type': 'application/json', ...headers }, body });
+  const json = '{"traces":[]}';
+
+  async function expectGatewayAnswer(response: Response, status: number, code: string): Promise<Record<string, unknown>> {
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ code, detail: expect.any(String), request_id: response.headers.get('x-request-id') });
+    return body;
+  }
+
+  it.each([
+    ['inflate-keep-header', 'gzip'],
+    ['inflate-drop-header', null],
+    ['pass-through', 'gzip'],
+  ] as const)('with content encoding %s, hands the function the body and Content-Encoding %s', async (contentEncoding, header) => {
+    const url = await gatewayWith({ contentEncoding });
+    await post(url, gzipSync(json), { 'Content-Encoding': 'gzip' });
+    const [event] = captured;
+    expect(event?.isBase64Encoded).toBe(true);
+    const body = Buffer.from(event?.body ?? '', 'base64');
+    expect(contentEncoding === 'pass-through' ? gunzipSync(body).toString() : body.toString()).toBe(json);
+    expect(event?.headers['Content-Encoding'] ?? null).toBe(header);
+  });
+
+  it('answers 415 for a body that is not in the coding it names, or a coding the gateway cannot decode, without invoking the function', async () => {
+    const url = await gatewayWith({});
+    await expectGatewayAnswer(await post(url, json, { 'Content-Encoding': 'gzip' }), 415, 'unsupported_content_encoding');
+    await expectGatewayAnswer(await post(url, gzipSync(json), { 'Content-Encoding': 'br' }), 415, 'unsupported_content_encoding');
+    expect(captured).toHaveLength(0);
+    await post(url, deflateSync(json), { 'Content-Encoding': 'deflate' });
+    expect(Buffer.from(captured[0]?.body ?? '', 'base64').toString()).toBe(json);
+  });
+
+  it('passes bodies of binary media types base64-encoded and others as text', async () => {
+    const url = await gatewayWith({ binaryMediaTypes: ['application/x-protobuf'] });
+    await post(url, json);
+    await post(url, Buffer.from([0x0a, 0x00]), { 'Content-Type': 'application/x-protobuf' });
+    expect(captured.map((event) => [event.isBase64Encoded, event.body])).toEqual([
+      [false, json],
+      [true, Buffer.from([0x0a, 0x00]).toString('base64')],
+    ]);
+  });
+
+  it('answers 413 payload_too_large over the request payload limit, saying to split and not to retry', async () => {
+    const url = await gatewayWith({ maxPayloadBytes: 1_000 });
+    const response = await post(url, 'x'.repeat(1_001));
+    expect(response.headers.get('retry-after')).toBeNull();
+    expect((await expectGatewayAnswer(response, 413, 'payload_too_large')).detail).toMatch(/split the batch.*cannot succeed/);
+    expect(captured).toHaveLength(0);
+  });
+
+  it('answers 500 request_not_delivered, without Retry-After, when the event is over the invoke payload limit, gzip inflated or not', async () => {
+    const url = await gatewayWith({ invokePayloadBytes: 20_000 });
+    expect((await post(url, 'x'.repeat(12_000))).status).toBe(200);
+    const plain = await post(url, 'x'.repeat(15_000));
+    expect(plain.headers.get('retry-after')).toBeNull();
+    expect((await expectGatewayAnswer(plain, 500, 'request_not_delivered')).detail).toMatch(/split the batch/);
+    await expectGatewayAnswer(await post(url, gzipSync('x'.repeat(15_000)), { 'Content-Encoding': 'gzip' }), 500, 'request_not_delivered');
+    await expectGatewayAnswer(await post(url, gzipSync(Buffer.alloc(50_000_000)), { 'Content-Encoding': 'gzip' }), 500, 'request_not_delivered');
+    expect(captured).toHaveLength(1);
+  });
+
+  it('answers 504 gateway_timeout with Retry-After when the function outlives the integration timeout', async () => {
+    const url = await gatewayWith({ integrationTimeoutMs: 50 }, () => new Promise((resolve) => setTimeout(() => resolve({ statusCode: 200, body: '{}' }), 500)));
+    const response = await post(url, json);
+    expect(response.headers.get('retry-after')).toBe('5');
+    await expectGatewayAnswer(response, 504, 'gateway_timeout');
+  });
+
+  it('answers 502 unavailable when the function throws or answers something that is not a proxy result', async () => {
+    const throwing = await gatewayWith({}, () => Promise.reject(new Error('boom')));
+    await expectGatewayAnswer(await post(throwing, json), 502, 'unavailable');
+    const malformed = await gatewayWith({}, () => Promise.resolve({ body: 'x' } as unknown as APIGatewayProxyResult));
+    await expectGatewayAnswer(await post(malformed, json), 502, 'unavailable');
+  });
+
+  it('answers another method on a route 404, as the deployed API does (Missing Authentication Token made 404)', async () => {
+    const url = await gatewayWith({});
+    await expectGatewayAnswer(await fetch(`${url}/v1/traces/ingest`), 404, 'not_found');
+  });
+
+  it('answers 401 without X-API-Key on the JSON route', async () => {
+    const url = await gatewayWith({});
+    await expectGatewayAnswer(await fetch(`${url}/v1/traces/ingest`, { method: 'POST', body: json }), 401, 'invalid_api_key');
+  });
+
+  it.each([
+    ['a request without Host', 'POST /v1/traces/ingest HTTP/1.1\r\nX-API-Key: k\r\nContent-Length: 2\r\n\r\n{}', 400, 'malformed_request'],
+    ['Expect: 200-ok', 'POST /v1/traces/ingest HTTP/1.1\r\nHost: x\r\nX-API-Key: k\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}', 417, 'expectation_failed'],
+  ])('answers %s as JSON with X-Request-Id, not Node\'s bare status', async (_, bytes, status, code) => {
+    const url = await gatewayWith({});
+    const answer = await sendRaw(url, bytes);
+    expectJsonAnswer(answer, status, code);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(captured).toHaveLength(0);
   });
 });

@@ -22,7 +22,7 @@ beforeEach(async () => {
   const store = new DynamoDbTenancyStore(new DynamoDBClient({ region: 'us-east-1' }), 'tenancy');
   const now = iso();
   await store.putOrganization(
-    { orgId: 'victim', plan: 'team', planStatus: 'active', billingStatus: 'ok', quotas: { minute: null, hour: null, day: null, month: null }, createdAt: now, updatedAt: now },
+    { orgId: 'victim', plan: 'team', planStatus: 'active', billingStatus: 'ok', overrides: { minute: null, hour: null, day: null, month: null }, createdAt: now, updatedAt: now },
     { createOnly: true },
   );
   await store.putWorkspace({ orgId: 'victim', slug: 'vault', createdAt: now });

@@ -96,6 +96,30 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     expect(publishedRecords()[0]?.trace.spans).toHaveLength(1);
   });
 
+  const brackets = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+  const messagesAttribute = (text: string) => ({ key: 'gen_ai.input.messages', value: { stringValue: text } });
+
+  it('rejects a span whose message text nests JSON deeper than 128 levels (too_deep), unparsed, keeping the others', async () => {
+    const body = encode([span({ attributes: [messagesAttribute(brackets(499_000))] }), span({ spanId: hex('00f067aa0ba902b7'), attributes: [messagesAttribute(brackets(128))] })]);
+    const response = await h.invoke(protobufEvent(h.orgKey, body));
+    expect(response.statusCode).toBe(200);
+    const answer = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.decode(Buffer.from(response.body, 'base64'));
+    expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
+    expect(answer.partialSuccess?.errorMessage).toMatch(/span b7ad6b7169203331 .*too_deep/);
+    expect(publishedRecords()[0]?.trace.spans.map((s) => s.input)).toEqual([brackets(128)]);
+  });
+
+  it('answers 400 to an export whose strings hold more than 1,000,000 brackets, in protobuf and in JSON', async () => {
+    const bomb = brackets(1_900_000);
+    const protobuf = await h.invoke(protobufEvent(h.orgKey, encode([span({ attributes: [messagesAttribute(bomb)] })])));
+    expect(protobuf.statusCode).toBe(400);
+    const json = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'chat', attributes: [messagesAttribute(bomb)] }] }] }] });
+    const answer = await h.invoke(jsonEvent(h.orgKey, json));
+    expect(answer.statusCode).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: 3, message: expect.stringMatching(/more than 1000000 JSON arrays and objects/) });
+    expect(publishedRecords()).toHaveLength(0);
+  });
+
   it('names every span it leaves out in error_message, even when only the trace rebuilt from the good spans fails', async () => {
     // 21 bad spans fill the 20-issue cap, hiding the trace-only issue (a lone surrogate in the environment)
     // until the good root span is validated again on its own trace.

@@ -1,0 +1,77 @@
+/**
+ * Bounds on what `JSON.parse` is asked to build, checked on the text before it is parsed. `JSON.parse`
+ * needs ~50–150 bytes of heap per array or object and is iterative, so nesting alone never overflows the
+ * stack: memory is what a hostile text spends. Brackets inside strings count, because the strings of
+ * `input`, `output` and `attributes` hold JSON text that validation (and the landing, for `tags`) parse too.
+ */
+
+/**
+ * `[` and `{` one request body may hold, inside strings or not. 20 kB of gzip can inflate to 20 MB of
+ * `[[[[…`, which would take ~1 GB; a million keeps each parse near 100–150 MB while a real batch holds a
+ * few thousand.
+ */
+export const MAX_JSON_CONTAINERS = 1_000_000;
+
+/**
+ * Nesting of the JSON text held in `input`, `output` and `attributes`: as deep as serde_json's default
+ * recursion limit, far deeper than any message list or tool schema, and shallow enough that readers which
+ * recurse (a query engine's JSON functions) do not fail on what we stored.
+ */
+export const MAX_JSON_TEXT_DEPTH = 128;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+
+type Haystack = string | Uint8Array;
+
+/** `[` and `{` in the text (or the bytes, whose UTF-8 has them as single bytes), counted up to `limit + 1`. */
+function bracketsUpTo(haystack: Haystack, limit: number): number {
+  const text = typeof haystack === 'string' ? haystack : Buffer.from(haystack.buffer, haystack.byteOffset, haystack.byteLength);
+  let count = 0;
+  for (const bracket of ['[', '{']) {
+    for (let i = text.indexOf(bracket); i !== -1 && count <= limit; i = text.indexOf(bracket, i + 1)) count++;
+  }
+  return count;
+}
+
+/**
+ * True when the body holds more than `limit` `[` and `{`: an upper bound of the arrays and objects that
+ * parsing it and the JSON text in its strings can build. Free for a body shorter than the limit and a few
+ * `indexOf` passes above it.
+ */
+export function exceedsContainerLimit(body: Haystack, limit: number = MAX_JSON_CONTAINERS): boolean {
+  return body.length > limit && bracketsUpTo(body, limit) > limit;
+}
+
+/**
+ * True when JSON text nests arrays and objects deeper than `limit` (brackets inside its strings do not
+ * count). Free for text with no more brackets than the limit; otherwise one scan that stops at the first
+ * level too deep, so a 10-million-deep `[[[…` costs microseconds and no memory.
+ */
+export function exceedsDepthLimit(text: string, limit: number = MAX_JSON_TEXT_DEPTH): boolean {
+  if (text.length <= limit || bracketsUpTo(text, limit) <= limit) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
+    } else if (c === QUOTE) {
+      // Jump to the closing quote: one preceded by an even number of backslashes.
+      for (;;) {
+        const end = text.indexOf('"', i + 1);
+        if (end === -1) return false; // unterminated: JSON.parse reports it
+        let backslashes = 0;
+        while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+        i = end;
+        if (backslashes % 2 === 0) break;
+      }
+    }
+  }
+  return false;
+}

@@ -1,0 +1,26 @@
+/** The usage texts of `npm start` and `npm run compact`, apart from the scripts so tests can read them without running them. */
+
+/** The port of the local API when `PORT` is not set. */
+export const DEFAULT_LOCAL_PORT = 3000;
+
+export const START_USAGE = `usage: npm start [-- --reset]
+
+Starts the whole pipeline on this machine: DynamoDB Local, kinesalite and s3rver, the ingest handler
+behind http://127.0.0.1:$PORT and the landing handler polling the stream. Prints two demo API keys.
+
+  --reset   start empty (deletes the state directory first)
+  --help    this text
+
+Environment: PORT (default ${DEFAULT_LOCAL_PORT}), TRACE_INGEST_LOCAL_DIR (state directory, default ./.local).
+Details: docs/local.md.
+`;
+
+export const COMPACT_USAGE = `usage: npm run compact [-- --closed-only]
+
+Compacts every pending hour of the running local stack's bucket now, open hours included (the timer
+of npm start compacts only closed hours). Needs the local stack running (npm start); prints one line
+per hour it changed.
+
+  --closed-only   only hours that have closed, as the deployed planner does
+  --help          this text
+`;

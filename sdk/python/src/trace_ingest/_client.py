@@ -1,0 +1,427 @@
+"""The client: configuration, the bounded queue, the background worker (or serverless flushes),
+exit and fork handling."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import inspect
+import logging
+import os
+import signal
+import threading
+import time
+import weakref
+from collections import deque
+from typing import Any, Callable, Literal, TypeVar
+
+from ._delivery import BODY_OVERHEAD, Batch, Deliverer
+from ._ledger import DeliveryReport, Ledger, Undelivered
+from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
+from ._spool import HEARTBEAT_SECONDS, Spool
+from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
+from ._transport import HttpTransport, Transport
+
+logger = logging.getLogger("trace_ingest")
+F = TypeVar("F", bound=Callable[..., Any])
+
+_clients: "weakref.WeakSet[TraceIngest]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for client in list(_clients):
+        client._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class TraceIngest:
+    """Sends traces to ``POST {base_url}/v1/traces/ingest``.
+
+    Arguments left out come from the environment: ``TRACE_INGEST_API_KEY``,
+    ``TRACE_INGEST_BASE_URL``, ``TRACE_INGEST_ENVIRONMENT``. Traces are queued (bounded by
+    ``max_queue_traces`` and ``max_queue_bytes``) and sent by one background thread in gzip batches
+    of at most 500 traces and 4 MiB, or, with ``serverless=True``, only inside :meth:`flush`.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        environment: str | None = None,
+        workspace_slug: str = "",
+        serverless: bool = False,
+        max_queue_traces: int = 10_000,
+        max_queue_bytes: int = 64 * 1024 * 1024,
+        when_full: Literal["drop", "block"] = "drop",
+        block_timeout: float = 1.0,
+        flush_interval: float = 1.0,
+        max_batch_traces: int = MAX_TRACES_PER_BATCH,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        request_timeout: float = 30.0,
+        max_retry_seconds: float = 600.0,
+        shutdown_timeout: float = 10.0,
+        spool_dir: str | os.PathLike[str] | None = None,
+        mask: Mask | None = None,
+        on_undelivered: Callable[[Undelivered], None] | None = None,
+        handle_signals: bool = False,
+        transport: Transport | None = None,
+    ) -> None:
+        api_key = api_key or os.environ.get("TRACE_INGEST_API_KEY")
+        base_url = base_url or os.environ.get("TRACE_INGEST_BASE_URL")
+        if not api_key:
+            raise ValueError("No API key: pass api_key or set TRACE_INGEST_API_KEY")
+        if not base_url and transport is None:
+            raise ValueError("No base URL: pass base_url or set TRACE_INGEST_BASE_URL")
+        if not 1 <= max_batch_traces <= MAX_TRACES_PER_BATCH:
+            raise ValueError(f"max_batch_traces must be 1 to {MAX_TRACES_PER_BATCH}")
+        if not BODY_OVERHEAD < max_body_bytes <= MAX_BODY_BYTES:
+            raise ValueError(f"max_body_bytes must be at most {MAX_BODY_BYTES}")
+        if when_full not in ("drop", "block"):
+            raise ValueError("when_full must be 'drop' or 'block'")
+        self.environment = environment or os.environ.get("TRACE_INGEST_ENVIRONMENT") or "default"
+        self.workspace_slug = workspace_slug
+        self.serverless = serverless
+        self.max_queue_traces = max_queue_traces
+        self.max_queue_bytes = max_queue_bytes
+        self.when_full = when_full
+        self.block_timeout = block_timeout
+        self.flush_interval = flush_interval
+        self.max_batch_traces = max_batch_traces
+        self.max_body_bytes = max_body_bytes
+        self.shutdown_timeout = shutdown_timeout
+        self.mask = mask
+        self._api_key = api_key
+        self._transport = transport or HttpTransport(str(base_url), request_timeout)
+        self._max_retry_seconds = max_retry_seconds
+        self._on_undelivered = on_undelivered
+        self._spool = Spool(spool_dir) if spool_dir is not None else None
+        self._init_state()
+        if self._spool is not None:
+            self._recover_spool()
+        _clients.add(self)
+        atexit.register(self._at_exit)
+        if handle_signals:
+            self._handle_signals()
+
+    # --- tracing ---------------------------------------------------------------------------
+
+    def trace(self, name: str = "", **fields: Any) -> Trace:
+        """A new trace; use it as a (sync or async) context manager. ``conversation_id`` is sent as
+        ``session_id``."""
+        return Trace(self, name, **fields)
+
+    def span(self, name: str, **fields: Any) -> Span:
+        """A span in the trace open in this context, child of the innermost open span. Raises
+        ``RuntimeError`` when no trace is open."""
+        trace = _current_trace.get()
+        if trace is None:
+            raise RuntimeError("client.span() needs an open trace: use `with client.trace(...)` around it, or @client.observe")
+        return trace.span(name, **fields)
+
+    def observe(self, name: str | None = None, *, kind: SpanKind = "chain", capture_input: bool = True, capture_output: bool = True) -> Callable[[F], F]:
+        """Decorates a function (sync or async) to run inside a span named after it, inside the open
+        trace or else a new one. Its arguments become ``input`` and its result ``output``."""
+
+        def decorate(function: F) -> F:
+            span_name = name or function.__qualname__
+            signature = inspect.signature(function)
+
+            def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+                if not capture_input:
+                    return None
+                try:
+                    bound = signature.bind(*args, **kwargs)
+                except TypeError:
+                    return {"args": list(args), "kwargs": kwargs}
+                return dict(bound.arguments)
+
+            def open_span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Trace | None, Span]:
+                trace = _current_trace.get()
+                own = None
+                if trace is None:
+                    own = trace = self.trace(span_name)
+                    own.__enter__()
+                span = trace.span(span_name, kind=kind, input=arguments(args, kwargs))
+                span.__enter__()
+                return own, span
+
+            def close(own: Trace | None, span: Span, error: BaseException | None, result: Any) -> None:
+                if error is None and capture_output:
+                    span.output = result
+                span.__exit__(type(error) if error else None, error, None)
+                if own is not None:
+                    own.__exit__(type(error) if error else None, error, None)
+
+            if inspect.iscoroutinefunction(function):
+
+                @functools.wraps(function)
+                async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                    own, span = open_span(args, kwargs)
+                    try:
+                        result = await function(*args, **kwargs)
+                    except BaseException as error:
+                        close(own, span, error, None)
+                        raise
+                    close(own, span, None, result)
+                    return result
+
+                return async_wrapper  # type: ignore[return-value]
+
+            @functools.wraps(function)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                own, span = open_span(args, kwargs)
+                try:
+                    result = function(*args, **kwargs)
+                except BaseException as error:
+                    close(own, span, error, None)
+                    raise
+                close(own, span, None, result)
+                return result
+
+            return wrapper  # type: ignore[return-value]
+
+        return decorate
+
+    # --- delivery --------------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> DeliveryReport:
+        """Sends everything queued and waits up to `timeout` seconds (None: until done). Returns
+        what happened to every trace handed over so far; ``pending`` counts those still on their way."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._check_fork()
+        if self.serverless:
+            self._deliver_inline(deadline)
+            return self.ledger.report()
+        with self._cond:
+            self._flushes += 1
+            self._cond.notify_all()
+            try:
+                self._start_worker()
+                while self._queue or self._recovered or self._in_flight:
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        break
+                    self._cond.wait(remaining if remaining is not None else 0.5)
+            finally:
+                self._flushes -= 1
+        return self.ledger.report()
+
+    def shutdown(self, timeout: float | None = None) -> DeliveryReport:
+        """Flushes for at most `timeout` seconds (default ``shutdown_timeout``) and stops. Traces
+        handed over afterwards are dropped as ``shut_down``. With the spool on, a batch still
+        unsent stays in it for the next start."""
+        timeout = self.shutdown_timeout if timeout is None else timeout
+        if self._closed:
+            return self.ledger.report()
+        report = self.flush(timeout)
+        with self._cond:
+            self._closed = True
+            self._stop.set()
+            self._cond.notify_all()
+        if self._spool is not None:
+            self._spool.close()
+        try:
+            atexit.unregister(self._at_exit)
+        except Exception:
+            pass
+        return report
+
+    def report(self) -> DeliveryReport:
+        """The accounting so far, without waiting."""
+        return self.ledger.report()
+
+    def _submit(self, trace: Trace) -> None:
+        """Serialises and queues a finished trace. Never raises into the caller."""
+        try:
+            self._check_fork()
+            self.ledger.hand()
+            try:
+                data = encode_trace(trace._wire(self.mask))
+            except Exception as error:
+                logger.warning("trace %s not sent: masking or serialising failed: %r", trace.trace_id, error)
+                self.ledger.drop("not_serialisable", repr(error), [trace.trace_id])
+                return
+            self._enqueue(trace.trace_id, data)
+        except Exception:
+            logger.exception("trace_ingest could not queue a trace")
+
+    def _enqueue(self, trace_id: str, data: bytes) -> None:
+        if self._closed:
+            self.ledger.drop("shut_down", "handed over after shutdown()", [trace_id])
+            return
+        if len(data) + BODY_OVERHEAD > self.max_body_bytes:
+            self.ledger.drop("trace_too_large", f"{len(data)} bytes, more than a batch may hold", [trace_id])
+            return
+        with self._cond:
+            if self._full(len(data)):
+                if self.when_full == "block" and not self.serverless:
+                    deadline = time.monotonic() + self.block_timeout
+                    while self._full(len(data)) and (remaining := deadline - time.monotonic()) > 0:
+                        self._cond.wait(remaining)
+                if self._full(len(data)):
+                    self.ledger.drop("queue_full", f"queue holds {len(self._queue)} traces, {self._queued_bytes} bytes", [trace_id])
+                    return
+            if not self._queue:
+                self._oldest = time.monotonic()
+            self._queue.append((trace_id, data))
+            self._queued_bytes += len(data)
+            if self._batch_ready():
+                self._cond.notify_all()
+            if not self.serverless:
+                self._start_worker()
+
+    def _full(self, size: int) -> bool:
+        return len(self._queue) >= self.max_queue_traces or (self._queue and self._queued_bytes + size > self.max_queue_bytes)  # type: ignore[return-value]
+
+    def _batch_ready(self) -> bool:
+        return len(self._queue) >= self.max_batch_traces or self._queued_bytes + BODY_OVERHEAD >= self.max_body_bytes
+
+    def _take_batch(self) -> Batch:
+        """Up to max_batch_traces traces whose body stays within max_body_bytes (caller holds the lock)."""
+        taken: list[tuple[str, bytes]] = []
+        size = BODY_OVERHEAD
+        while self._queue and len(taken) < self.max_batch_traces:
+            trace_id, data = self._queue[0]
+            if taken and size + len(data) + 1 > self.max_body_bytes:
+                break
+            self._queue.popleft()
+            self._queued_bytes -= len(data)
+            taken.append((trace_id, data))
+            size += len(data) + (1 if len(taken) > 1 else 0)
+        self._oldest = time.monotonic()
+        self._cond.notify_all()
+        return Batch.of(taken)
+
+    def _worker(self) -> None:
+        while True:
+            with self._cond:
+                batch, spooled = None, False
+                while batch is None:
+                    if self._recovered:
+                        batch, spooled = self._recovered.popleft(), True
+                    elif self._queue and (self._flushes or self._closed or self._batch_ready() or time.monotonic() - self._oldest >= self.flush_interval):
+                        batch = self._take_batch()
+                    elif self._closed or self._stop.is_set():
+                        return
+                    else:
+                        if self._spool is not None:
+                            self._spool.heartbeat()
+                        wait = self.flush_interval - (time.monotonic() - self._oldest) if self._queue else HEARTBEAT_SECONDS
+                        self._cond.wait(max(0.01, wait))
+                self._in_flight += 1
+            try:
+                self._deliverer.deliver(batch, spooled=spooled)
+            except Exception as error:  # never let the worker die with traces in hand
+                logger.exception("trace_ingest delivery failed")
+                self.ledger.drop("internal_error", repr(error), batch.trace_ids)
+            finally:
+                with self._cond:
+                    self._in_flight -= 1
+                    self._cond.notify_all()
+
+    def _deliver_inline(self, deadline: float | None) -> None:
+        sleep = self._sleeper(lambda: deadline)
+        deliverer = self._make_deliverer(sleep)
+        while True:
+            with self._cond:
+                if self._recovered:
+                    batch, spooled = self._recovered.popleft(), True
+                elif self._queue:
+                    batch, spooled = self._take_batch(), False
+                else:
+                    return
+            if not deliverer.deliver(batch, spooled=spooled):
+                with self._cond:
+                    # Not sent by the deadline: back at the front, with its key, for the next flush.
+                    self._recovered.appendleft(batch)
+                return
+
+    def _sleeper(self, deadline: Callable[[], float | None]) -> Callable[[float], bool]:
+        def sleep(seconds: float) -> bool:
+            until = time.monotonic() + seconds
+            while True:
+                limit = deadline()
+                now = time.monotonic()
+                if self._stop.is_set() or (limit is not None and until > limit):
+                    return False
+                if now >= until:
+                    return True
+                if self._spool is not None:
+                    self._spool.heartbeat()
+                self._stop.wait(min(until - now, 1.0))
+
+        return sleep
+
+    def _make_deliverer(self, sleep: Callable[[float], bool]) -> Deliverer:
+        return Deliverer(self._transport, self._api_key, self.ledger, sleep, spool=self._spool, max_retry_seconds=self._max_retry_seconds)
+
+    def _start_worker(self) -> None:
+        if self.serverless or (self._thread is not None and self._thread.is_alive()):
+            return
+        self._thread = threading.Thread(target=self._worker, name="trace-ingest-worker", daemon=True)
+        self._thread.start()
+
+    def _init_state(self) -> None:
+        self.ledger = Ledger(self._on_undelivered)
+        self._cond = threading.Condition()
+        self._queue: deque[tuple[str, bytes]] = deque()
+        self._recovered: deque[Batch] = deque()
+        self._queued_bytes = 0
+        self._oldest = time.monotonic()
+        self._in_flight = 0
+        self._flushes = 0
+        self._closed = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._deliverer = self._make_deliverer(self._sleeper(lambda: None))
+
+    def _recover_spool(self) -> None:
+        assert self._spool is not None
+        for spooled in self._spool.claim_orphans():
+            self._recovered.append(Batch(spooled.key, spooled.trace_ids, spooled.body))
+            self.ledger.recover(len(spooled.trace_ids))
+        if self._recovered and not self.serverless:
+            self._start_worker()
+
+    def _check_fork(self) -> None:
+        if self._pid != os.getpid():
+            self._after_fork_in_child()
+
+    def _after_fork_in_child(self) -> None:
+        """A forked child starts empty: the parent sends what it queued; the child sends its own
+        traces with a worker of its own, started when it first needs one."""
+        if self._pid == os.getpid():
+            return
+        self._init_state()
+        if self._spool is not None:
+            self._spool.after_fork_in_child()
+
+    def _at_exit(self) -> None:
+        try:
+            if not self._closed:
+                self.shutdown(self.shutdown_timeout)
+        except Exception:
+            logger.exception("trace_ingest could not flush at exit")
+
+    def _handle_signals(self) -> None:
+        """On SIGTERM and SIGINT: flush for at most shutdown_timeout, then do what the signal did before."""
+        if threading.current_thread() is not threading.main_thread():
+            logger.warning("handle_signals needs the main thread; not installed")
+            return
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+
+            def handler(received: int, frame: Any, previous: Any = previous) -> None:
+                self._at_exit()
+                if callable(previous):
+                    previous(received, frame)
+                elif previous == signal.SIG_DFL:
+                    signal.signal(received, signal.SIG_DFL)
+                    os.kill(os.getpid(), received)
+
+            signal.signal(signum, handler)

@@ -1,0 +1,147 @@
+"""The delivery core: sends one batch until it has a final answer, splitting it where the service
+says it can never fit, and accounts for every trace it carried."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ._ledger import Ledger
+from ._policy import Answer, decide, rejected_traces
+from ._spool import Spool, SpooledBatch
+from ._transport import USER_AGENT, Transport
+
+BODY_PREFIX = b'{"traces":['
+BODY_SUFFIX = b"]}"
+BODY_OVERHEAD = len(BODY_PREFIX) + len(BODY_SUFFIX)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Up to 500 serialised traces under one Idempotency-Key, chosen when the batch is formed and
+    kept across every retry of it."""
+
+    key: str
+    trace_ids: Sequence[str]
+    body: bytes
+    items: Sequence[tuple[str, bytes]] | None = None
+
+    @staticmethod
+    def of(traces: Sequence[tuple[str, bytes]], key: str | None = None) -> "Batch":
+        body = BODY_PREFIX + b",".join(data for _, data in traces) + BODY_SUFFIX
+        return Batch(key or str(uuid.uuid4()), [trace_id for trace_id, _ in traces], body, traces)
+
+    def traces(self) -> list[tuple[str, bytes]]:
+        """The serialised traces (read back out of the body for a batch recovered from the spool)."""
+        import json
+
+        if self.items is not None:
+            return list(self.items)
+        decoded = json.loads(self.body)["traces"]
+        return [(tid, json.dumps(t, separators=(",", ":"), ensure_ascii=False).encode()) for tid, t in zip(self.trace_ids, decoded)]
+
+
+class Stopped(Exception):
+    """The deadline of a shutdown or flush passed while a batch waited to be retried."""
+
+
+Sleep = Callable[[float], bool]
+"""Waits that many seconds; returns False when delivery must stop (the batch stays pending)."""
+
+
+class Deliverer:
+    def __init__(
+        self,
+        transport: Transport,
+        api_key: str,
+        ledger: Ledger,
+        sleep: Sleep,
+        *,
+        spool: Spool | None = None,
+        max_retry_seconds: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = random.random,
+        compress_level: int = 1,
+    ) -> None:
+        self._transport = transport
+        self._api_key = api_key
+        self._ledger = ledger
+        self._sleep = sleep
+        self._spool = spool
+        self._max_retry_seconds = max_retry_seconds
+        self._clock = clock
+        self._jitter = jitter
+        self._level = compress_level
+
+    def deliver(self, batch: Batch, spooled: bool = False) -> bool:
+        """Sends `batch` (and its parts, if split) to a final answer. Returns False when a deadline
+        stopped it: its traces stay pending (and spooled)."""
+        if self._spool is not None and not spooled:
+            self._spool.write(SpooledBatch(batch.key, list(batch.trace_ids), batch.body))
+        work = [batch]
+        while work:
+            current = work.pop(0)
+            parts = self._send(current)
+            if parts is None:
+                return False
+            work[:0] = parts
+        return True
+
+    def _send(self, batch: Batch) -> list[Batch] | None:
+        """One batch to its end: [] when settled, its two halves when split, None when stopped."""
+        compressed = gzip.compress(batch.body, compresslevel=self._level, mtime=0)
+        headers = {
+            "Content-Type": "application/json",
+            "Content-Encoding": "gzip",
+            "X-API-Key": self._api_key,
+            "Idempotency-Key": batch.key,
+            "User-Agent": USER_AGENT,
+        }
+        started = self._clock()
+        attempt = 0
+        while True:
+            answer = self._transport.post(compressed, headers)
+            decision = decide(answer, len(batch.trace_ids), attempt, self._jitter())
+            if decision.action == "delivered":
+                self._settle_delivered(batch, answer)
+                return []
+            if decision.action == "final":
+                self._ledger.reject(decision.reason, decision.detail, batch.trace_ids)
+                self._forget(batch)
+                return []
+            if decision.action == "split":
+                return self._split(batch)
+            if self._clock() + decision.delay - started > self._max_retry_seconds:
+                self._ledger.drop("retries_exhausted", f"still {decision.reason} after {self._max_retry_seconds:.0f} s", batch.trace_ids)
+                self._forget(batch)
+                return []
+            if not self._sleep(decision.delay):
+                return None
+            attempt += 1
+
+    def _settle_delivered(self, batch: Batch, answer: Answer) -> None:
+        rejected = rejected_traces(answer.body, len(batch.trace_ids))
+        for index, code, detail in rejected:
+            self._ledger.reject(code, detail, [batch.trace_ids[index]])
+        self._ledger.sent_ok(len(batch.trace_ids) - len(rejected))
+        self._forget(batch)
+
+    def _split(self, batch: Batch) -> list[Batch]:
+        traces = batch.traces()
+        middle = (len(traces) + 1) // 2
+        halves = [Batch.of(traces[:middle]), Batch.of(traces[middle:])]
+        if self._spool is not None:
+            # The halves are on disk before the whole goes: a kill in between resends traces that
+            # the service refused as a whole, never loses them.
+            for half in halves:
+                self._spool.write(SpooledBatch(half.key, list(half.trace_ids), half.body))
+        self._forget(batch)
+        return halves
+
+    def _forget(self, batch: Batch) -> None:
+        if self._spool is not None:
+            self._spool.delete(batch.key)

@@ -1,0 +1,86 @@
+"""Exact accounting: every trace handed to the SDK is sent, rejected (the server's reason), dropped
+(our reason) or still pending."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Sequence
+
+
+@dataclass(frozen=True)
+class DeliveryReport:
+    """What happened to every trace handed over since the client started (or since a fork, in the
+    child). ``handed + recovered == sent + sum(rejected) + sum(dropped) + pending`` always holds."""
+
+    handed: int
+    recovered: int
+    sent: int
+    rejected: dict[str, int]
+    dropped: dict[str, int]
+    pending: int
+
+    @property
+    def accounted(self) -> bool:
+        return self.handed + self.recovered == self.sent + sum(self.rejected.values()) + sum(self.dropped.values()) + self.pending
+
+
+@dataclass(frozen=True)
+class Undelivered:
+    """Traces that will not be stored, with the reason: passed to the ``on_undelivered`` callback."""
+
+    outcome: Literal["rejected", "dropped"]
+    reason: str
+    detail: str
+    trace_ids: Sequence[str] = field(default_factory=tuple)
+
+
+class Ledger:
+    def __init__(self, on_undelivered: Callable[[Undelivered], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._on_undelivered = on_undelivered
+        self.handed = 0
+        self.recovered = 0
+        self.sent = 0
+        self.rejected: Counter[str] = Counter()
+        self.dropped: Counter[str] = Counter()
+
+    def hand(self, count: int = 1) -> None:
+        with self._lock:
+            self.handed += count
+
+    def recover(self, count: int) -> None:
+        with self._lock:
+            self.recovered += count
+
+    def sent_ok(self, count: int) -> None:
+        with self._lock:
+            self.sent += count
+
+    def reject(self, reason: str, detail: str, trace_ids: Sequence[str]) -> None:
+        with self._lock:
+            self.rejected[reason] += len(trace_ids)
+        self._tell(Undelivered("rejected", reason, detail, tuple(trace_ids)))
+
+    def drop(self, reason: str, detail: str, trace_ids: Sequence[str]) -> None:
+        with self._lock:
+            self.dropped[reason] += len(trace_ids)
+        self._tell(Undelivered("dropped", reason, detail, tuple(trace_ids)))
+
+    def report(self) -> DeliveryReport:
+        with self._lock:
+            done = self.sent + sum(self.rejected.values()) + sum(self.dropped.values())
+            return DeliveryReport(
+                self.handed, self.recovered, self.sent, dict(self.rejected), dict(self.dropped), self.handed + self.recovered - done
+            )
+
+    def _tell(self, event: Undelivered) -> None:
+        if self._on_undelivered is None:
+            return
+        try:
+            self._on_undelivered(event)
+        except Exception:  # the user's callback never stops delivery
+            import logging
+
+            logging.getLogger("trace_ingest").exception("on_undelivered callback raised")

@@ -1,0 +1,68 @@
+"""HTTP for the delivery core: one persistent connection per worker, stdlib only."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import urllib.parse
+from typing import Mapping, Protocol
+
+from ._policy import Answer
+
+USER_AGENT = "trace-ingest-python/0.1.0"
+
+
+class Transport(Protocol):
+    def post(self, body: bytes, headers: Mapping[str, str]) -> Answer: ...
+
+
+class HttpTransport:
+    """POSTs gzip batches to ``{base_url}/v1/traces/ingest`` over a kept-alive connection (one per
+    thread, so a worker and a serverless flush never share one)."""
+
+    def __init__(self, base_url: str, timeout: float) -> None:
+        parsed = urllib.parse.urlsplit(base_url.rstrip("/") + "/v1/traces/ingest")
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        self._https = parsed.scheme == "https"
+        self._host = parsed.hostname
+        self._port = parsed.port
+        self._path = parsed.path
+        self._timeout = timeout
+        self._local = threading.local()
+
+    def post(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+        connection = self._connection()
+        try:
+            connection.request("POST", self._path, body=body, headers=dict(headers))
+            response = connection.getresponse()
+            raw = response.read()
+        except (socket.timeout, TimeoutError):
+            self._close()
+            return Answer(None, failure="timeout")
+        except (OSError, http.client.HTTPException):
+            self._close()
+            return Answer(None, failure="reset")
+        if response.getheader("connection", "").lower() == "close":
+            self._close()
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = None
+        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, parsed)
+
+    def _connection(self) -> http.client.HTTPConnection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            connection = cls(self._host, self._port, timeout=self._timeout)
+            self._local.connection = connection
+        return connection
+
+    def _close(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None

@@ -1,0 +1,359 @@
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from trace_ingest import TraceIngest, Undelivered, current_span
+from trace_ingest._policy import Answer
+
+from .conftest import Recorder
+from .fake_service import FakeService
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def traces(client: TraceIngest, count: int, name: str = "t") -> list[str]:
+    ids = []
+    for _ in range(count):
+        with client.trace(name) as trace:
+            with client.span("s"):
+                pass
+        ids.append(trace.trace_id)
+    return ids
+
+
+def test_batches_hold_at_most_500_traces_and_every_trace_is_sent_once(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, flush_interval=60)
+    ids = traces(client, 1234)
+    report = client.flush(10)
+    assert sorted(recorder.trace_ids) == sorted(ids)
+    assert max(len(r["body"]["traces"]) for r in recorder.requests) == 500
+    assert (report.handed, report.sent, report.pending) == (1234, 1234, 0)
+
+
+def test_a_batch_never_exceeds_the_body_ceiling(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, max_body_bytes=20_000, serverless=True)
+    for _ in range(30):
+        with client.trace("big") as trace:
+            trace.update(attributes={"pad": "x" * 2000})
+    client.flush()
+    assert len(recorder.requests) > 1
+    import gzip
+
+    assert all(len(gzip.decompress(r["raw"])) <= 20_000 for r in recorder.requests)
+    assert len(recorder.trace_ids) == 30
+
+
+def test_a_trace_larger_than_a_batch_may_hold_is_dropped_and_counted(recorder: Recorder) -> None:
+    seen: list[Undelivered] = []
+    client = TraceIngest("tik_x", transport=recorder, max_body_bytes=5_000, serverless=True, on_undelivered=seen.append)
+    with client.trace("huge", attributes={"pad": "x" * 6000}) as huge:
+        pass
+    report = client.flush()
+    assert report.dropped == {"trace_too_large": 1} and recorder.requests == []
+    assert seen[0].trace_ids == (huge.trace_id,) and seen[0].outcome == "dropped"
+
+
+def test_a_full_queue_drops_the_newest_and_counts_them() -> None:
+    gate = threading.Event()
+    recorder = Recorder(answer=lambda t: (gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[1])
+    client = TraceIngest("tik_x", transport=recorder, max_queue_traces=10, max_batch_traces=5, flush_interval=0.01)
+    traces(client, 5)
+    time.sleep(0.2)  # the worker holds the first batch at the gate
+    traces(client, 15)
+    report = client.report()
+    assert report.dropped == {"queue_full": 5}
+    gate.set()
+    report = client.flush(10)
+    assert (report.sent, report.dropped, report.pending) == (15, {"queue_full": 5}, 0)
+    assert report.accounted
+
+
+def test_a_full_queue_blocks_the_caller_up_to_its_timeout_when_asked_to() -> None:
+    gate = threading.Event()
+    recorder = Recorder(answer=lambda t: (gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[1])
+    client = TraceIngest("tik_x", transport=recorder, max_queue_traces=2, max_batch_traces=1, flush_interval=0.01, when_full="block", block_timeout=0.3)
+    traces(client, 1)
+    time.sleep(0.1)
+    traces(client, 2)
+    started = time.monotonic()
+    traces(client, 1)  # waits for room, then gives up
+    assert time.monotonic() - started >= 0.29
+    assert client.report().dropped == {"queue_full": 1}
+    threading.Timer(0.1, gate.set).start()
+    started = time.monotonic()
+    traces(client, 1)  # room appears while it waits
+    assert client.flush(10).sent == 4
+
+
+def test_threads_share_one_client_and_the_accounting_is_exact() -> None:
+    recorder = Recorder(answer=lambda t: Answer(200, {}, {"accepted": len(t) - 1, "rejected": 1, "errors": [{"index": 0, "issues": [{"code": "invalid_enum"}]}]}))
+    client = TraceIngest("tik_x", transport=recorder, flush_interval=0.01)
+    with ThreadPoolExecutor(8) as pool:
+        handed = sum(len(ids) for ids in pool.map(lambda _: traces(client, 250), range(8)))
+    report = client.flush(10)
+    assert handed == 2000 and len(set(recorder.trace_ids)) == 2000
+    assert report.sent + report.rejected["invalid_enum"] == 2000 and report.rejected["invalid_enum"] == len(recorder.requests)
+
+
+def test_async_tasks_keep_their_own_span_stacks(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+
+    @client.observe(kind="tool")
+    async def lookup(n: int) -> int:
+        await asyncio.sleep(0.01)
+        assert current_span() is not None and current_span().name.endswith("lookup")
+        return n * 2
+
+    async def main() -> None:
+        async with client.trace("agent"):
+            async with client.span("fan-out", kind="chain") as parent:
+                results = await asyncio.gather(*(lookup(i) for i in range(5)))
+        assert results == [0, 2, 4, 6, 8]
+        assert parent.duration_ms is not None
+
+    asyncio.run(main())
+    client.flush()
+    spans = recorder.requests[0]["body"]["traces"][0]["spans"]
+    fan_out = spans[0]["span_id"]
+    assert [s["parent_span_id"] for s in spans[1:]] == [fan_out] * 5
+    assert sorted(s["input"] for s in spans[1:]) == sorted(f'{{"n":{i}}}' for i in range(5))
+    assert sorted(s["output"] for s in spans[1:]) == ["0", "2", "4", "6", "8"]
+
+
+def test_the_decorator_opens_a_trace_when_none_is_open_and_rethrows_untouched(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    error = KeyError("missing")
+
+    @client.observe()
+    def fails() -> None:
+        raise error
+
+    with pytest.raises(KeyError) as caught:
+        fails()
+    assert caught.value is error
+    client.flush()
+    trace = recorder.requests[0]["body"]["traces"][0]
+    assert trace["status"] == "error" and trace["spans"][0]["status"] == "error"
+    assert trace["spans"][0]["error_message"] == "KeyError: 'missing'"
+
+
+def test_a_failing_mask_drops_the_trace_rather_than_sending_it_unmasked(recorder: Recorder) -> None:
+    def mask(field: str, value: object) -> object:
+        raise RuntimeError("bad mask")
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True, mask=mask)
+    traces(client, 1)
+    assert client.flush().dropped == {"not_serialisable": 1} and recorder.requests == []
+
+
+def test_serverless_mode_sends_only_inside_flush(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    traces(client, 3)
+    time.sleep(0.05)
+    assert recorder.requests == [] and threading.active_count() >= 1 and client._thread is None
+    assert client.flush().sent == 3 and len(recorder.requests) == 1
+
+
+def test_shutdown_returns_by_its_timeout_and_reports_what_is_still_pending() -> None:
+    recorder = Recorder(answer=lambda t: Answer(503, {"retry-after": "30"}, {"code": "unavailable"}))
+    client = TraceIngest("tik_x", transport=recorder, flush_interval=0.01)
+    traces(client, 3)
+    started = time.monotonic()
+    report = client.shutdown(0.5)
+    assert time.monotonic() - started < 2
+    assert (report.sent, report.pending) == (0, 3)
+    traces(client, 1)
+    assert client.report().dropped == {"shut_down": 1}
+
+
+def test_configuration_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACE_INGEST_API_KEY", "tik_env")
+    monkeypatch.setenv("TRACE_INGEST_BASE_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("TRACE_INGEST_ENVIRONMENT", "prod")
+    client = TraceIngest(serverless=True)
+    assert client._api_key == "tik_env" and client.environment == "prod"
+    monkeypatch.delenv("TRACE_INGEST_API_KEY")
+    with pytest.raises(ValueError, match="TRACE_INGEST_API_KEY"):
+        TraceIngest()
+
+
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env={**os.environ, "PYTHONPATH": SRC, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_atexit_flushes_what_the_program_queued() -> None:
+    service = FakeService()
+    try:
+        result = run_python(
+            f"""
+            from trace_ingest import TraceIngest
+            client = TraceIngest("tik_x", "{service.url}", flush_interval=60)
+            for i in range(7):
+                with client.trace("t"):
+                    pass
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        assert len(service.delivered()) == 7
+    finally:
+        service.close()
+
+
+def test_sigterm_flushes_only_when_the_user_opted_in() -> None:
+    service = FakeService()
+    program = f"""
+        import os, signal, sys, time
+        from trace_ingest import TraceIngest
+        client = TraceIngest("tik_x", "{service.url}", flush_interval=60, handle_signals=sys.argv[1] == "yes")
+        for i in range(4):
+            with client.trace("t"):
+                pass
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        """
+    try:
+        for opt_in, expected in (("no", 0), ("yes", 4)):
+            result = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(program), opt_in], env={**os.environ, "PYTHONPATH": SRC}, capture_output=True, text=True, timeout=30
+            )
+            assert result.returncode == -signal.SIGTERM, result.stderr
+            assert len(service.delivered()) == expected
+            service.requests.clear()
+    finally:
+        service.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_sends_its_own_traces_and_never_its_parents() -> None:
+    service = FakeService()
+    try:
+        result = run_python(
+            f"""
+            import os, json, sys
+            from trace_ingest import TraceIngest
+            client = TraceIngest("tik_x", "{service.url}", flush_interval=60)
+            with client.trace("parent-before-fork"):
+                pass
+            pid = os.fork()
+            if pid == 0:
+                with client.trace("child"):
+                    pass
+                report = client.flush(10)
+                print(json.dumps({{"child": [report.handed, report.sent]}}), flush=True)
+                os._exit(0)
+            os.waitpid(pid, 0)
+            with client.trace("parent-after-fork"):
+                pass
+            report = client.flush(10)
+            print(json.dumps({{"parent": [report.handed, report.sent]}}), flush=True)
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        assert '{"child": [1, 1]}' in result.stdout and '{"parent": [2, 2]}' in result.stdout
+        delivered = service.delivered()
+        assert len(delivered) == 3 and len(set(delivered)) == 3
+    finally:
+        service.close()
+
+
+def test_multiprocessing_children_each_deliver_their_own() -> None:
+    service = FakeService()
+    try:
+        result = run_python(
+            f"""
+            import multiprocessing as mp
+            from trace_ingest import TraceIngest
+            client = TraceIngest("tik_x", "{service.url}", flush_interval=0.05)
+            def work(n):
+                for _ in range(n):
+                    with client.trace("job"):
+                        pass
+                return client.flush(10).sent
+            if __name__ == "__main__":
+                with client.trace("parent"):
+                    pass
+                with mp.get_context("fork").Pool(3) as pool:
+                    print(sum(pool.map(work, [50, 50, 50])))
+                print(client.flush(10).sent)
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        delivered = service.delivered()
+        assert len(delivered) == 151 and len(set(delivered)) == 151
+    finally:
+        service.close()
+
+
+def test_a_spooled_batch_survives_kill_9_and_is_resent_with_its_original_key(tmp_path: Path) -> None:
+    down = {"on": True}
+    service = FakeService(lambda traces, key: (503, {"code": "unavailable"}) if down["on"] else (200, {"accepted": len(traces), "rejected": 0, "errors": []}))
+    spool = tmp_path / "spool"
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(f"""
+                import time
+                from trace_ingest import TraceIngest
+                client = TraceIngest("tik_x", "{service.url}", spool_dir={str(spool)!r}, flush_interval=0.01)
+                for i in range(20):
+                    with client.trace("t"):
+                        pass
+                time.sleep(60)
+                """)],
+            env={**os.environ, "PYTHONPATH": SRC},
+        )
+        deadline = time.monotonic() + 20
+        while len({key for key, _, _ in service.requests}) < 1 or len(service.requests) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        child.kill()
+        child.wait()
+        first_keys = {key: ids for key, ids, _ in service.requests}
+        assert len(list(spool.glob("*.batch"))) == len(first_keys)
+        down["on"] = False
+        result = run_python(
+            f"""
+            from trace_ingest import TraceIngest
+            client = TraceIngest("tik_x", "{service.url}", spool_dir={str(spool)!r})
+            r = client.flush(10)
+            print(r.recovered, r.sent, r.pending)
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["20", "20", "0"]
+        resent = {key: ids for key, ids, status in service.requests if status == 200}
+        assert resent == first_keys  # every batch, with its original key and the same traces
+        assert list(spool.glob("*.batch")) == [] and list(spool.glob("*.owner")) == []
+    finally:
+        service.close()
+
+
+def test_a_live_process_keeps_its_spooled_batches(tmp_path: Path) -> None:
+    service = FakeService(lambda traces, key: (503, {"code": "unavailable"}))
+    try:
+        holder = TraceIngest("tik_x", service.url, spool_dir=tmp_path, flush_interval=0.01)
+        traces(holder, 2)
+        deadline = time.monotonic() + 10
+        while not list(tmp_path.glob("*.batch")):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        other = TraceIngest("tik_x", service.url, spool_dir=tmp_path, serverless=True)
+        assert other.report().recovered == 0
+    finally:
+        service.close()

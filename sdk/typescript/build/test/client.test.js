@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { currentSpan, TraceIngest } from '../src/index.js';
+import { FakeService } from './fake-service.js';
+import { ok, Recorder } from './support.js';
+const INDEX = new URL('../src/index.js', import.meta.url).href;
+async function traces(client, count) {
+    const ids = [];
+    for (let i = 0; i < count; i++) {
+        await client.trace('t', async (trace) => {
+            ids.push(trace.traceId);
+            client.span('s', () => undefined);
+        });
+    }
+    return ids;
+}
+it('sends batches of at most 500 traces, every trace once', async () => {
+    const recorder = new Recorder();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, flushIntervalMs: 60_000 });
+    const ids = await traces(client, 1234);
+    const report = await client.flush(10_000);
+    assert.deepEqual([...recorder.traceIds].sort(), [...ids].sort());
+    assert.equal(Math.max(...recorder.requests.map((request) => request.body.traces.length)), 500);
+    assert.deepEqual([report.handed, report.sent, report.pending], [1234, 1234, 0]);
+    await client.shutdown();
+});
+it('never lets a batch body exceed the ceiling', async () => {
+    const recorder = new Recorder();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxBodyBytes: 20_000, serverless: true });
+    for (let i = 0; i < 30; i++)
+        client.trace('big', { attributes: { pad: 'x'.repeat(2000) } }, () => undefined);
+    await client.flush();
+    assert.ok(recorder.requests.length > 1);
+    for (const request of recorder.requests)
+        assert.ok(gunzipSync(request.raw).length <= 20_000);
+    assert.equal(recorder.traceIds.length, 30);
+});
+it('drops a trace larger than a batch may hold, counts it and tells the callback', async () => {
+    const recorder = new Recorder();
+    const seen = [];
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxBodyBytes: 5_000, serverless: true, onUndelivered: (event) => seen.push(event) });
+    const id = client.trace('huge', { attributes: { pad: 'x'.repeat(6000) } }, (trace) => trace.traceId);
+    const report = await client.flush();
+    assert.deepEqual(report.dropped, { trace_too_large: 1 });
+    assert.equal(recorder.requests.length, 0);
+    assert.deepEqual(seen[0], { outcome: 'dropped', reason: 'trace_too_large', detail: seen[0]?.detail, traceIds: [id] });
+});
+function gated() {
+    let open;
+    const gate = new Promise((resolve) => (open = resolve));
+    const recorder = new Recorder([], async (sent) => {
+        await gate;
+        return ok(sent.length);
+    });
+    return { recorder, open };
+}
+it('drops the newest traces when the queue is full, and counts them', async () => {
+    const { recorder, open } = gated();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxQueueTraces: 10, maxBatchTraces: 5, flushIntervalMs: 10 });
+    await traces(client, 5);
+    await sleep(100); // the pump holds the first batch at the gate
+    await traces(client, 15);
+    assert.deepEqual(client.report().dropped, { queue_full: 5 });
+    open();
+    const report = await client.flush(10_000);
+    assert.deepEqual([report.sent, report.dropped, report.pending], [15, { queue_full: 5 }, 0]);
+    await client.shutdown();
+});
+it('makes the trace wait for room up to blockTimeoutMs when told to block', async () => {
+    const { recorder, open } = gated();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxQueueTraces: 2, maxBatchTraces: 1, flushIntervalMs: 10, whenFull: 'block', blockTimeoutMs: 300 });
+    await traces(client, 1);
+    await sleep(50);
+    await traces(client, 2);
+    const started = performance.now();
+    await traces(client, 1); // waits, then gives up
+    assert.ok(performance.now() - started >= 290);
+    assert.deepEqual(client.report().dropped, { queue_full: 1 });
+    setTimeout(open, 100);
+    await traces(client, 1); // room appears while it waits
+    assert.equal((await client.flush(10_000)).sent, 4);
+    await client.shutdown();
+});
+it('keeps concurrent async tasks in their own spans, parents filled in', async () => {
+    const recorder = new Recorder();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true });
+    const lookup = client.observe(async (n) => {
+        await sleep(5);
+        assert.equal(currentSpan()?.name, 'lookup');
+        return n * 2;
+    }, { name: 'lookup', kind: 'tool' });
+    const results = await client.trace('agent', () => client.span('fan-out', { kind: 'chain' }, () => Promise.all([0, 1, 2, 3, 4].map((n) => lookup(n)))));
+    assert.deepEqual(results, [0, 2, 4, 6, 8]);
+    await client.flush();
+    const spans = recorder.requests[0]?.body.traces[0]?.spans;
+    assert.deepEqual(spans.slice(1).map((span) => span.parent_span_id), Array(5).fill(spans[0]?.span_id));
+    assert.deepEqual(spans.slice(1).map((span) => span.output).sort(), ['0', '2', '4', '6', '8']);
+    assert.deepEqual(spans.slice(1).map((span) => span.input).sort(), ['[0]', '[1]', '[2]', '[3]', '[4]']);
+});
+it('observe opens a trace when none is open and rethrows the very error', async () => {
+    const recorder = new Recorder();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true });
+    const error = new RangeError('missing');
+    const fails = client.observe(() => {
+        throw error;
+    }, { name: 'fails' });
+    assert.throws(() => fails(), (caught) => caught === error);
+    await client.flush();
+    const trace = recorder.requests[0]?.body.traces[0];
+    const span = trace.spans[0];
+    assert.deepEqual([trace.status, span.status, span.error_message], ['error', 'error', 'RangeError: missing']);
+});
+it('drops a trace whose mask throws rather than send it unmasked', async () => {
+    const recorder = new Recorder();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true, mask: () => { throw new Error('bad mask'); } });
+    await traces(client, 1);
+    assert.deepEqual((await client.flush()).dropped, { not_serialisable: 1 });
+    assert.equal(recorder.requests.length, 0);
+});
+it('in serverless mode sends only inside flush()', async () => {
+    const recorder = new Recorder();
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true, flushIntervalMs: 1 });
+    await traces(client, 3);
+    await sleep(30);
+    assert.equal(recorder.requests.length, 0);
+    assert.equal((await client.flush()).sent, 3);
+    assert.equal(recorder.requests.length, 1);
+});
+it('shutdown returns by its timeout and reports what is still pending', async () => {
+    const recorder = new Recorder([], () => ({ status: 503, headers: { 'retry-after': '30' }, body: { code: 'unavailable' } }));
+    const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, flushIntervalMs: 10 });
+    await traces(client, 3);
+    const started = performance.now();
+    const report = await client.shutdown(500);
+    assert.ok(performance.now() - started < 2_000);
+    assert.deepEqual([report.sent, report.pending], [0, 3]);
+    await traces(client, 1);
+    assert.deepEqual(client.report().dropped, { shut_down: 1 });
+});
+it('reads its configuration from the environment', () => {
+    process.env.TRACE_INGEST_API_KEY = 'tik_env';
+    process.env.TRACE_INGEST_BASE_URL = 'http://127.0.0.1:1';
+    process.env.TRACE_INGEST_ENVIRONMENT = 'prod';
+    try {
+        assert.equal(new TraceIngest({ serverless: true }).environment, 'prod');
+        delete process.env.TRACE_INGEST_API_KEY;
+        assert.throws(() => new TraceIngest(), /TRACE_INGEST_API_KEY/);
+    }
+    finally {
+        delete process.env.TRACE_INGEST_BASE_URL;
+        delete process.env.TRACE_INGEST_ENVIRONMENT;
+    }
+});
+function program(code) {
+    return ['--input-type=module', '-e', `import { TraceIngest } from ${JSON.stringify(INDEX)};\n${code}`];
+}
+it('flushes at beforeExit what the program queued', async () => {
+    const service = await new FakeService().start();
+    try {
+        const child = spawn(process.execPath, program(`
+      const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, flushIntervalMs: 60000 });
+      for (let i = 0; i < 7; i++) client.trace('t', () => undefined);
+    `), { stdio: 'inherit' });
+        assert.equal(await exitOf(child), 0);
+        assert.equal(service.delivered().length, 7);
+    }
+    finally {
+        await service.close();
+    }
+});
+it('flushes on SIGTERM only when the user opted in, and still exits by the signal', async () => {
+    const service = await new FakeService().start();
+    try {
+        for (const [optIn, expected] of [[false, 0], [true, 4]]) {
+            service.requests.length = 0;
+            const child = spawn(process.execPath, program(`
+        const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, flushIntervalMs: 60000, handleSignals: ${optIn} });
+        for (let i = 0; i < 4; i++) client.trace('t', () => undefined);
+        setTimeout(() => {}, 10000);
+        process.kill(process.pid, 'SIGTERM');
+      `), { stdio: 'inherit' });
+            assert.equal(await exitOf(child), 'SIGTERM');
+            assert.equal(service.delivered().length, expected);
+        }
+    }
+    finally {
+        await service.close();
+    }
+});
+it('resends a spooled batch after kill -9 with its original key, once', async () => {
+    let down = true;
+    const service = await new FakeService((ids) => (down ? [503, { code: 'unavailable' }] : [200, { accepted: ids.length, rejected: 0, errors: [] }])).start();
+    const spool = mkdtempSync(path.join(tmpdir(), 'ti-spool-'));
+    try {
+        const child = spawn(process.execPath, program(`
+      const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, spoolDir: ${JSON.stringify(spool)}, flushIntervalMs: 10 });
+      for (let i = 0; i < 20; i++) client.trace('t', () => undefined);
+      setTimeout(() => {}, 60000);
+    `), { stdio: 'inherit' });
+        const deadline = Date.now() + 20_000;
+        while (service.requests.length < 2) {
+            assert.ok(Date.now() < deadline, 'the child sent nothing');
+            await sleep(50);
+        }
+        child.kill('SIGKILL');
+        await exitOf(child);
+        const first = new Map(service.requests.map((request) => [request.key, request.traceIds]));
+        assert.equal(readdirSync(spool).filter((name) => name.endsWith('.batch')).length, first.size);
+        down = false;
+        const recovery = spawn(process.execPath, program(`
+      const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, spoolDir: ${JSON.stringify(spool)} });
+      const report = await client.flush(10000);
+      console.log(report.recovered, report.sent, report.pending);
+    `), { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        recovery.stdout?.on('data', (chunk) => (out += chunk.toString()));
+        assert.equal(await exitOf(recovery), 0);
+        assert.deepEqual(out.trim().split(' '), ['20', '20', '0']);
+        const resent = new Map(service.requests.filter((request) => request.status === 200).map((request) => [request.key, request.traceIds]));
+        assert.deepEqual(resent, first); // every batch, with its original key and the same traces
+        assert.deepEqual(readdirSync(spool), []);
+    }
+    finally {
+        await service.close();
+    }
+});
+function exitOf(child) {
+    return new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
+}

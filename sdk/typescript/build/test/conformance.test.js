@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH, TraceIngest } from '../src/index.js';
+import { Batch, Deliverer } from '../src/delivery.js';
+import { Ledger } from '../src/ledger.js';
+import { conformance, Recorder } from './support.js';
+it('keeps its defaults at the service limits of limits.json', () => {
+    const limits = conformance('limits.json');
+    assert.equal(MAX_TRACES_PER_BATCH, limits.max_traces_per_batch);
+    assert.equal(MAX_BODY_BYTES, limits.max_body_bytes);
+    const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: 'http://127.0.0.1:9', serverless: true });
+    assert.deepEqual([client.maxBatchTraces, client.maxBodyBytes], [limits.max_traces_per_batch, limits.max_body_bytes]);
+});
+function expand(scenarios) {
+    return scenarios.flatMap((scenario) => {
+        if (!scenario.each_status)
+            return [scenario];
+        return scenario.each_status.map(([status, code]) => {
+            const text = JSON.stringify(scenario).replace('"<each>"', String(status)).replaceAll('"<each>"', JSON.stringify(code));
+            const concrete = JSON.parse(text);
+            return { ...concrete, name: `${scenario.name} [${status}]` };
+        });
+    });
+}
+describe('delivery decisions (sdk/conformance/delivery.json)', () => {
+    const vectors = conformance('delivery.json');
+    for (const scenario of expand(vectors.scenarios)) {
+        it(scenario.name, async () => {
+            const answers = scenario.answers.map((answer) => 'failure' in answer
+                ? { status: null, headers: {}, body: null, failure: answer.failure }
+                : {
+                    status: answer.status,
+                    headers: Object.fromEntries(Object.entries(answer.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
+                    body: answer.body ?? null,
+                });
+            const transport = new Recorder(answers);
+            const waits = [];
+            const ledger = new Ledger();
+            const deliverer = new Deliverer({
+                transport,
+                apiKey: 'tik_x',
+                ledger,
+                sleep: async (seconds) => {
+                    waits.push(seconds);
+                    return true;
+                },
+                jitter: () => vectors.jitter,
+            });
+            const ids = Array.from({ length: scenario.traces }, () => randomUUID());
+            ledger.handed += ids.length;
+            await deliverer.deliver(Batch.of(ids.map((id) => ({ traceId: id, data: new TextEncoder().encode(`{"trace_id":"${id}"}`) }))));
+            assert.deepEqual(transport.requests.map((request) => request.body.traces.map((trace) => ids.indexOf(trace.trace_id))), scenario.requests.map((request) => request.traces));
+            const keys = transport.requests.map((request) => request.headers['idempotency-key']);
+            const labels = scenario.requests.map((request) => request.key);
+            keys.forEach((key, i) => keys.forEach((other, j) => assert.equal(key === other, labels[i] === labels[j], `requests ${i} and ${j}`)));
+            assert.equal(waits.length, scenario.waits.length);
+            waits.forEach((wait, i) => assert.ok(Math.abs(wait - scenario.waits[i]) < 1e-9, `wait ${i}: ${wait}`));
+            const { sent, rejected, dropped, pending } = ledger.report();
+            assert.deepEqual({ sent, rejected, dropped, pending }, scenario.report);
+        });
+    }
+});
+class ScriptError extends Error {
+    name = 'ScriptError';
+}
+const camel = (fields) => Object.fromEntries(Object.entries(fields).map(([name, value]) => [name.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), value]));
+async function runScript(client, script) {
+    const runSpans = async (trace, steps) => {
+        for (const step of steps) {
+            const { name, ...fields } = step.span;
+            try {
+                await trace.span(name, camel(fields), async (span) => {
+                    if (step.set)
+                        span.update(camel(step.set));
+                    await runSpans(trace, step.spans ?? []);
+                    if (step.raise)
+                        throw new ScriptError(step.raise);
+                });
+            }
+            catch (error) {
+                if (!(error instanceof ScriptError))
+                    throw error;
+            }
+        }
+    };
+    for (const step of script) {
+        const { name, ...fields } = step.trace;
+        const error = step.raise ? new ScriptError(step.raise) : undefined;
+        try {
+            await client.trace(name, camel(fields), async (trace) => {
+                await runSpans(trace, step.spans ?? []);
+                if (error)
+                    throw error;
+            });
+        }
+        catch (caught) {
+            assert.equal(caught, error);
+        }
+    }
+}
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+function normalise(body) {
+    const names = new Map();
+    const counts = { trace: 0, span: 0 };
+    const placeholder = (kind, value) => {
+        if (value === null)
+            return null;
+        assert.match(value, UUID);
+        if (!names.has(value))
+            names.set(value, `<${kind}-${++counts[kind]}>`);
+        return names.get(value);
+    };
+    for (const trace of body.traces) {
+        trace.trace_id = placeholder('trace', trace.trace_id);
+        const spans = trace.spans;
+        for (const item of [trace, ...spans]) {
+            assert.match(item.timestamp, TIMESTAMP);
+            assert.ok(typeof item.duration_ms === 'number' && item.duration_ms >= 0);
+            item.timestamp = '<timestamp>';
+            item.duration_ms = '<duration>';
+        }
+        for (const span of spans) {
+            span.span_id = placeholder('span', span.span_id);
+            span.parent_span_id = placeholder('span', span.parent_span_id);
+        }
+    }
+    return body;
+}
+describe('requests on the wire (sdk/conformance/requests.json)', () => {
+    const vectors = conformance('requests.json');
+    for (const scenario of vectors.scenarios) {
+        it(scenario.name, async () => {
+            const transport = new Recorder();
+            const { mask: maskSpec, ...options } = scenario.client;
+            const mask = maskSpec ? (field, value) => (field in maskSpec ? maskSpec[field] : value) : undefined;
+            const client = new TraceIngest({ ...camel(options), transport, serverless: true, mask });
+            await runScript(client, scenario.script);
+            const report = await client.flush();
+            assert.equal(transport.requests.length, 1);
+            const request = transport.requests[0];
+            for (const [name, value] of Object.entries(vectors.headers)) {
+                const actual = request.headers[name];
+                if (value === '<uuid>')
+                    assert.match(actual, UUID);
+                else if (value === '<trace-ingest-sdk>')
+                    assert.match(actual, /^trace-ingest-typescript\//);
+                else
+                    assert.equal(actual, value, name);
+            }
+            assert.deepEqual(normalise(request.body), scenario.body);
+            assert.equal(report.sent, scenario.body.traces.length);
+            assert.equal(report.pending, 0);
+        });
+    }
+});

@@ -1,0 +1,420 @@
+import { Batch, BODY_OVERHEAD, Deliverer, type QueuedTrace, type Sleep } from './delivery.js';
+import { type DeliveryReport, Ledger, type Undelivered } from './ledger.js';
+import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH } from './limits.js';
+import type { Spool } from './spool.js';
+import { currentTrace, type Mask, type Span, type SpanOptions, Trace, type TraceOptions, type TraceSink } from './tracing.js';
+import { FetchTransport, type Transport } from './transport.js';
+
+export interface TraceIngestOptions {
+  /** Default: `TRACE_INGEST_API_KEY`. */
+  apiKey?: string;
+  /** Default: `TRACE_INGEST_BASE_URL`. */
+  baseUrl?: string;
+  /** Default: `TRACE_INGEST_ENVIRONMENT`, else `"default"`. */
+  environment?: string;
+  /** Set on every trace (a workspace key needs it). */
+  workspaceSlug?: string;
+  /** No background work: traces are sent only inside `flush()`, which the handler awaits before it returns. */
+  serverless?: boolean;
+  /** Queue bounds; default 10,000 traces and 64 MiB. */
+  maxQueueTraces?: number;
+  maxQueueBytes?: number;
+  /** When the queue is full: drop the newest trace (default), or make `end()`/the callback's promise wait up to `blockTimeoutMs` for room. */
+  whenFull?: 'drop' | 'block';
+  blockTimeoutMs?: number;
+  /** A partial batch waits at most this long before it is sent; default 1,000 ms. */
+  flushIntervalMs?: number;
+  /** At most 500 traces and 4 MiB of JSON per batch (the service's limits); lower them if you like. */
+  maxBatchTraces?: number;
+  maxBodyBytes?: number;
+  /** Per request; default 30,000 ms. */
+  requestTimeoutMs?: number;
+  /** A batch still refused after this long is dropped as `retries_exhausted`; default 600 s. */
+  maxRetrySeconds?: number;
+  /** How long the exit flush and `shutdown()` wait; default 10,000 ms. */
+  shutdownTimeoutMs?: number;
+  /** A directory for the durable spool (Node): batches survive a crash and are resent with their key by the next start. */
+  spoolDir?: string;
+  mask?: Mask;
+  onUndelivered?: (event: Undelivered) => void;
+  /** Flush on SIGTERM and SIGINT, then let the signal do what it did before. Off by default. */
+  handleSignals?: boolean;
+  /** Flush on `beforeExit`; default true (outside serverless mode). */
+  flushOnExit?: boolean;
+  transport?: Transport;
+}
+
+const encoder = new TextEncoder();
+
+function env(name: string): string | undefined {
+  return typeof process === 'undefined' ? undefined : process.env[name] || undefined;
+}
+
+/**
+ * Sends traces to `POST {baseUrl}/v1/traces/ingest`: queued (bounded by traces and bytes), then
+ * sent in the background in gzip batches of at most 500 traces and 4 MiB, each under one
+ * Idempotency-Key kept across its retries; or, with `serverless: true`, only inside `flush()`.
+ */
+export class TraceIngest implements TraceSink {
+  readonly environment: string;
+  readonly workspaceSlug: string;
+  readonly maxBatchTraces: number;
+  readonly maxBodyBytes: number;
+  private readonly options: TraceIngestOptions;
+  private readonly ledger: Ledger;
+  private readonly transport: Transport;
+  private readonly apiKey: string;
+  private readonly deliverer: Deliverer;
+  private readonly queue: QueuedTrace[] = [];
+  private queuedBytes = 0;
+  private oldest = 0;
+  private readonly recovered: Batch[] = [];
+  private inFlight = 0;
+  private pumping = false;
+  private flushes = 0;
+  private closed = false;
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly listeners = new Set<() => void>();
+  private readonly sleepers = new Set<() => void>();
+  private spool: Spool | undefined;
+  private readonly ready: Promise<void>;
+  private readonly exitHandlers: [string, (...args: unknown[]) => void][] = [];
+
+  constructor(options: TraceIngestOptions = {}) {
+    const apiKey = options.apiKey ?? env('TRACE_INGEST_API_KEY');
+    const baseUrl = options.baseUrl ?? env('TRACE_INGEST_BASE_URL');
+    if (!apiKey) throw new TypeError('No API key: pass apiKey or set TRACE_INGEST_API_KEY');
+    if (!baseUrl && !options.transport) throw new TypeError('No base URL: pass baseUrl or set TRACE_INGEST_BASE_URL');
+    this.maxBatchTraces = options.maxBatchTraces ?? MAX_TRACES_PER_BATCH;
+    this.maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+    if (!(this.maxBatchTraces >= 1 && this.maxBatchTraces <= MAX_TRACES_PER_BATCH)) throw new RangeError(`maxBatchTraces must be 1 to ${MAX_TRACES_PER_BATCH}`);
+    if (!(this.maxBodyBytes > BODY_OVERHEAD && this.maxBodyBytes <= MAX_BODY_BYTES)) throw new RangeError(`maxBodyBytes must be at most ${MAX_BODY_BYTES}`);
+    this.options = options;
+    this.environment = options.environment ?? env('TRACE_INGEST_ENVIRONMENT') ?? 'default';
+    this.workspaceSlug = options.workspaceSlug ?? '';
+    this.ledger = new Ledger(options.onUndelivered);
+    this.transport = options.transport ?? new FetchTransport(baseUrl as string, options.requestTimeoutMs ?? 30_000);
+    this.apiKey = apiKey;
+    this.deliverer = this.makeDeliverer(() => undefined);
+    this.ready = options.spoolDir === undefined ? Promise.resolve() : this.openSpool(options.spoolDir);
+    if (typeof process !== 'undefined' && typeof process.on === 'function') this.installExitHandlers();
+  }
+
+  // --- tracing ---------------------------------------------------------------------------
+
+  /**
+   * Runs `fn` inside a new trace and sends the trace when `fn` returns (or its promise settles).
+   * Returns what `fn` returns; an error marks the trace `error` and is rethrown untouched.
+   */
+  trace<R>(name: string, fn: (trace: Trace) => R): R;
+  trace<R>(name: string, options: TraceOptions, fn: (trace: Trace) => R): R;
+  trace<R>(name: string, optionsOrFn: TraceOptions | ((trace: Trace) => R), maybeFn?: (trace: Trace) => R): R {
+    const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn as (trace: Trace) => R];
+    return new Trace(this, name, options).run(fn);
+  }
+
+  /** A trace to end yourself (`trace.end()`), or with `using`. */
+  startTrace(name: string, options: TraceOptions = {}): Trace {
+    return new Trace(this, name, options);
+  }
+
+  /** Runs `fn` inside a new span of the current trace, child of the innermost open span. Throws when no trace is open. */
+  span<R>(name: string, fn: (span: Span) => R): R;
+  span<R>(name: string, options: SpanOptions, fn: (span: Span) => R): R;
+  span<R>(name: string, optionsOrFn: SpanOptions | ((span: Span) => R), maybeFn?: (span: Span) => R): R {
+    const trace = currentTrace();
+    if (!trace) throw new Error('client.span() needs an open trace: call it inside client.trace(…), or use client.observe');
+    return typeof optionsOrFn === 'function' ? trace.span(name, optionsOrFn) : trace.span(name, optionsOrFn, maybeFn as (span: Span) => R);
+  }
+
+  /**
+   * Wraps `fn` so that each call runs in a span named after it (in the current trace, or a new
+   * one): its arguments become `input`, its result `output`.
+   */
+  observe<A extends unknown[], R>(fn: (...args: A) => R, options: SpanOptions & { name?: string } = {}): (...args: A) => R {
+    const { name = fn.name || 'anonymous', ...spanOptions } = options;
+    const openTrace = (fn2: (trace: Trace) => R): R => this.trace(name, fn2);
+    return function observed(this: unknown, ...args: A): R {
+      const inSpan = (span: Span): R => {
+        span.input ??= args;
+        const result = fn.apply(this, args);
+        if (result instanceof Promise) {
+          return result.then((value: unknown) => {
+            span.output ??= value;
+            return value;
+          }) as R;
+        }
+        span.output ??= result;
+        return result;
+      };
+      const trace = currentTrace();
+      if (trace) return trace.span(name, { kind: 'chain', ...spanOptions }, inSpan);
+      return openTrace((own) => own.span(name, { kind: 'chain', ...spanOptions }, inSpan));
+    };
+  }
+
+  // --- delivery --------------------------------------------------------------------------
+
+  /**
+   * Sends everything queued and waits up to `timeoutMs` (none: until done). Resolves to what
+   * happened to every trace handed over so far; `pending` counts those still on their way.
+   */
+  async flush(timeoutMs?: number): Promise<DeliveryReport> {
+    await this.ready;
+    const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
+    if (this.options.serverless) {
+      await this.deliverInline(deadline);
+      return this.ledger.report();
+    }
+    this.flushes++;
+    try {
+      this.kick();
+      await this.until(() => this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0, deadline);
+    } finally {
+      this.flushes--;
+    }
+    return this.ledger.report();
+  }
+
+  /**
+   * Flushes for at most `timeoutMs` (default `shutdownTimeoutMs`) and stops. With the spool on, a
+   * batch still unsent stays in it for the next start.
+   */
+  async shutdown(timeoutMs: number = this.options.shutdownTimeoutMs ?? 10_000): Promise<DeliveryReport> {
+    if (this.closed) return this.ledger.report();
+    this.closed = true;
+    const report = await this.flush(timeoutMs);
+    this.stopped = true;
+    for (const wake of this.sleepers) wake();
+    clearTimeout(this.timer);
+    for (const [event, handler] of this.exitHandlers) process.off(event, handler);
+    this.spool?.close();
+    return report;
+  }
+
+  /** The accounting so far, without waiting. */
+  report(): DeliveryReport {
+    return this.ledger.report();
+  }
+
+  /** Queues a finished trace (called by `Trace.end`); never throws into the caller. */
+  submit(trace: Trace): Promise<void> | undefined {
+    try {
+      this.ledger.handed++;
+      if (this.closed) {
+        this.ledger.drop('shut_down', 'handed over after shutdown()', [trace.traceId]);
+        return undefined;
+      }
+      let data: Uint8Array;
+      try {
+        data = encoder.encode(JSON.stringify(trace.toWire(this.options.mask)));
+      } catch (error) {
+        this.ledger.drop('not_serialisable', String(error), [trace.traceId]);
+        return undefined;
+      }
+      if (data.length + BODY_OVERHEAD > this.maxBodyBytes) {
+        this.ledger.drop('trace_too_large', `${data.length} bytes, more than a batch may hold`, [trace.traceId]);
+        return undefined;
+      }
+      const item = { traceId: trace.traceId, data };
+      if (!this.full(data.length)) {
+        this.push(item);
+        return undefined;
+      }
+      if (this.options.whenFull !== 'block') {
+        this.ledger.drop('queue_full', `queue holds ${this.queue.length} traces, ${this.queuedBytes} bytes`, [trace.traceId]);
+        return undefined;
+      }
+      const deadline = performance.now() + (this.options.blockTimeoutMs ?? 1_000);
+      return this.until(() => !this.full(data.length), deadline).then(() => {
+        if (this.full(data.length)) this.ledger.drop('queue_full', 'no room before blockTimeoutMs', [trace.traceId]);
+        else this.push(item);
+      });
+    } catch (error) {
+      console.error('[trace-ingest] could not queue a trace', error);
+      return undefined;
+    }
+  }
+
+  private full(size: number): boolean {
+    return this.queue.length >= (this.options.maxQueueTraces ?? 10_000) || (this.queue.length > 0 && this.queuedBytes + size > (this.options.maxQueueBytes ?? 64 * 1024 * 1024));
+  }
+
+  private push(item: QueuedTrace): void {
+    if (this.queue.length === 0) this.oldest = performance.now();
+    this.queue.push(item);
+    this.queuedBytes += item.data.length;
+    this.kick();
+  }
+
+  private batchReady(): boolean {
+    return this.queue.length >= this.maxBatchTraces || this.queuedBytes + BODY_OVERHEAD >= this.maxBodyBytes;
+  }
+
+  private takeBatch(): Batch {
+    let size = BODY_OVERHEAD;
+    let count = 0;
+    while (count < this.queue.length && count < this.maxBatchTraces) {
+      const next = (this.queue[count] as QueuedTrace).data.length + (count > 0 ? 1 : 0);
+      if (count > 0 && size + next > this.maxBodyBytes) break;
+      size += next;
+      count++;
+    }
+    const taken = this.queue.splice(0, count);
+    for (const item of taken) this.queuedBytes -= item.data.length;
+    this.oldest = performance.now();
+    return Batch.of(taken);
+  }
+
+  private nextBatch(): { batch: Batch; spooled: boolean } | undefined {
+    const recovered = this.recovered.shift();
+    if (recovered) return { batch: recovered, spooled: true };
+    if (this.queue.length === 0) return undefined;
+    const due = performance.now() - this.oldest >= (this.options.flushIntervalMs ?? 1_000);
+    if (this.flushes > 0 || this.closed || this.batchReady() || due) return { batch: this.takeBatch(), spooled: false };
+    return undefined;
+  }
+
+  /** Starts the background pump if it is idle (never in serverless mode). */
+  private kick(): void {
+    if (this.options.serverless || this.pumping || this.stopped) return;
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    clearTimeout(this.timer);
+    try {
+      await this.ready;
+      for (let next = this.nextBatch(); next; next = this.nextBatch()) {
+        this.inFlight++;
+        this.notify(); // room in the queue for a caller told to block
+        try {
+          await this.deliverer.deliver(next.batch, next.spooled);
+        } catch (error) {
+          this.ledger.drop('internal_error', String(error), next.batch.traceIds);
+        } finally {
+          this.inFlight--;
+          this.notify();
+        }
+      }
+    } finally {
+      this.pumping = false;
+      if (this.queue.length > 0 && !this.stopped) {
+        const wait = Math.max(1, (this.options.flushIntervalMs ?? 1_000) - (performance.now() - this.oldest));
+        this.timer = setTimeout(() => this.kick(), wait);
+        this.timer.unref?.();
+      }
+      this.notify();
+    }
+  }
+
+  private async deliverInline(deadline: number | undefined): Promise<void> {
+    const deliverer = this.makeDeliverer(() => deadline);
+    for (;;) {
+      const recovered = this.recovered.shift();
+      const batch = recovered ?? (this.queue.length > 0 ? this.takeBatch() : undefined);
+      if (!batch) return;
+      if (!(await deliverer.deliver(batch, recovered !== undefined))) {
+        // Not sent by the deadline: first in line, with its key, for the next flush.
+        this.recovered.unshift(batch);
+        return;
+      }
+    }
+  }
+
+  /** A delivery core whose retry waits end at `deadline` (undefined: only at shutdown). */
+  private makeDeliverer(deadline: () => number | undefined): Deliverer {
+    return new Deliverer({
+      transport: this.transport,
+      apiKey: this.apiKey,
+      ledger: this.ledger,
+      sleep: this.sleeper(deadline),
+      spool: { write: (batch) => this.spool?.write(batch), delete: (key) => this.spool?.delete(key) },
+      maxRetrySeconds: this.options.maxRetrySeconds,
+    });
+  }
+
+  private sleeper(deadline: () => number | undefined): Sleep {
+    return (seconds) =>
+      new Promise<boolean>((resolve) => {
+        const limit = deadline();
+        if (this.stopped || (limit !== undefined && performance.now() + seconds * 1000 > limit)) {
+          resolve(false);
+          return;
+        }
+        const wake = () => {
+          clearTimeout(timer);
+          clearInterval(beat);
+          this.sleepers.delete(wake);
+          resolve(!this.stopped);
+        };
+        const timer = setTimeout(wake, seconds * 1000);
+        const beat = setInterval(() => this.spool?.heartbeat(), 5_000);
+        timer.unref?.();
+        beat.unref?.();
+        this.sleepers.add(wake);
+      });
+  }
+
+  /** Resolves when `done()` holds or the deadline passes; keeps the process alive meanwhile. */
+  private until(done: () => boolean, deadline: number | undefined): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const check = () => {
+        if (!done() && (deadline === undefined || performance.now() < deadline)) return;
+        this.listeners.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.listeners.delete(check);
+        resolve();
+      }, deadline === undefined ? 2 ** 31 - 1 : Math.max(0, deadline - performance.now()));
+      this.listeners.add(check);
+    });
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private async openSpool(directory: string): Promise<void> {
+    const { Spool } = await import('./spool.js');
+    this.spool = new Spool(directory);
+    for (const batch of this.spool.claimOrphans()) {
+      this.recovered.push(batch);
+      this.ledger.recovered += batch.traceIds.length;
+    }
+    if (this.recovered.length > 0) this.kick();
+  }
+
+  private installExitHandlers(): void {
+    // A clean exit leaves no owner file behind (unsent batches stay for the next start).
+    this.onProcess('exit', () => this.spool?.close());
+    if (this.options.flushOnExit ?? !this.options.serverless) {
+      // beforeExit comes when the loop has nothing left; a flush gives it work, once.
+      this.onProcess('beforeExit', () => {
+        if (this.queue.length > 0 || this.recovered.length > 0 || this.inFlight > 0) void this.shutdown();
+      });
+    }
+    if (this.options.handleSignals) {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        const handler = () => {
+          process.off(signal, handler);
+          void this.shutdown().finally(() => {
+            // Only when nobody else listens do we restore the default: exit by the signal.
+            if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+          });
+        };
+        this.onProcess(signal, handler);
+      }
+    }
+  }
+
+  private onProcess(event: string, handler: (...args: unknown[]) => void): void {
+    process.on(event, handler);
+    this.exitHandlers.push([event, handler]);
+  }
+}

@@ -1,0 +1,155 @@
+import { gzip } from './gzip.js';
+import type { Ledger } from './ledger.js';
+import { type Answer, decide, rejectedTraces } from './policy.js';
+import { type Transport, USER_AGENT } from './transport.js';
+
+const encoder = new TextEncoder();
+const PREFIX = encoder.encode('{"traces":[');
+const SUFFIX = encoder.encode(']}');
+const COMMA = encoder.encode(',');
+/** Bytes a body adds around its traces. */
+export const BODY_OVERHEAD = PREFIX.length + SUFFIX.length;
+
+/** One serialised trace. */
+export interface QueuedTrace {
+  traceId: string;
+  data: Uint8Array;
+}
+
+/** Up to 500 traces under one Idempotency-Key, chosen when the batch is formed and kept across every retry of it. */
+export class Batch {
+  constructor(
+    readonly key: string,
+    readonly traceIds: readonly string[],
+    readonly body: Uint8Array,
+    private readonly items?: readonly QueuedTrace[],
+  ) {}
+
+  static of(traces: readonly QueuedTrace[], key: string = crypto.randomUUID()): Batch {
+    let size = BODY_OVERHEAD + Math.max(0, traces.length - 1);
+    for (const trace of traces) size += trace.data.length;
+    const body = new Uint8Array(size);
+    body.set(PREFIX, 0);
+    let at = PREFIX.length;
+    traces.forEach((trace, index) => {
+      if (index > 0) body.set(COMMA, at++);
+      body.set(trace.data, at);
+      at += trace.data.length;
+    });
+    body.set(SUFFIX, at);
+    return new Batch(key, traces.map((trace) => trace.traceId), body, traces);
+  }
+
+  /** The serialised traces (read back out of the body for a batch recovered from the spool). */
+  traces(): QueuedTrace[] {
+    if (this.items) return [...this.items];
+    const decoded = (JSON.parse(new TextDecoder().decode(this.body)) as { traces: unknown[] }).traces;
+    return decoded.map((trace, index) => ({ traceId: this.traceIds[index] as string, data: encoder.encode(JSON.stringify(trace)) }));
+  }
+}
+
+/** Where batches wait on disk until their final answer (the spool); the core writes and deletes, nothing more. */
+export interface BatchStore {
+  write(batch: Batch): void;
+  delete(key: string): void;
+}
+
+/** Waits that many seconds; resolves false when delivery must stop (the batch stays pending). */
+export type Sleep = (seconds: number) => Promise<boolean>;
+
+export interface DelivererOptions {
+  transport: Transport;
+  apiKey: string;
+  ledger: Ledger;
+  sleep: Sleep;
+  spool?: BatchStore | undefined;
+  maxRetrySeconds?: number;
+  clock?: () => number;
+  jitter?: () => number;
+}
+
+/**
+ * Sends one batch until it has a final answer, splitting it where the service says it can never
+ * fit, and accounts for every trace it carried.
+ */
+export class Deliverer {
+  private readonly maxRetrySeconds: number;
+  private readonly clock: () => number;
+  private readonly jitter: () => number;
+
+  constructor(private readonly options: DelivererOptions) {
+    this.maxRetrySeconds = options.maxRetrySeconds ?? 600;
+    this.clock = options.clock ?? (() => performance.now() / 1000);
+    this.jitter = options.jitter ?? Math.random;
+  }
+
+  /** Sends `batch` (and its parts, if split) to a final answer; false when a deadline stopped it. */
+  async deliver(batch: Batch, spooled = false): Promise<boolean> {
+    if (this.options.spool && !spooled) this.options.spool.write(batch);
+    const work = [batch];
+    while (work.length > 0) {
+      const current = work.shift() as Batch;
+      const parts = await this.send(current);
+      if (parts === undefined) return false;
+      work.unshift(...parts);
+    }
+    return true;
+  }
+
+  private async send(batch: Batch): Promise<Batch[] | undefined> {
+    const { transport, apiKey, ledger, sleep } = this.options;
+    const compressed = await gzip(batch.body);
+    const headers = {
+      'Content-Type': 'application/json',
+      'Content-Encoding': 'gzip',
+      'X-API-Key': apiKey,
+      'Idempotency-Key': batch.key,
+      'User-Agent': USER_AGENT,
+    };
+    const started = this.clock();
+    for (let attempt = 0; ; attempt++) {
+      const answer = await transport.post(compressed, headers);
+      const decision = decide(answer, batch.traceIds.length, attempt, this.jitter());
+      switch (decision.action) {
+        case 'delivered':
+          this.settleDelivered(batch, answer);
+          return [];
+        case 'final':
+          ledger.reject(decision.reason, decision.detail, batch.traceIds);
+          this.forget(batch);
+          return [];
+        case 'split':
+          return this.split(batch);
+        case 'retry':
+          if (this.clock() + decision.delaySeconds - started > this.maxRetrySeconds) {
+            ledger.drop('retries_exhausted', `still ${decision.reason} after ${this.maxRetrySeconds} s`, batch.traceIds);
+            this.forget(batch);
+            return [];
+          }
+          if (!(await sleep(decision.delaySeconds))) return undefined;
+      }
+    }
+  }
+
+  private settleDelivered(batch: Batch, answer: Answer): void {
+    const rejected = rejectedTraces(answer.body, batch.traceIds.length);
+    for (const { index, code, detail } of rejected) this.options.ledger.reject(code, detail, [batch.traceIds[index] as string]);
+    this.options.ledger.sent += batch.traceIds.length - rejected.length;
+    this.forget(batch);
+  }
+
+  private split(batch: Batch): Batch[] {
+    const traces = batch.traces();
+    const middle = Math.ceil(traces.length / 2);
+    const halves = [Batch.of(traces.slice(0, middle)), Batch.of(traces.slice(middle))];
+    // The halves are on disk before the whole goes: a kill in between resends traces the service
+    // refused as a whole, never loses them.
+    for (const half of halves) this.options.spool?.write(half);
+    this.forget(batch);
+    return halves;
+  }
+
+  private forget(batch: Batch): void {
+    this.options.spool?.delete(batch.key);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * What happened to every trace handed over since the client started:
+ * `handed + recovered === sent + Σ rejected + Σ dropped + pending` always holds.
+ */
+export interface DeliveryReport {
+  handed: number;
+  /** Traces of batches found in the spool at start, left by a process that died. */
+  recovered: number;
+  sent: number;
+  /** Refused by the service, by its reason (a per-trace issue code, or the answer's `code`). */
+  rejected: Record<string, number>;
+  /** Given up by the SDK, by our reason (`queue_full`, `trace_too_large`, `retries_exhausted`, …). */
+  dropped: Record<string, number>;
+  pending: number;
+}
+
+/** Traces that will not be stored, with the reason: passed to the `onUndelivered` callback. */
+export interface Undelivered {
+  outcome: 'rejected' | 'dropped';
+  reason: string;
+  detail: string;
+  traceIds: readonly string[];
+}
+
+/** The counters behind {@link DeliveryReport}. */
+export class Ledger {
+  handed = 0;
+  recovered = 0;
+  sent = 0;
+  private readonly rejected = new Map<string, number>();
+  private readonly dropped = new Map<string, number>();
+
+  constructor(private readonly onUndelivered?: (event: Undelivered) => void) {}
+
+  reject(reason: string, detail: string, traceIds: readonly string[]): void {
+    this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + traceIds.length);
+    this.tell({ outcome: 'rejected', reason, detail, traceIds });
+  }
+
+  drop(reason: string, detail: string, traceIds: readonly string[]): void {
+    this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + traceIds.length);
+    this.tell({ outcome: 'dropped', reason, detail, traceIds });
+  }
+
+  report(): DeliveryReport {
+    const rejected = Object.fromEntries(this.rejected);
+    const dropped = Object.fromEntries(this.dropped);
+    const done = this.sent + sum(this.rejected) + sum(this.dropped);
+    return { handed: this.handed, recovered: this.recovered, sent: this.sent, rejected, dropped, pending: this.handed + this.recovered - done };
+  }
+
+  private tell(event: Undelivered): void {
+    try {
+      this.onUndelivered?.(event);
+    } catch (error) {
+      console.error('[trace-ingest] onUndelivered callback threw', error);
+    }
+  }
+}
+
+function sum(counts: Map<string, number>): number {
+  let total = 0;
+  for (const count of counts.values()) total += count;
+  return total;
+}

@@ -1,0 +1,349 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export type SpanKind = 'llm' | 'tool' | 'chain' | 'retriever' | 'agent' | 'custom';
+export type Status = 'ok' | 'error' | 'timeout';
+/** Rewrites `input`, `output` or `attributes` (named by the first argument) before the trace is queued. */
+export type Mask = (field: 'input' | 'output' | 'attributes', value: unknown) => unknown;
+
+/** Who a trace reports to when it ends: the client. */
+export interface TraceSink {
+  readonly environment: string;
+  readonly workspaceSlug: string;
+  submit(trace: Trace): Promise<void> | undefined;
+}
+
+interface Who {
+  /** The conversation; sent as `session_id`. */
+  conversationId?: string;
+  userId?: string;
+  agentId?: string;
+  agentName?: string;
+}
+
+interface Measured {
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** Defaults to input + output tokens. */
+  totalTokens?: number;
+  /** Any JSON object; sent as JSON text. */
+  attributes?: Record<string, unknown>;
+  /** Stored as `attributes.tags`. */
+  tags?: string[];
+  status?: Status;
+}
+
+export interface SpanOptions extends Who, Measured {
+  kind?: SpanKind;
+  /** Any JSON value; sent as JSON text. */
+  input?: unknown;
+  /** Any JSON value; sent as JSON text. */
+  output?: unknown;
+  errorMessage?: string | null;
+  /** The parent span; by default the innermost open span of the same trace in this async context. */
+  parent?: Span | null;
+}
+
+export interface TraceOptions extends Who, Measured {
+  environment?: string;
+  workspaceSlug?: string;
+  traceId?: string;
+}
+
+interface Context {
+  trace: Trace;
+  span: Span | undefined;
+}
+
+const context = new AsyncLocalStorage<Context>();
+
+/** The trace open in this async context, if any. */
+export function currentTrace(): Trace | undefined {
+  return context.getStore()?.trace;
+}
+
+/** The innermost span open in this async context, if any. */
+export function currentSpan(): Span | undefined {
+  return context.getStore()?.span;
+}
+
+/** Now in ISO 8601 UTC with microseconds, as the service stores timestamps. */
+function isoNow(): string {
+  const micros = Math.round((performance.timeOrigin + performance.now()) * 1000);
+  const iso = new Date(Math.floor(micros / 1000)).toISOString();
+  return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message ? `${error.name}: ${error.message}` : error.name;
+  return String(error);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * Runs `fn` with `item` open, ends it when `fn` returns or its promise settles, and gives back
+ * exactly what `fn` gave: its value, or its error, rethrown untouched.
+ */
+function runOpen<R>(item: { end(error?: unknown): Promise<void> | undefined }, store: Context, fn: () => R): R {
+  let result: R;
+  try {
+    result = context.run(store, fn);
+  } catch (error) {
+    item.end(error);
+    throw error;
+  }
+  if (!isPromiseLike(result)) {
+    item.end();
+    return result;
+  }
+  return Promise.resolve(result).then(
+    async (value) => {
+      await item.end();
+      return value;
+    },
+    async (error: unknown) => {
+      await item.end(error);
+      throw error;
+    },
+  ) as R;
+}
+
+abstract class Timed {
+  readonly timestamp = isoNow();
+  durationMs: number | undefined;
+  private readonly started = performance.now();
+
+  protected elapsedMs(): number {
+    return Math.round((performance.now() - this.started) * 1000) / 1000;
+  }
+}
+
+/** One step of a trace. Set its fields directly (`span.output = …`) or with {@link Span.update}. */
+export class Span extends Timed implements Disposable {
+  readonly spanId = crypto.randomUUID();
+  readonly parentSpanId: string | null;
+  kind: SpanKind;
+  input: unknown;
+  output: unknown;
+  model: string;
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+  totalTokens: number | undefined;
+  attributes: Record<string, unknown>;
+  status: Status;
+  errorMessage: string | null;
+  conversationId: string;
+  userId: string;
+  agentId: string;
+  agentName: string;
+
+  constructor(
+    readonly trace: Trace,
+    public name: string,
+    options: SpanOptions = {},
+  ) {
+    super();
+    const parent = options.parent === undefined ? defaultParent(trace) : options.parent;
+    this.parentSpanId = parent?.spanId ?? null;
+    this.kind = options.kind ?? 'llm';
+    this.input = options.input;
+    this.output = options.output;
+    this.model = options.model ?? '';
+    this.inputTokens = options.inputTokens;
+    this.outputTokens = options.outputTokens;
+    this.totalTokens = options.totalTokens;
+    this.attributes = withTags(options.attributes, options.tags);
+    this.status = options.status ?? 'ok';
+    this.errorMessage = options.errorMessage ?? null;
+    this.conversationId = options.conversationId ?? trace.conversationId;
+    this.userId = options.userId ?? trace.userId;
+    this.agentId = options.agentId ?? trace.agentId;
+    this.agentName = options.agentName ?? trace.agentName;
+    trace.spans.push(this);
+  }
+
+  /** Sets several fields at once; `tags` goes into `attributes.tags`. */
+  update(fields: Omit<SpanOptions, 'parent'>): this {
+    const { tags, ...rest } = fields;
+    Object.assign(this, rest);
+    if (tags) this.attributes = withTags(this.attributes, tags);
+    return this;
+  }
+
+  /** Ends the span; an error marks it `error` with `error_message`. The callback forms do this. */
+  end(error?: unknown): undefined {
+    if (this.durationMs !== undefined) return undefined;
+    if (error !== undefined) {
+      this.status = 'error';
+      this.errorMessage = errorText(error);
+    }
+    this.durationMs = this.elapsedMs();
+    return undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.end();
+  }
+
+  /** The span as the service reads it. */
+  toWire(mask: Mask | undefined): Record<string, unknown> {
+    return {
+      span_id: this.spanId,
+      parent_span_id: this.parentSpanId,
+      timestamp: this.timestamp,
+      duration_ms: this.durationMs ?? this.elapsedMs(),
+      name: this.name,
+      kind: this.kind,
+      status: this.status,
+      model: this.model,
+      input_tokens: this.inputTokens ?? 0,
+      output_tokens: this.outputTokens ?? 0,
+      total_tokens: this.totalTokens ?? (this.inputTokens ?? 0) + (this.outputTokens ?? 0),
+      input: jsonText(masked(mask, 'input', this.input), ''),
+      output: jsonText(masked(mask, 'output', this.output), ''),
+      attributes: jsonText(masked(mask, 'attributes', this.attributes), '{}'),
+      error_message: this.errorMessage,
+      session_id: this.conversationId,
+      agent_id: this.agentId,
+      agent_name: this.agentName,
+      user_id: this.userId,
+    };
+  }
+}
+
+/** One run of an agent or model, holding its spans in the order they started; sent when it ends. */
+export class Trace extends Timed implements Disposable {
+  readonly traceId: string;
+  readonly spans: Span[] = [];
+  environment: string;
+  workspaceSlug: string;
+  model: string;
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+  totalTokens: number | undefined;
+  attributes: Record<string, unknown>;
+  status: Status;
+  conversationId: string;
+  userId: string;
+  agentId: string;
+  agentName: string;
+  private ended = false;
+
+  constructor(
+    private readonly sink: TraceSink,
+    public name: string,
+    options: TraceOptions = {},
+  ) {
+    super();
+    this.traceId = options.traceId ?? crypto.randomUUID();
+    this.environment = options.environment ?? sink.environment;
+    this.workspaceSlug = options.workspaceSlug ?? sink.workspaceSlug;
+    this.model = options.model ?? '';
+    this.inputTokens = options.inputTokens;
+    this.outputTokens = options.outputTokens;
+    this.totalTokens = options.totalTokens;
+    this.attributes = withTags(options.attributes, options.tags);
+    this.status = options.status ?? 'ok';
+    this.conversationId = options.conversationId ?? '';
+    this.userId = options.userId ?? '';
+    this.agentId = options.agentId ?? '';
+    this.agentName = options.agentName ?? '';
+  }
+
+  /**
+   * Runs `fn` inside a new span of this trace, ends the span when `fn` returns (or its promise
+   * settles) and returns what `fn` returns. An error marks the span `error` and is rethrown untouched.
+   */
+  span<R>(name: string, fn: (span: Span) => R): R;
+  span<R>(name: string, options: SpanOptions, fn: (span: Span) => R): R;
+  span<R>(name: string, optionsOrFn: SpanOptions | ((span: Span) => R), maybeFn?: (span: Span) => R): R {
+    const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn as (span: Span) => R];
+    const span = new Span(this, name, options);
+    return runOpen(span, { trace: this, span }, () => fn(span));
+  }
+
+  /** A span to end yourself, or with `using` (which cannot see an error: call `end(error)` for that). */
+  startSpan(name: string, options: SpanOptions = {}): Span {
+    return new Span(this, name, options);
+  }
+
+  /** Sets several fields at once; `tags` goes into `attributes.tags`. */
+  update(fields: Omit<TraceOptions, 'traceId'>): this {
+    const { tags, ...rest } = fields;
+    Object.assign(this, rest);
+    if (tags) this.attributes = withTags(this.attributes, tags);
+    return this;
+  }
+
+  /**
+   * Ends the trace and hands it over for delivery. Resolves when it is queued (at once, unless
+   * the queue is full and the client was told to block).
+   */
+  end(error?: unknown): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    this.ended = true;
+    if (error !== undefined) this.status = 'error';
+    this.durationMs = this.elapsedMs();
+    return this.sink.submit(this);
+  }
+
+  [Symbol.dispose](): void {
+    void this.end();
+  }
+
+  /** Runs `fn` with this trace as the current one (the client's `trace()` does this). */
+  run<R>(fn: (trace: Trace) => R): R {
+    return runOpen(this, { trace: this, span: undefined }, () => fn(this));
+  }
+
+  /** The trace as the service reads it. */
+  toWire(mask: Mask | undefined): Record<string, unknown> {
+    const spans = this.spans.map((span) => span.toWire(mask));
+    const total = (field: string) => spans.reduce((sum, span) => sum + (span[field] as number), 0);
+    const inputTokens = this.inputTokens ?? total('input_tokens');
+    const outputTokens = this.outputTokens ?? total('output_tokens');
+    const ownCounts = this.inputTokens !== undefined || this.outputTokens !== undefined;
+    return {
+      trace_id: this.traceId,
+      timestamp: this.timestamp,
+      environment: this.environment,
+      workspace_slug: this.workspaceSlug,
+      duration_ms: this.durationMs ?? this.elapsedMs(),
+      root_span_name: this.name,
+      status: this.status,
+      model: this.model,
+      input_tokens: inputTokens,
+      output_tokens: outputTokens,
+      total_tokens: this.totalTokens ?? (ownCounts ? inputTokens + outputTokens : total('total_tokens')),
+      attributes: jsonText(masked(mask, 'attributes', this.attributes), '{}'),
+      session_id: this.conversationId,
+      agent_id: this.agentId,
+      agent_name: this.agentName,
+      user_id: this.userId,
+      spans,
+    };
+  }
+}
+
+function defaultParent(trace: Trace): Span | undefined {
+  const store = context.getStore();
+  return store?.trace === trace ? store.span : undefined;
+}
+
+function withTags(attributes: Record<string, unknown> | undefined, tags: string[] | undefined): Record<string, unknown> {
+  return tags === undefined ? { ...attributes } : { ...attributes, tags: [...tags] };
+}
+
+function masked(mask: Mask | undefined, field: 'input' | 'output' | 'attributes', value: unknown): unknown {
+  return mask ? mask(field, value) : value;
+}
+
+/** The wire rule: input, output and attributes travel as JSON text; undefined and null are the field's empty value. */
+function jsonText(value: unknown, empty: string): string {
+  if (value === undefined || value === null) return empty;
+  const text = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item));
+  return text ?? empty;
+}

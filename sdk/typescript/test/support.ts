@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import type { Answer, Transport } from '../src/index.js';
+
+const CONFORMANCE = process.env.TRACE_INGEST_CONFORMANCE_DIR ?? new URL('../../../conformance/', import.meta.url).pathname;
+
+export function conformance<T>(name: string): T {
+  return JSON.parse(readFileSync(`${CONFORMANCE}/${name}`, 'utf8')) as T;
+}
+
+export interface Recorded {
+  headers: Record<string, string>;
+  body: { traces: Record<string, unknown>[] };
+  raw: Uint8Array;
+}
+
+/** A transport that records every request and answers from a script, then with `answer` (200 for all by default). */
+export class Recorder implements Transport {
+  readonly requests: Recorded[] = [];
+
+  constructor(
+    private readonly answers: Answer[] = [],
+    private readonly answer?: (traces: Record<string, unknown>[]) => Answer | Promise<Answer>,
+  ) {}
+
+  async post(body: Uint8Array, headers: Record<string, string>): Promise<Answer> {
+    const decoded = JSON.parse(gunzipSync(body).toString('utf8')) as Recorded['body'];
+    const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+    this.requests.push({ headers: lower, body: decoded, raw: body });
+    const scripted = this.answers.shift();
+    if (scripted) return scripted;
+    if (this.answer) return this.answer(decoded.traces);
+    return ok(decoded.traces.length);
+  }
+
+  get traceIds(): string[] {
+    return this.requests.flatMap((request) => request.body.traces.map((trace) => trace.trace_id as string));
+  }
+}
+
+export function ok(count: number, errors: unknown[] = []): Answer {
+  return { status: 200, headers: {}, body: { accepted: count - errors.length, rejected: errors.length, errors } };
+}

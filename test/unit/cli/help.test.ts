@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { COMMANDS, usageFor, USAGE as ADMIN_USAGE } from '../../../scripts/admin/run-command.js';
+import { QUERY_USAGE } from '../../../scripts/local/query.js';
+import { COMPACT_USAGE, START_USAGE } from '../../../scripts/local/usage.js';
+import { REPLAY_USAGE } from '../../../scripts/replay/replay-usage.js';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const execute = promisify(execFile);
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(script: string, args: string[]): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await execute(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, TRACE_INGEST_LOCAL_DIR: path.join(ROOT, '.no-such-local-stack') } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** Runs the invocations a few at a time: each is a Node process with tsx. */
+async function runAll(invocations: [string, string[]][]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < invocations.length; i += 4) {
+    outcomes.push(...(await Promise.all(invocations.slice(i, i + 4).map(([script, args]) => run(script, args)))));
+  }
+  return outcomes;
+}
+
+const ADMIN = 'scripts/admin/cli.ts';
+const STACK_TRACE = /^\s+at /m;
+
+describe('every command line prints its usage for --help, on stdout, with exit status 0', () => {
+  it('start, compact, replay and query', async () => {
+    const cases: [string, string][] = [
+      ['scripts/local/start.ts', START_USAGE],
+      ['scripts/local/compact.ts', COMPACT_USAGE],
+      ['scripts/replay/replay.ts', REPLAY_USAGE],
+      ['scripts/local/query.ts', QUERY_USAGE],
+    ];
+    const outcomes = await runAll(cases.map(([script]) => [script, ['--help']]));
+    outcomes.forEach((outcome, i) => expect({ script: cases[i]?.[0], ...outcome }).toEqual({ script: cases[i]?.[0], code: 0, stdout: cases[i]?.[1], stderr: '' }));
+  }, 60_000);
+
+  it('admin, each of its groups and each of its commands', async () => {
+    const words = [[], ...new Set(COMMANDS.map((command) => command.split(' ')[0] as string))].map((group) => (Array.isArray(group) ? group : [group]));
+    const invocations = [...words, ...COMMANDS.map((command) => command.split(' '))];
+    const outcomes = await runAll(invocations.map((args) => [ADMIN, [...args, '--help']]));
+    outcomes.forEach((outcome, i) => {
+      const args = invocations[i] as string[];
+      expect({ args, ...outcome }).toEqual({ args, code: 0, stdout: `${args.length === 0 ? ADMIN_USAGE : usageFor(args)}\n`, stderr: '' });
+    });
+  }, 120_000);
+});
+
+describe('a user error is one line and the usage on stderr, never a stack trace', () => {
+  it.each([
+    ['scripts/replay/replay.ts', ['--local', '--shard', 's', '--from', 'abc', '--to', '1'], 2, /^replay: --from must be a Kinesis sequence number \(decimal digits\), not 'abc'\nusage: npm run replay/],
+    ['scripts/replay/replay.ts', ['--nope'], 2, /^replay: Unknown option '--nope'/],
+    ['scripts/replay/replay.ts', ['--failure', 'f.json', '--bucket', 'b', '--chunk-size', '-3'], 2, /^replay: --chunk-size must be a positive integer, not '-3'/],
+    ['scripts/local/compact.ts', ['--now'], 2, /^compact: Unknown option '--now'\nusage: npm run compact/],
+    ['scripts/local/query.ts', [], 2, /^query: no SQL given\nusage: npm run query/],
+    [ADMIN, ['org', 'update', '--org', 'acme', '--per-minute', '-5'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not '-5'\n$/],
+    [ADMIN, ['plan', 'create', '--plan', 'team', '--per-minute', 'lots'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", not 'lots'\n$/],
+  ])('%s %j', async (script, args, code, stderr) => {
+    const outcome = await run(script, args);
+    expect(outcome.code).toBe(code);
+    expect(outcome.stderr).toMatch(stderr);
+    expect(outcome.stderr).not.toMatch(STACK_TRACE);
+  }, 30_000);
+});

@@ -1,0 +1,53 @@
+import { exceedsContainerLimit, exceedsDepthLimit, MAX_JSON_CONTAINERS, MAX_JSON_TEXT_DEPTH } from '../../../lambda/shared/domain/json-limits.js';
+
+describe('exceedsContainerLimit (JSON.parse memory bound)', () => {
+  it.each([
+    ['[[]]', 1, true],
+    ['[[]]', 2, false],
+    ['{"a":[{}]}', 2, true],
+    // Brackets inside strings count: the strings of input, output and attributes hold JSON text that is parsed too.
+    ['["[[", {}]', 2, true],
+    ['["a", {}]', 2, false],
+  ])('%s with limit %d → %p', (text, limit, expected) => {
+    expect(exceedsContainerLimit(text, limit)).toBe(expected);
+    expect(exceedsContainerLimit(Buffer.from(text), limit)).toBe(expected);
+  });
+
+  it('never scans a body shorter than the limit (each container takes a character)', () => {
+    expect(exceedsContainerLimit('['.repeat(MAX_JSON_CONTAINERS))).toBe(false);
+    expect(exceedsContainerLimit('['.repeat(MAX_JSON_CONTAINERS + 1))).toBe(true);
+  });
+
+  it('counts the bytes of a view at its offset, not the whole buffer under it', () => {
+    const bytes = Buffer.from('[[[[ab');
+    expect(exceedsContainerLimit(bytes.subarray(4), 1)).toBe(false);
+    expect(exceedsContainerLimit(bytes.subarray(2), 1)).toBe(true);
+  });
+});
+
+describe('exceedsDepthLimit (nesting of JSON text held in a string)', () => {
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  it.each([
+    [nested(3), 3, false],
+    [nested(4), 3, true],
+    ['{"a":{"b":{"c":[1]}}}', 3, true],
+    ['[[],[],[],[],[]]', 3, false],
+    // Brackets inside strings are text, not nesting, however many there are.
+    ['["[[[[[[", "\\"[[[[[["]', 2, false],
+    ['["\\\\", [[[ ]]] ]', 3, true],
+    ['"unterminated [[[[[[[[', 2, false],
+    ['[[[["unterminated', 3, true],
+  ])('%s with limit %d → %p', (text, limit, expected) => {
+    expect(exceedsDepthLimit(text, limit)).toBe(expected);
+  });
+
+  it(`allows ${MAX_JSON_TEXT_DEPTH} levels and refuses one more, at any width`, () => {
+    expect(exceedsDepthLimit(`[${Array(1_000).fill(nested(MAX_JSON_TEXT_DEPTH - 1)).join(',')}]`)).toBe(false);
+    expect(exceedsDepthLimit(`[${nested(MAX_JSON_TEXT_DEPTH - 1)},${nested(MAX_JSON_TEXT_DEPTH)}]`)).toBe(true);
+  });
+
+  it('answers a 10-million-deep text without parsing it', () => {
+    expect(exceedsDepthLimit(nested(10_000_000))).toBe(true);
+  });
+});
