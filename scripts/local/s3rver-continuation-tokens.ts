@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createRequire } from 'node:module';
+import S3ErrorModule from 's3rver/lib/models/error.js';
 
 /**
  * The parts of s3rver 3.7.1 this adapter relies on (internal API, pinned by
@@ -31,7 +31,8 @@ interface ListBucketResult {
 }
 
 type S3ErrorClass = new (code: string, message: string, detail?: Record<string, string>) => Error;
-const S3Error = createRequire(__filename)('s3rver/lib/models/error') as S3ErrorClass;
+// An ES import, not createRequire(__filename): `npm start` runs this file as ESM, where __filename is undefined.
+const S3Error = S3ErrorModule as S3ErrorClass;
 
 const TOKEN_VERSION = 'v1';
 
