@@ -76,7 +76,8 @@ interface Candidate {
   splitLargeHours?: boolean;
   /**
    * With splitLargeHours: the landing writes a large group's rows as one row group per hash part, so a part worker
-   * reads (ranged GETs) and decodes its own rows only (modelled).
+   * reads (two ranged GETs: the footer, then its row group) and decodes its own rows only (modelled; the row groups
+   * of a landed batch get small: ~60 span rows per part for the one-organization shape).
    */
   partRowGroups?: boolean;
   /** Seconds between fan-out runs (shared-fan-out). */
@@ -255,7 +256,8 @@ function splitSliceCompaction(s: Scaling, inputsPerDataset: number, traces: numb
     // Without row groups per part, a part worker decodes every row to find its own.
     partMs += lambdaMs(MEMORY_MB.worker)((partRowGroups ? 0 : s.decodeCpuPerRow * rows) + s.workerCpuPerRow * (rows / parts));
   }
-  const gets = parts * 2 * inputsPerDataset + 1;
+  // Each part worker reads every input once, or with row groups per part its footer and then its own row group.
+  const gets = parts * 2 * inputsPerDataset * (partRowGroups ? 2 : 1) + 1;
   const puts = parts * 2 + 1;
   partMs += S3_REQUEST_MS * Math.ceil((2 * inputsPerDataset) / 16) + S3_REQUEST_MS * 4;
   return { parts, ms: parts * partMs + S3_REQUEST_MS * 4, longestMs: partMs, gets, puts, lists: 2 * listPages(inputsPerDataset) + 2 };
