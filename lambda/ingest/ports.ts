@@ -51,7 +51,8 @@ export interface StreamRecord {
  * many records are known not to be on the stream.
  */
 export interface TraceSink {
-  publish(records: readonly StreamRecord[]): Promise<void>;
+  /** Publishes every record or throws; `signal`, once aborted, stops the work (the request has been answered). */
+  publish(records: readonly StreamRecord[], options?: { signal?: AbortSignal }): Promise<void>;
 }
 
 /** Stores the body of a trace too large for one stream record. */
