@@ -19,6 +19,7 @@ const optionalSuites: Suite[] = [
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
+  { group: 'event-size', file: 'event-size.ts', exportName: 'runEventSizeBench' },
 ];
 
 const results: BenchResult[] = [];
