@@ -12,6 +12,8 @@ export interface DeliveryReport {
   /** Given up by the SDK, by our reason (`queue_full`, `trace_too_large`, `retries_exhausted`, …). */
   dropped: Record<string, number>;
   pending: number;
+  /** Resends, by the reason of the answer that asked for one (`rate_limited`, `reset`, …); outside the sum above. */
+  retried: Record<string, number>;
 }
 
 /** Traces that will not be stored, with the reason: passed to the `onUndelivered` callback. */
@@ -29,6 +31,7 @@ export class Ledger {
   sent = 0;
   private readonly rejected = new Map<string, number>();
   private readonly dropped = new Map<string, number>();
+  private readonly retried = new Map<string, number>();
 
   constructor(private readonly onUndelivered?: (event: Undelivered) => void) {}
 
@@ -42,11 +45,15 @@ export class Ledger {
     this.tell({ outcome: 'dropped', reason, detail, traceIds });
   }
 
+  retry(reason: string): void {
+    this.retried.set(reason, (this.retried.get(reason) ?? 0) + 1);
+  }
+
   report(): DeliveryReport {
     const rejected = Object.fromEntries(this.rejected);
     const dropped = Object.fromEntries(this.dropped);
     const done = this.sent + sum(this.rejected) + sum(this.dropped);
-    return { handed: this.handed, recovered: this.recovered, sent: this.sent, rejected, dropped, pending: this.handed + this.recovered - done };
+    return { handed: this.handed, recovered: this.recovered, sent: this.sent, rejected, dropped, pending: this.handed + this.recovered - done, retried: Object.fromEntries(this.retried) };
   }
 
   private tell(event: Undelivered): void {

@@ -119,6 +119,7 @@ class Deliverer:
                 self._ledger.drop("retries_exhausted", f"still {decision.reason} after {self._max_retry_seconds:.0f} s", batch.trace_ids)
                 self._forget(batch)
                 return []
+            self._ledger.retry(decision.reason)
             if not self._sleep(decision.delay):
                 return None
             attempt += 1

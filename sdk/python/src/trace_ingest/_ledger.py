@@ -20,6 +20,9 @@ class DeliveryReport:
     rejected: dict[str, int]
     dropped: dict[str, int]
     pending: int
+    retried: dict[str, int] = field(default_factory=dict)
+    """Resends, by the reason of the answer that asked for one (``rate_limited``, ``reset``, …);
+    outside the sum above: a retried trace is still counted once, where it ended."""
 
     @property
     def accounted(self) -> bool:
@@ -45,6 +48,7 @@ class Ledger:
         self.sent = 0
         self.rejected: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
+        self.retried: Counter[str] = Counter()
 
     def hand(self, count: int = 1) -> None:
         with self._lock:
@@ -68,11 +72,15 @@ class Ledger:
             self.dropped[reason] += len(trace_ids)
         self._tell(Undelivered("dropped", reason, detail, tuple(trace_ids)))
 
+    def retry(self, reason: str) -> None:
+        with self._lock:
+            self.retried[reason] += 1
+
     def report(self) -> DeliveryReport:
         with self._lock:
             done = self.sent + sum(self.rejected.values()) + sum(self.dropped.values())
             return DeliveryReport(
-                self.handed, self.recovered, self.sent, dict(self.rejected), dict(self.dropped), self.handed + self.recovered - done
+                self.handed, self.recovered, self.sent, dict(self.rejected), dict(self.dropped), self.handed + self.recovered - done, dict(self.retried)
             )
 
     def _tell(self, event: Undelivered) -> None:

@@ -102,6 +102,7 @@ export class Deliverer {
                         this.forget(batch);
                         return [];
                     }
+                    ledger.retry(decision.reason);
                     if (!(await sleep(decision.delaySeconds)))
                         return undefined;
             }

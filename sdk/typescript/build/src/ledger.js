@@ -6,6 +6,7 @@ export class Ledger {
     sent = 0;
     rejected = new Map();
     dropped = new Map();
+    retried = new Map();
     constructor(onUndelivered) {
         this.onUndelivered = onUndelivered;
     }
@@ -17,11 +18,14 @@ export class Ledger {
         this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + traceIds.length);
         this.tell({ outcome: 'dropped', reason, detail, traceIds });
     }
+    retry(reason) {
+        this.retried.set(reason, (this.retried.get(reason) ?? 0) + 1);
+    }
     report() {
         const rejected = Object.fromEntries(this.rejected);
         const dropped = Object.fromEntries(this.dropped);
         const done = this.sent + sum(this.rejected) + sum(this.dropped);
-        return { handed: this.handed, recovered: this.recovered, sent: this.sent, rejected, dropped, pending: this.handed + this.recovered - done };
+        return { handed: this.handed, recovered: this.recovered, sent: this.sent, rejected, dropped, pending: this.handed + this.recovered - done, retried: Object.fromEntries(this.retried) };
     }
     tell(event) {
         try {
