@@ -1,4 +1,5 @@
 import { Batch, BODY_OVERHEAD, Deliverer, type QueuedTrace, type Sleep } from './delivery.js';
+import { gzip } from './gzip.js';
 import { type DeliveryReport, Ledger, type Undelivered } from './ledger.js';
 import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH } from './limits.js';
 import type { Spool } from './spool.js';
@@ -287,17 +288,22 @@ export class TraceIngest implements TraceSink {
     clearTimeout(this.timer);
     try {
       await this.ready;
-      for (let next = this.nextBatch(); next; next = this.nextBatch()) {
-        this.inFlight++;
-        this.notify(); // room in the queue for a caller told to block
+      // The next batch is taken and compressed while the current one is in flight, so that one
+      // process keeps the connection busy (bench group sdk: delivery ÷ a bare HTTP client).
+      let next = this.takeForDelivery();
+      while (next) {
+        const current = next;
+        const delivering = this.deliverer.deliver(current.batch, current.spooled, current.compressed);
+        next = this.takeForDelivery();
         try {
-          await this.deliverer.deliver(next.batch, next.spooled);
+          await delivering;
         } catch (error) {
-          this.ledger.drop('internal_error', String(error), next.batch.traceIds);
+          this.ledger.drop('internal_error', String(error), current.batch.traceIds);
         } finally {
           this.inFlight--;
           this.notify();
         }
+        next ??= this.takeForDelivery(); // a flush or a full batch may have come meanwhile
       }
     } finally {
       this.pumping = false;
@@ -308,6 +314,18 @@ export class TraceIngest implements TraceSink {
       }
       this.notify();
     }
+  }
+
+  /** The next batch due, counted in flight from now on, its gzip under way. */
+  private takeForDelivery(): { batch: Batch; spooled: boolean; compressed: Promise<Uint8Array> } | undefined {
+    if (this.stopped) return undefined;
+    const next = this.nextBatch();
+    if (!next) return undefined;
+    this.inFlight++;
+    this.notify(); // room in the queue for a caller told to block
+    const compressed = gzip(next.batch.body);
+    compressed.catch(() => undefined); // a failure surfaces where it is awaited
+    return { ...next, compressed };
   }
 
   private async deliverInline(deadline: number | undefined): Promise<void> {

@@ -83,22 +83,25 @@ export class Deliverer {
     this.jitter = options.jitter ?? Math.random;
   }
 
-  /** Sends `batch` (and its parts, if split) to a final answer; false when a deadline stopped it. */
-  async deliver(batch: Batch, spooled = false): Promise<boolean> {
+  /**
+   * Sends `batch` (and its parts, if split) to a final answer; false when a deadline stopped it.
+   * `compressed` is its gzip body when the caller already made it (while the previous batch was in flight).
+   */
+  async deliver(batch: Batch, spooled = false, compressed?: Promise<Uint8Array>): Promise<boolean> {
     if (this.options.spool && !spooled) this.options.spool.write(batch);
     const work = [batch];
     while (work.length > 0) {
       const current = work.shift() as Batch;
-      const parts = await this.send(current);
+      const parts = await this.send(current, current === batch ? compressed : undefined);
       if (parts === undefined) return false;
       work.unshift(...parts);
     }
     return true;
   }
 
-  private async send(batch: Batch): Promise<Batch[] | undefined> {
+  private async send(batch: Batch, prepared?: Promise<Uint8Array>): Promise<Batch[] | undefined> {
     const { transport, apiKey, ledger, sleep } = this.options;
-    const compressed = await gzip(batch.body);
+    const compressed = await (prepared ?? gzip(batch.body));
     const headers = {
       'Content-Type': 'application/json',
       'Content-Encoding': 'gzip',

@@ -1,4 +1,5 @@
 import { Batch, BODY_OVERHEAD, Deliverer } from './delivery.js';
+import { gzip } from './gzip.js';
 import { Ledger } from './ledger.js';
 import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH } from './limits.js';
 import { currentTrace, Trace } from './tracing.js';
@@ -238,19 +239,24 @@ export class TraceIngest {
         clearTimeout(this.timer);
         try {
             await this.ready;
-            for (let next = this.nextBatch(); next; next = this.nextBatch()) {
-                this.inFlight++;
-                this.notify(); // room in the queue for a caller told to block
+            // The next batch is taken and compressed while the current one is in flight, so that one
+            // process keeps the connection busy (bench group sdk: delivery ÷ a bare HTTP client).
+            let next = this.takeForDelivery();
+            while (next) {
+                const current = next;
+                const delivering = this.deliverer.deliver(current.batch, current.spooled, current.compressed);
+                next = this.takeForDelivery();
                 try {
-                    await this.deliverer.deliver(next.batch, next.spooled);
+                    await delivering;
                 }
                 catch (error) {
-                    this.ledger.drop('internal_error', String(error), next.batch.traceIds);
+                    this.ledger.drop('internal_error', String(error), current.batch.traceIds);
                 }
                 finally {
                     this.inFlight--;
                     this.notify();
                 }
+                next ??= this.takeForDelivery(); // a flush or a full batch may have come meanwhile
             }
         }
         finally {
@@ -262,6 +268,19 @@ export class TraceIngest {
             }
             this.notify();
         }
+    }
+    /** The next batch due, counted in flight from now on, its gzip under way. */
+    takeForDelivery() {
+        if (this.stopped)
+            return undefined;
+        const next = this.nextBatch();
+        if (!next)
+            return undefined;
+        this.inFlight++;
+        this.notify(); // room in the queue for a caller told to block
+        const compressed = gzip(next.batch.body);
+        compressed.catch(() => undefined); // a failure surfaces where it is awaited
+        return { ...next, compressed };
     }
     async deliverInline(deadline) {
         const deliverer = this.makeDeliverer(() => deadline);
