@@ -32,6 +32,7 @@ interface SdkReport {
 
 let work: string;
 let stack: NpmStart;
+const launched: ChildProcess[] = [];
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'sdk-delivery-'));
@@ -40,6 +41,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  for (const child of launched) if (child.exitCode === null) child.kill('SIGKILL');
   await stack?.kill9();
   rmSync(work, { recursive: true, force: true });
 });
@@ -65,6 +67,7 @@ function launch(command: string, args: string[], apiKey: string, cwd = ROOT): { 
     env: { ...process.env, TRACE_INGEST_API_KEY: apiKey, TRACE_INGEST_BASE_URL: stack.endpoints.api, PYTHONPATH: path.join(ROOT, 'sdk/python/src') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  launched.push(child);
   child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   return { child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), log: () => log };
@@ -81,7 +84,12 @@ function rateLimitedRetries(loads: { log: () => string }[], sdk: string): number
   const latest = new Map<string, number>();
   for (const load of loads) {
     for (const [, label, json] of load.log().matchAll(/^progress (\S+) (.*)$/gm)) {
-      if (label?.startsWith(sdk)) latest.set(label, (JSON.parse(json as string) as SdkReport).retried.rate_limited ?? 0);
+      if (!label?.startsWith(sdk)) continue;
+      try {
+        latest.set(label, (JSON.parse(json as string) as SdkReport).retried.rate_limited ?? 0);
+      } catch {
+        // two processes' lines interleaved on the shared pipe: the next line says it again
+      }
     }
   }
   return [...latest.values()].reduce((total, n) => total + n, 0);
