@@ -13,7 +13,7 @@ import { RAW_RETENTION_DAYS } from '../lib/constructs/landing.js';
 import { CountingBucket } from './cost/counting-bucket.js';
 import { KINESIS_SHARD_LIMITS, LAMBDA_MB_PER_VCPU, PRICES } from './cost/prices.js';
 import { type CompactionRunMeasure, type ComputeScale, type LandingRun, S3_REQUEST_MS, type StreamConsumer, compactTraffic, landTraffic } from './cost/simulation.js';
-import { type IngestSample, SHAPES, type SimulatedRecord, TRACES_PER_REQUEST, type TrafficShape, sampleIngest, simulatedTraffic } from './cost/traffic.js';
+import { type IngestSample, type Partitioning, SHAPES, type SimulatedRecord, TRACES_PER_REQUEST, type TrafficShape, sampleIngest, simulatedTraffic } from './cost/traffic.js';
 import { percentile, round } from './engines-util.js';
 import type { BenchResult } from './types.js';
 
@@ -56,9 +56,9 @@ const listPages = (keys: number) => Math.max(1, Math.ceil(keys / 1000));
 const objectPuts = (bytes: number) => (bytes < DEFAULT_UPLOAD_PART_BYTES ? 1 : Math.ceil(bytes / DEFAULT_UPLOAD_PART_BYTES) + 2);
 
 /** Simulated stretch per shape: several full batches per shard; everything per trace is scaled from it. */
-const STRETCH_SECONDS: Record<string, number> = { [SHAPES[0]!.name]: 20, [SHAPES[1]!.name]: 12 };
+const STRETCH_SECONDS: Record<string, number> = { [SHAPES[0]!.name]: 15, [SHAPES[1]!.name]: 10 };
 /** Slices the worker compacts in the sample; the others cost the same per row and per object. */
-const SLICE_SAMPLE = 25;
+const SLICE_SAMPLE = 20;
 
 /** How a candidate lands and compacts; see CANDIDATES. */
 type Layout = 'per-organization' | 'shared' | 'shared-fan-out';
@@ -67,22 +67,64 @@ interface Candidate {
   id: string;
   name: string;
   layout: Layout;
+  /** How ingest picks partition keys (the shared layouts land by shard whatever the keys). */
+  partitioning: Partitioning;
   consumer: StreamConsumer;
   /** Compaction of open hours every this many minutes instead of closed hours only ("compaction sooner"). */
   compactOpenHoursEveryMinutes?: number;
+  /** A slice-hour one worker could not finish in {@link SPLIT_AFTER_MS} is compacted by several part workers (modelled). */
+  splitLargeHours?: boolean;
+  /**
+   * With splitLargeHours: the landing writes a large group's rows as one row group per hash part, so a part worker
+   * reads (two ranged GETs: the footer, then its row group) and decodes its own rows only (modelled; the row groups
+   * of a landed batch get small: ~60 span rows per part for the one-organization shape).
+   */
+  partRowGroups?: boolean;
   /** Seconds between fan-out runs (shared-fan-out). */
   fanOutSeconds?: number;
   built: boolean;
+  /** For a candidate that is not built: the built candidate whose measured landing and compaction it starts from. */
+  landsLike?: string;
 }
 
 const FIVE_SECONDS: StreamConsumer = { batchingWindowSeconds: 5, batchSize: 1000 };
+/** The design before issue 20, the baseline every candidate is compared with. */
+const BEFORE = 'before';
 export const CANDIDATES: readonly Candidate[] = [
-  { id: 'current', name: 'per-organization objects, 5 s window (current)', layout: 'per-organization', consumer: FIVE_SECONDS, built: true },
-  { id: 'window-30s', name: 'per-organization objects, 30 s window', layout: 'per-organization', consumer: { batchingWindowSeconds: 30, batchSize: 10_000 }, built: true },
-  { id: 'sooner', name: 'per-organization objects, open hours compacted every 5 min', layout: 'per-organization', consumer: FIVE_SECONDS, compactOpenHoursEveryMinutes: 5, built: false },
-  { id: 'shared', name: 'one object per shard batch, organization as a column in its own row groups, per-hour index', layout: 'shared', consumer: FIVE_SECONDS, built: false },
-  { id: 'fan-out', name: 'one object per shard batch, fanned out per organization every 30 s', layout: 'shared-fan-out', consumer: FIVE_SECONDS, fanOutSeconds: 30, built: false },
+  { id: BEFORE, name: 'per-organization objects, trace-id partition keys, 5 s window (before)', layout: 'per-organization', partitioning: 'trace', consumer: FIVE_SECONDS, built: true },
+  { id: 'window-30s', name: 'per-organization objects, trace-id keys, 30 s window', layout: 'per-organization', partitioning: 'trace', consumer: { batchingWindowSeconds: 30, batchSize: 10_000 }, built: true },
+  { id: 'sooner', name: 'per-organization objects, trace-id keys, open hours compacted every 5 min', layout: 'per-organization', partitioning: 'trace', consumer: FIVE_SECONDS, compactOpenHoursEveryMinutes: 5, built: false, landsLike: BEFORE },
+  { id: 'shared', name: 'one object per shard batch, organization as a column in its own row groups, per-hour index', layout: 'shared', partitioning: 'trace', consumer: FIVE_SECONDS, built: false },
+  { id: 'fan-out', name: 'one object per shard batch, fanned out per organization every 30 s', layout: 'shared-fan-out', partitioning: 'trace', consumer: FIVE_SECONDS, fanOutSeconds: 30, built: false },
+  { id: 'request-keys', name: 'per-organization objects, one partition key per request chunk, 5 s window (chosen, built)', layout: 'per-organization', partitioning: 'request', consumer: FIVE_SECONDS, built: true },
+  {
+    id: 'request-keys+split',
+    name: 'request-chunk keys, and a large hour compacted by several part workers (chosen, the split not built)',
+    layout: 'per-organization',
+    partitioning: 'request',
+    consumer: FIVE_SECONDS,
+    splitLargeHours: true,
+    built: false,
+    landsLike: 'request-keys',
+  },
+  {
+    id: 'request-keys+part-row-groups',
+    name: 'request-chunk keys, a large group landed as one row group per hash part, a large hour compacted by part workers (split not built)',
+    layout: 'per-organization',
+    partitioning: 'request',
+    consumer: FIVE_SECONDS,
+    splitLargeHours: true,
+    partRowGroups: true,
+    built: false,
+    landsLike: 'request-keys',
+  },
 ];
+
+/** The built candidate whose run stands for this one; the shared layouts take the compaction measured before. */
+const measuredAs = (candidate: Candidate) => (candidate.layout === 'per-organization' ? (candidate.landsLike ?? candidate.id) : BEFORE);
+
+/** Past this, one slice-hour is split across part workers (splitLargeHours): well inside the worker's 15-minute timeout. */
+const SPLIT_AFTER_MS = 10 * 60_000;
 
 /** The simulated stretch of one shape, shared by every candidate. */
 interface ShapeTraffic {
@@ -90,8 +132,8 @@ interface ShapeTraffic {
   shards: number;
   seconds: number;
   meanStreamBytes: number;
-  /** Records as ingest writes them (each with its organization). */
-  records: SimulatedRecord[];
+  /** Records as ingest writes them (each with its organization), by how ingest picks partition keys. */
+  records: Record<Partitioning, SimulatedRecord[]>;
   /** The same traffic with one organization written into every record: the landing then groups by shard, batch and hour only. */
   sharedRecords: SimulatedRecord[];
 }
@@ -110,16 +152,18 @@ function shapeTraffic(shape: TrafficShape, sample: IngestSample): ShapeTraffic {
     shards,
     seconds,
     meanStreamBytes,
-    records: simulatedTraffic(shape, sample, shards, START_MS, seconds),
-    sharedRecords: simulatedTraffic(shape, sample, shards, START_MS, seconds, 'shared'),
+    records: {
+      trace: simulatedTraffic(shape, sample, shards, START_MS, seconds, { partitioning: 'trace' }),
+      request: simulatedTraffic(shape, sample, shards, START_MS, seconds, { partitioning: 'request' }),
+    },
+    sharedRecords: simulatedTraffic(shape, sample, shards, START_MS, seconds, { recordOrganization: 'shared' }),
   };
 }
 
-/** What the real code did on the stretch, per shape: the landing of each layout and one compaction. */
+/** What the real code did on the stretch, per shape: the landing and compaction of each built candidate, the shared landing. */
 interface Measured {
-  perOrganization: Map<string, LandingRun>;
+  perOrganization: Map<string, { landing: LandingRun; compaction: CompactionRunMeasure }>;
   shared: LandingRun;
-  compaction: CompactionRunMeasure;
 }
 
 /** An hour of steady traffic: what each function and S3 do, from which the lines are priced. */
@@ -147,12 +191,13 @@ interface Scaling {
   spanRowsPerTrace: number;
   spansShare: number;
   workerCpuPerRow: number;
+  /** CPU to decode one raw row once, without keeping it: the cost of every hash part beyond the first. */
+  decodeCpuPerRow: number;
   queryBytesPerSpanRow: number;
 }
 
-function scalingOf(shape: TrafficShape, measured: Measured): Scaling {
-  const current = measured.perOrganization.get('current')!;
-  const { compaction } = measured;
+function scalingOf(shape: TrafficShape, measured: Measured, candidateId: string): Scaling {
+  const { landing: current, compaction } = measured.perOrganization.get(candidateId)!;
   const tracesPerHour = shape.organizations * shape.tracesPerSecondPerOrganization * 3600;
   // The sampled slices hold this share of the landed traces (the organizations send alike).
   const sampledTraces = (current.traces * compaction.slicesCompacted) / compaction.slicesPlanned;
@@ -165,6 +210,7 @@ function scalingOf(shape: TrafficShape, measured: Measured): Scaling {
     spanRowsPerTrace: compaction.rowsRead / sampledTraces - 1,
     spansShare: compaction.rawBytes.spans / (compaction.rawBytes.spans + compaction.rawBytes.traces),
     workerCpuPerRow: compaction.workerCpuMicros / compaction.rowsRead,
+    decodeCpuPerRow: compaction.decodeCpuMicros / compaction.decodedRows,
     queryBytesPerSpanRow: compaction.spansColumnBytes.bytes / compaction.spansColumnBytes.rows,
   };
 }
@@ -189,10 +235,32 @@ function sliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, p
     gets += inputs * (bytes <= DEFAULT_BYTES_PER_PART ? 1 : 1 + parts);
     puts += objectPuts(s.compactedBytesPerTrace[dataset] * (traces + previousTraces));
     lists += listPages(inputsPerDataset) + 1;
-    ms += lambdaMs(MEMORY_MB.worker)(s.workerCpuPerRow * rows * parts);
+    // Every part decodes every input and keeps its own rows: the first pass costs the full rate, each other part a decode.
+    ms += lambdaMs(MEMORY_MB.worker)(s.workerCpuPerRow * rows + s.decodeCpuPerRow * rows * (parts - 1));
   }
   ms += S3_REQUEST_MS * (lists + puts + 1 + Math.ceil(gets / 16));
   return { ms, gets, puts, lists };
+}
+
+/**
+ * A slice-hour compacted by J part workers at once (modelled, not built): part j of J reads and decodes every input,
+ * keeps the rows whose trace_id hashes to j, and writes its own object per dataset; a last step writes the manifest
+ * naming the J objects (the manifest and the views already take several files per dataset). J is the hour's span rows
+ * over 250,000, so each part worker is one hash part.
+ */
+function splitSliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, partRowGroups = false) {
+  const parts = Math.max(1, Math.ceil((traces * s.spanRowsPerTrace) / DEFAULT_ROWS_PER_PART));
+  let partMs = 0;
+  for (const dataset of ['traces', 'spans'] as const) {
+    const rows = traces * (dataset === 'spans' ? s.spanRowsPerTrace : 1);
+    // Without row groups per part, a part worker decodes every row to find its own.
+    partMs += lambdaMs(MEMORY_MB.worker)((partRowGroups ? 0 : s.decodeCpuPerRow * rows) + s.workerCpuPerRow * (rows / parts));
+  }
+  // Each part worker reads every input once, or with row groups per part its footer and then its own row group.
+  const gets = parts * 2 * inputsPerDataset * (partRowGroups ? 2 : 1) + 1;
+  const puts = parts * 2 + 1;
+  partMs += S3_REQUEST_MS * Math.ceil((2 * inputsPerDataset) / 16) + S3_REQUEST_MS * 4;
+  return { parts, ms: parts * partMs + S3_REQUEST_MS * 4, longestMs: partMs, gets, puts, lists: 2 * listPages(inputsPerDataset) + 2 };
 }
 
 /** Every run of the planner lists every raw object kept, organization by organization, and reads the manifest of every closed hour in the listing. */
@@ -208,13 +276,13 @@ const uncompactedHours = (plannerMinutes: number, workMs: number) => 0.5 + (DEFA
 
 function usageOf(candidate: Candidate, traffic: ShapeTraffic, measured: Measured): HourlyUsage {
   const { shape } = traffic;
-  const s = scalingOf(shape, measured);
+  const s = scalingOf(shape, measured, measuredAs(candidate));
   const notes: string[] = [];
-  const perOrg = measured.perOrganization.get(candidate.layout === 'per-organization' ? candidate.id === 'window-30s' ? 'window-30s' : 'current' : 'current')!;
-  const landed = candidate.layout === 'per-organization' ? perOrg : measured.shared;
+  const before = measured.perOrganization.get(BEFORE)!.landing;
+  const landed = candidate.layout === 'per-organization' ? measured.perOrganization.get(measuredAs(candidate))!.landing : measured.shared;
   const perHour = (x: number) => (x / landed.traces) * s.tracesPerHour;
-  // Pairs of (organization, shard batch): the per-organization objects of the current landing, halved per dataset.
-  const pairsPerSliceHour = (perHour(measured.perOrganization.get('current')!.objects) / s.slicesPerHour) / 2;
+  // Pairs of (organization, shard batch): the per-organization objects of the landing before, halved per dataset.
+  const pairsPerSliceHour = (before.objects / before.traces) * s.tracesPerHour / s.slicesPerHour / 2;
   const landing = { invocations: perHour(landed.invocations), ms: perHour(landed.landingMs), puts: perHour(landed.requests.put) };
   const queryScanned = Math.max(PRICES.athenaMinimumBytesPerQuery, s.queryBytesPerSpanRow * s.tracesPerSliceHour * 24 * s.spanRowsPerTrace);
   const queryGets = (parquetObjectsOpened: number) => ASSUMED.athenaGetsPerParquetObject * (24 + parquetObjectsOpened) + 24;
@@ -241,6 +309,11 @@ function usageOf(candidate: Candidate, traffic: ShapeTraffic, measured: Measured
     } else {
       const one = sliceCompaction(s, objectsPerSliceHour, s.tracesPerSliceHour);
       worker = { invocations: s.slicesPerHour, ms: one.ms * s.slicesPerHour, gets: one.gets * s.slicesPerHour, puts: one.puts * s.slicesPerHour, lists: one.lists * s.slicesPerHour, longestMs: one.ms };
+      if (candidate.splitLargeHours && one.ms > SPLIT_AFTER_MS) {
+        const split = splitSliceCompaction(s, objectsPerSliceHour, s.tracesPerSliceHour, candidate.partRowGroups);
+        worker = { invocations: (split.parts + 1) * s.slicesPerHour, ms: split.ms * s.slicesPerHour, gets: split.gets * s.slicesPerHour, puts: split.puts * s.slicesPerHour, lists: split.lists * s.slicesPerHour, longestMs: split.longestMs };
+        notes.push(`modelled: each slice-hour split across ${split.parts} part workers (one worker alone: ${round(one.ms / 60_000)} min)`);
+      }
       const run = plannerRun(shape.organizations, objectsPerSliceHour);
       planner = { invocations: 4, ms: run.ms * 4, lists: run.lists * 4, gets: run.gets * 4 };
       uncompacted = uncompactedHours(15, one.ms);
@@ -352,7 +425,7 @@ export interface ShapeCost {
 
 function priced(candidate: Candidate, traffic: ShapeTraffic, sample: IngestSample, measured: Measured): ShapeCost {
   const u = usageOf(candidate, traffic, measured);
-  const s = scalingOf(traffic.shape, measured);
+  const s = scalingOf(traffic.shape, measured, measuredAs(candidate));
   const perMillion = (hourly: number) => (hourly / s.tracesPerHour) * MILLION;
   const lines: CostLine[] = [];
   const add = (line: string, dollars: number, basis: string) => lines.push({ line, perMillion: dollars, basis });
@@ -416,15 +489,15 @@ function priced(candidate: Candidate, traffic: ShapeTraffic, sample: IngestSampl
 /** Runs the real code on one shape's stretch: the landing of each built per-organization candidate, the shared landing, one compaction. */
 async function measure(traffic: ShapeTraffic): Promise<Measured> {
   const end = START_MS + traffic.seconds * 1000;
-  const perOrganization = new Map<string, LandingRun>();
-  let compaction: CompactionRunMeasure | undefined;
+  const perOrganization: Measured['perOrganization'] = new Map();
   for (const candidate of CANDIDATES.filter((c) => c.layout === 'per-organization' && c.built)) {
     const bucket = new CountingBucket();
-    perOrganization.set(candidate.id, await landTraffic(bucket, traffic.records, traffic.shards, candidate.consumer, end, lambdaMs(MEMORY_MB.landing)));
-    compaction ??= await compactTraffic(bucket, START_MS + HOUR_MS + DEFAULT_SETTLE_MS + 60_000, SLICE_SAMPLE, ASSUMED.queryColumns);
+    const landing = await landTraffic(bucket, traffic.records[candidate.partitioning], traffic.shards, candidate.consumer, end, lambdaMs(MEMORY_MB.landing));
+    const compaction = await compactTraffic(bucket, START_MS + HOUR_MS + DEFAULT_SETTLE_MS + 60_000, SLICE_SAMPLE, ASSUMED.queryColumns);
+    perOrganization.set(candidate.id, { landing, compaction });
   }
   const shared = await landTraffic(new CountingBucket(), traffic.sharedRecords, traffic.shards, FIVE_SECONDS, end, lambdaMs(MEMORY_MB.landing));
-  return { perOrganization, shared, compaction: compaction! };
+  return { perOrganization, shared };
 }
 
 export async function modelCosts(): Promise<ShapeCost[]> {

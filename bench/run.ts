@@ -18,6 +18,7 @@ const optionalSuites: Suite[] = [
   { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
+  { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
   { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
 ];

@@ -60,6 +60,7 @@ const config: TraceIngestConfig = validateConfig({
   logRetention: retention('logRetentionDays', defaults.logRetention),
   streamRetentionHours: num('streamRetentionHours', defaults.streamRetentionHours),
   streamCapacity: streamCapacity(),
+  streamRemovalPolicy: str('streamRemovalPolicy', defaults.streamRemovalPolicy) as TraceIngestConfig['streamRemovalPolicy'],
   accessLogRetentionDays: num('accessLogRetentionDays', defaults.accessLogRetentionDays),
   ...(dataRetentionDays === undefined ? {} : { dataRetentionDays }),
   ...(alarmEmail === undefined ? {} : { alarmEmail: String(alarmEmail) }),
@@ -78,6 +79,7 @@ const config: TraceIngestConfig = validateConfig({
   },
   compaction: {
     maxConcurrency: num('compactionMaxConcurrency', defaults.compaction.maxConcurrency),
+    ...(optionalNum('plannerReservedConcurrency') === undefined ? {} : { plannerReservedConcurrency: optionalNum('plannerReservedConcurrency') }),
   },
 });
 

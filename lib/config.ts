@@ -32,7 +32,21 @@ export interface CompactionSettings {
    * compacted in parallel, and on the compaction's share of the account's Lambda concurrency.
    */
   readonly maxConcurrency: number;
+  /**
+   * Concurrency reserved for the planner, so a slow listing never runs twice at once; undefined (the default)
+   * reserves none. Lambda keeps at least 100 executions of an account unreserved ("you can reserve up to the
+   * Unreserved account concurrency value minus 100", https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html),
+   * so on a new account with a low concurrency quota any reservation fails the deploy. Two overlapping planner
+   * runs are safe: the FIFO queue deduplicates what both send.
+   */
+  readonly plannerReservedConcurrency?: number;
 }
+
+/**
+ * What `cdk destroy` does with the Kinesis stream. It holds only copies of traces already landed or on their
+ * way (at most `streamRetentionHours`), and bills ~$29/month on demand with no reader, so it goes by default.
+ */
+export type StreamRemovalPolicy = 'destroy' | 'retain';
 
 /**
  * How the trace stream is billed and sized: on demand (pay per GB and per stream hour, scales by
@@ -54,6 +68,8 @@ export interface TraceIngestConfig {
   /** Hours the stream keeps records (24 is the included retention). */
   readonly streamRetentionHours: number;
   readonly streamCapacity: StreamCapacity;
+  /** What deleting the stack does with the stream; default `destroy`. */
+  readonly streamRemovalPolicy: StreamRemovalPolicy;
   /** Days server access logs of the data bucket are kept. */
   readonly accessLogRetentionDays: number;
   /** Days before landed Parquet expires; undefined keeps it. */
@@ -72,6 +88,7 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
   logRetention: RetentionDays.ONE_MONTH,
   streamRetentionHours: 24,
   streamCapacity: { mode: 'on-demand' },
+  streamRemovalPolicy: 'destroy',
   accessLogRetentionDays: 90,
   ingest: {
     memorySize: 1024,
@@ -116,6 +133,9 @@ export function validateConfig(config: TraceIngestConfig): TraceIngestConfig {
   if (ageSeconds >= config.streamRetentionHours * 3600) problems.push('landing.maxRecordAge must be shorter than the stream retention, or failed records expire before they can be replayed');
   if (!isIntIn(landing.memorySize, 128, 10240)) problems.push('landing.memorySize must be an integer in 128..10240');
   if (landing.timeout.toSeconds() > 900) problems.push('landing.timeout must be at most 900 s');
+  const reserved = config.compaction.plannerReservedConcurrency;
+  if (reserved !== undefined && !isIntIn(reserved, 1, 1000)) problems.push('compaction.plannerReservedConcurrency must be an integer in 1..1000, or unset (no reservation)');
+  if (config.streamRemovalPolicy !== 'destroy' && config.streamRemovalPolicy !== 'retain') problems.push("streamRemovalPolicy must be 'destroy' or 'retain'");
   if (!isIntIn(config.compaction.maxConcurrency, 2, 1000)) problems.push('compaction.maxConcurrency must be an integer in 2..1000 (the SQS event source maximum concurrency)');
   if (problems.length > 0) throw new Error(`Invalid Trace Ingest configuration:\n- ${problems.join('\n- ')}`);
   return config;

@@ -56,7 +56,7 @@ export class TraceIngestStack extends Stack {
     const entries = { ...DEFAULT_ENTRIES, ...props.entries };
 
     this.tables = new TenancyTables(this, 'Tables');
-    this.traceStream = new TraceStream(this, 'TraceStream', { retentionHours: config.streamRetentionHours, capacity: config.streamCapacity });
+    this.traceStream = new TraceStream(this, 'TraceStream', { retentionHours: config.streamRetentionHours, capacity: config.streamCapacity, removalPolicy: config.streamRemovalPolicy });
     this.landing = new Landing(this, 'Landing', {
       projectRoot,
       entry: entries.landing,

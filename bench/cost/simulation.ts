@@ -1,5 +1,7 @@
 import { parquetMetadataAsync } from 'hyparquet';
 import { compactQueuedSlices } from '../../lambda/compaction/compact-queued-slices.js';
+import { readRowGroups } from '../../lambda/compaction/parquet-rows.js';
+import { SPANS, TRACES } from '../../lambda/landing/landing-schema.js';
 import { planCompaction } from '../../lambda/compaction/plan-compaction.js';
 import type { SliceMessage } from '../../lambda/compaction/slice-message.js';
 import { type LandingRecord, landRecords } from '../../lambda/landing/land-records.js';
@@ -142,6 +144,9 @@ export interface CompactionRunMeasure {
   compactedBytes: { traces: number; spans: number };
   /** Per compacted spans object: bytes of the column chunks a typical query reads, and its rows. */
   spansColumnBytes: { bytes: number; rows: number };
+  /** CPU of only decoding the sampled slices' raw objects once, and the rows decoded: what each extra hash part costs. */
+  decodeCpuMicros: number;
+  decodedRows: number;
 }
 
 /**
@@ -184,6 +189,19 @@ export async function compactTraffic(bucket: CountingBucket, nowMs: number, samp
       for (const done of outcome.compacted) rowsRead += done.rowsRead;
     }
   });
+  // What a hash part beyond the first costs: decoding every input again to find its own rows.
+  let decodedRows = 0;
+  const sampledRaw = [...rawKeys.keys()].filter((key) => chosen.some((message) => {
+    const slice = JSON.parse(message.body) as { org_id: string; dt: string; hour: string };
+    return key.includes(`/org_id=${slice.org_id}/dt=${slice.dt}/hour=${slice.hour}/`);
+  }));
+  const decodeCpuMicros = await cpuMicrosAsync(async () => {
+    for (const key of sampledRaw) {
+      const body = bucket.objects.get(key)!.body;
+      const spec = key.startsWith('traces/') ? TRACES : SPANS;
+      for await (const group of readRowGroups(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer, spec)) decodedRows += group.length;
+    }
+  });
   const spansColumnBytes = { bytes: 0, rows: 0 };
   for (const [key, object] of bucket.objects) {
     const dataset = /^compacted\/(traces|spans)\//.exec(key)?.[1] as 'traces' | 'spans' | undefined;
@@ -211,5 +229,7 @@ export async function compactTraffic(bucket: CountingBucket, nowMs: number, samp
     rawBytes,
     compactedBytes,
     spansColumnBytes,
+    decodeCpuMicros,
+    decodedRows,
   };
 }

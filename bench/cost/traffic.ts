@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { StreamRecord } from '../../lambda/ingest/ports.js';
+import { PartitionChunks } from '../../lambda/ingest/steps/publish-traces.js';
 import { type InlineTraceRecord, compressRecordJson, decodeTraceRecord, isReferenceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { gatewayEvent, lambdaContext } from '../../test/support/trace-builders.js';
 import { cpuMicrosAsync } from '../engines-util.js';
@@ -70,8 +71,7 @@ export async function sampleIngest(rounds = 6): Promise<IngestSample> {
 
 /**
  * Kinesis puts a record on the shard whose hash key range holds the MD5 of its partition key; a provisioned stream
- * splits the 128-bit range evenly (https://docs.aws.amazon.com/streams/latest/dev/key-concepts.html). The ingest
- * function's partition key is the trace id (`lambda/ingest/steps/publish-traces.ts`).
+ * splits the 128-bit range evenly (https://docs.aws.amazon.com/streams/latest/dev/key-concepts.html).
  */
 export function shardOf(partitionKey: string, shards: number): number {
   const top = createHash('md5').update(partitionKey).digest().readUInt32BE(0);
@@ -91,11 +91,22 @@ function seededRandom(seed: number): () => number {
  * The records of `seconds` of steady traffic from `startMs`: every organization sends a request of
  * {@link TRACES_PER_REQUEST} traces every `100 / rate` seconds, the organizations' phases spread evenly over that
  * interval (with a little jitter), each trace a record built from the sample's templates with its own trace id,
- * the organization, request id and times of its request, gzip-encoded as the ingest function encodes it.
+ * the organization, request id and times of its request, gzip-encoded as the ingest function encodes it, on the
+ * shard its partition key picks.
  * `recordOrganization` writes that organization into every record instead (the records keep their own in
  * `orgId`): the landing then groups by shard, batch and hour only, as a landing of shared objects would.
  */
-export function simulatedTraffic(shape: TrafficShape, sample: IngestSample, shards: number, startMs: number, seconds: number, recordOrganization?: string): SimulatedRecord[] {
+/** How ingest picks partition keys: per trace (the trace id, before issue 20) or per request chunk (`PartitionChunks`, since). */
+export type Partitioning = 'trace' | 'request';
+
+export function simulatedTraffic(
+  shape: TrafficShape,
+  sample: IngestSample,
+  shards: number,
+  startMs: number,
+  seconds: number,
+  { partitioning = 'request', recordOrganization }: { partitioning?: Partitioning; recordOrganization?: string } = {},
+): SimulatedRecord[] {
   const random = seededRandom(20);
   const intervalMs = (TRACES_PER_REQUEST / shape.tracesPerSecondPerOrganization) * 1000;
   const records: SimulatedRecord[] = [];
@@ -104,6 +115,7 @@ export function simulatedTraffic(shape: TrafficShape, sample: IngestSample, shar
     const phase = (org / shape.organizations) * intervalMs;
     for (let at = startMs + phase + random() * Math.min(50, intervalMs / 10); at < startMs + seconds * 1000; at += intervalMs) {
       const requestId = randomUUID();
+      const chunks = new PartitionChunks(requestId);
       const receivedAt = new Date(at).toISOString().replace('Z', '000Z');
       for (let i = 0; i < TRACES_PER_REQUEST; i++) {
         const template = sample.templates[i % sample.templates.length]!;
@@ -114,7 +126,8 @@ export function simulatedTraffic(shape: TrafficShape, sample: IngestSample, shar
           trace: { ...template.trace, trace_id: traceId, timestamp: new Date(at - 2000).toISOString() },
         };
         const data = compressRecordJson(JSON.stringify(record));
-        records.push({ acceptedAtMs: at, orgId, shard: shardOf(traceId, shards), data, streamBytes: data.byteLength + traceId.length });
+        const partitionKey = partitioning === 'trace' ? traceId : chunks.keyFor(data.byteLength);
+        records.push({ acceptedAtMs: at, orgId, shard: shardOf(partitionKey, shards), data, streamBytes: data.byteLength + partitionKey.length });
       }
     }
   }

@@ -16,6 +16,7 @@ import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { createIngestHandler } from './create-handler.js';
 import type { IngestDeps } from './ports.js';
 import { CachedTenancyReader, DEFAULT_TENANCY_CACHE, type TenancyCacheOptions } from './tenancy-cache.js';
+import { ThrottledWindowUsage } from './window-usage-cache.js';
 import { METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 
 /** The AWS resources the ingest function uses. */
@@ -110,7 +111,9 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
     sink: given.sink ?? new KinesisTraceSink(client('kinesis'), resource('traceStream'), retries.publish ?? DEFAULT_PUBLISH_BACKOFF, retries.sleep),
     overflow: given.overflow ?? new S3OverflowStore(client('s3'), resource('dataBucket')),
     // Without a rate table (a given rate limiter), answers carry RateLimit-Policy but not RateLimit.
-    windowUsage: given.windowUsage ?? (config.resources?.rateTable ? new DynamoDbWindowUsage(client('dynamodb'), config.resources.rateTable) : undefined),
+    windowUsage:
+      given.windowUsage ??
+      (config.resources?.rateTable ? new ThrottledWindowUsage(new DynamoDbWindowUsage(client('dynamodb'), config.resources.rateTable)) : undefined),
     idempotency:
       config.idempotency === false ? undefined : (given.idempotency ?? new DynamoDbIdempotencyStore(client('dynamodb'), resource('rateTable'))),
     newId: given.newId ?? randomUUID,

@@ -45,8 +45,8 @@ interface Telemetry {
 }
 
 /** POST /v1/traces/ingest: runs the use case, counts and logs what it accepted, answers 200. */
-async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number) {
-  const result = await ingestBatch(deps, toIngestRequest(event, requestId, receivedAtMicros));
+async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number, signal: AbortSignal) {
+  const result = await ingestBatch(deps, { ...toIngestRequest(event, requestId, receivedAtMicros), signal });
   metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
   metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
   logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
@@ -54,8 +54,8 @@ async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, even
 }
 
 /** POST /otel/v1/traces: runs the OTLP use case, counts and logs what it accepted, answers in the export's encoding. */
-async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number) {
-  const request = toOtlpRequest(event, requestId, receivedAtMicros);
+async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number, signal: AbortSignal) {
+  const request = { ...toOtlpRequest(event, requestId, receivedAtMicros), signal };
   const result = await ingestOtlp(deps, request);
   metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.acceptedTraces);
   metrics.addMetric('AcceptedOtlpSpans', MetricUnit.Count, result.acceptedSpans);
@@ -82,14 +82,15 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     log: { warn: (message, extra) => logger.warn(message, extra ?? {}), error: (message, extra) => logger.error(message, extra ?? {}) },
   };
 
-  const ingest = async (event: GatewayEvent): Promise<APIGatewayProxyResult> => {
+  // middy aborts `signal` when it answers at the deadline: the work still running then stops publishing.
+  const ingest = async (event: GatewayEvent, _context: Context, { signal }: { signal: AbortSignal }): Promise<APIGatewayProxyResult> => {
     const started = performance.now();
     const requestId = requestIdOf(event);
     logger.appendKeys({ request_id: requestId });
     const serve = isOtlpTracesEvent(event) ? serveExport : serveBatch;
     let response: APIGatewayProxyResult;
     try {
-      response = await serve(deps, options, event, requestId, nowMicros());
+      response = await serve(deps, options, event, requestId, nowMicros(), signal);
     } catch (error) {
       response = refusalResponse(error, event, requestId);
       recordRefusal(options, error, response);

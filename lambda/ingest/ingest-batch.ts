@@ -76,6 +76,7 @@ async function ingestScopedTraces(
 
   let reservation;
   try {
+    arrival.signal?.throwIfAborted();
     reservation = await reserveRateWindows(deps, caller, arrival, accepted.length);
   } catch (error) {
     if (error instanceof IngestError && error.status === 429) {
@@ -85,9 +86,11 @@ async function ingestScopedTraces(
     throw error;
   }
   // Read beside the publish, after the reservation, so the answer waits for neither twice.
-  const quotaState = readQuotaState(deps, caller, arrival);
+  const quotaState = readQuotaState(deps, caller, arrival, {}, accepted.length);
   try {
-    await publishTraces(deps, accepted);
+    // Answered already (the deadline 503): publish nothing more; what was never sent is given back below.
+    arrival.signal?.throwIfAborted();
+    await publishTraces(deps, accepted, arrival.signal);
   } catch (error) {
     // Quota is given back only for traces known not to be stored; the rest stay counted (the safe direction).
     const notWritten = error instanceof PublishIncompleteError ? error.notWritten : accepted.length;

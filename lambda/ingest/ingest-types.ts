@@ -4,12 +4,10 @@ import type { RawBody } from './request/decode-body.js';
 import type { ValidationIssue } from './validation/issue-codes.js';
 
 /** One ingest request, as the HTTP layer hands it to the use case. */
-export interface IngestRequest {
-  requestId: string;
+export interface IngestRequest extends Arrival {
   /** Every value of every `X-API-Key` header sent; exactly one distinct value is valid. */
   apiKeyValues: readonly string[];
   body: RawBody;
-  receivedAtMicros: number;
   /** Every value of every `Idempotency-Key` header sent. */
   idempotencyKeyValues?: readonly string[];
 }
@@ -31,6 +29,8 @@ export interface Arrival {
    * an Idempotency-Key makes every resend of the same body a copy of the first.
    */
   requestIdentity?: string;
+  /** Aborted once the handler has answered for the request (its deadline): what is left undone stays undone. */
+  signal?: AbortSignal;
 }
 
 /** Why one trace of a batch was rejected. */

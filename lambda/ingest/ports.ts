@@ -36,7 +36,8 @@ export type WindowCounts = Partial<Record<RateWindow, number>>;
 
 /** Reads how full an organization's windows are, for the `RateLimit` header and `admin org usage`. */
 export interface WindowUsageReader {
-  read(orgId: string, counters: readonly WindowCounter[]): Promise<WindowCounts>;
+  /** `justAdmitted`: the traces the request asking has just been admitted with (0 when none). */
+  read(orgId: string, counters: readonly WindowCounter[], justAdmitted?: number): Promise<WindowCounts>;
 }
 
 /** One record for the trace stream. */
@@ -50,7 +51,8 @@ export interface StreamRecord {
  * many records are known not to be on the stream.
  */
 export interface TraceSink {
-  publish(records: readonly StreamRecord[]): Promise<void>;
+  /** Publishes every record or throws; `signal`, once aborted, stops the work (the request has been answered). */
+  publish(records: readonly StreamRecord[], options?: { signal?: AbortSignal }): Promise<void>;
 }
 
 /** Stores the body of a trace too large for one stream record. */

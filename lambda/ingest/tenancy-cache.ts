@@ -4,7 +4,7 @@ import type { TenancyReader } from './ports.js';
 export interface TenancyCacheOptions {
   /** How long a found key, organization or workspace is trusted: the revocation delay. */
   ttlMs: number;
-  /** How long an unknown key or workspace is remembered, so guessing costs no reads. */
+  /** How long an unknown or revoked key, or an unknown workspace, is remembered, so guessing costs no reads. */
   negativeTtlMs: number;
   /** Entries per kind; the oldest go first when full, so memory stays bounded. */
   maxEntries: number;
@@ -54,7 +54,8 @@ class TtlCache<T> {
  * Caches tenancy lookups in a warm container. A revoked key, an organization's changed plan,
  * overrides or billing status, and a changed plan's quotas each take effect within `ttlMs` (30 s by
  * default): plans are cached apart from organizations, so a plan change reaches every organization
- * on it within that delay. An unknown key is remembered for `negativeTtlMs`.
+ * on it within that delay. An unknown or revoked key is remembered for `negativeTtlMs`, the same under every
+ * setting, so the two cannot be told apart by how often they reach the store.
  * Failed reads are never cached.
  */
 export class CachedTenancyReader implements TenancyReader {
@@ -68,7 +69,9 @@ export class CachedTenancyReader implements TenancyReader {
     options: TenancyCacheOptions = DEFAULT_TENANCY_CACHE,
     now: () => number = Date.now,
   ) {
-    this.keys = new TtlCache(options, (v) => v === undefined, now);
+    // A revoked key is remembered exactly as long as an unknown one: one that took longer to answer (or was
+    // cached longer) would tell a guesser which secrets were once real.
+    this.keys = new TtlCache(options, (v) => v === undefined || v.status !== 'active', now);
     this.orgs = new TtlCache(options, (v) => v === undefined, now);
     this.plans = new TtlCache(options, (v) => v === undefined, now);
     this.workspaces = new TtlCache(options, (v) => !v, now);

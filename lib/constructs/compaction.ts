@@ -81,11 +81,15 @@ export class Compaction extends Construct {
       // for an organization sending 10 batches/s (docs/landing.md "Deployed: planner, queue, workers").
       memorySize: 2048,
       timeout: Duration.minutes(15),
-      // Not needed for safety (the queue keeps slices apart); it keeps a slow listing from piling up runs.
-      reservedConcurrentExecutions: 1,
+      // No reservation unless asked for (lib/config.ts): a reservation fails the deploy on accounts with a low concurrency quota.
+      ...(props.settings.plannerReservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.settings.plannerReservedConcurrency }),
       environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl },
     });
     this.grantPlanner(bucket);
+    // Lambda retries a failed asynchronous invocation twice by default; EventBridge's retryAttempts covers only the
+    // delivery (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html). The next scheduled
+    // run plans whatever is still pending, so a failed run is not retried, and one failure is one alarm datapoint.
+    this.planner.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(15) });
 
     this.worker = new HouseFunction(this, 'Worker', {
       projectRoot: props.projectRoot,

@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   EndpointType,
@@ -73,6 +73,8 @@ export class IngestApi extends Construct {
   public readonly handler: HouseFunction;
   public readonly method: Method;
   public readonly accessLogGroup: LogGroup;
+  /** API Gateway's execution log group, created by the stack so that it has a retention and goes with it. */
+  public readonly executionLogGroup: LogGroup;
   /** URL of `POST /v1/traces/ingest` on the deployed stage. */
   public readonly ingestUrl: string;
   /** `POST /otel/v1/traces`, the OTLP/HTTP route, served by the same function. */
@@ -121,6 +123,16 @@ export class IngestApi extends Construct {
         accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
     });
+
+    // API Gateway writes execution logs to a group it creates itself, outside the stack and kept forever
+    // (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-logging.html: "API-Gateway-Execution-Logs_{rest-api-id}/{stage_name}").
+    // Created here first, with the retention and deleted with the stack; the stage waits for it, so API Gateway finds it.
+    this.executionLogGroup = new LogGroup(this, 'ExecutionLogs', {
+      logGroupName: Fn.join('', ['API-Gateway-Execution-Logs_', this.api.restApiId, '/', props.stageName]),
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.api.deploymentStage.node.addDependency(this.executionLogGroup);
 
     const resource = INGEST_PATH.reduce((parent, part) => parent.addResource(part), this.api.root);
     this.method = resource.addMethod('POST', new LambdaIntegration(this.handler, { proxy: true, allowTestInvoke: false }), {

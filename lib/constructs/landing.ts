@@ -96,6 +96,11 @@ export class Landing extends Construct {
     this.consumer.addToRolePolicy(
       new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects(`${DATA_PREFIXES.overflow}*`)] }),
     );
+    // Without s3:ListBucket S3 answers a missing key with 403, not 404 ("If you don't have the s3:ListBucket
+    // permission, Amazon S3 returns an HTTP status code 403", https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html),
+    // and a missing overflow object would be retried and bisected instead of dead-lettered. No s3:prefix condition:
+    // a GetObject request carries no prefix, so such a condition would never match.
+    this.consumer.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
     this.consumer.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:PutObject'],

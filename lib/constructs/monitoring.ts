@@ -48,6 +48,14 @@ export const COMPACTION_BACKLOG_ALARM_AGE = Duration.hours(1);
 
 const FIVE_MINUTES = Duration.minutes(5);
 
+/** Where each alarm's runbook lives: a section of this document per alarm, titled with the alarm's id. */
+export const RUNBOOK_DOCUMENT = 'docs/operations.md';
+
+/** The link an alarm's description ends with: the runbook section whose heading is the alarm's id. */
+export function runbookLink(alarmId: string): string {
+  return `${RUNBOOK_DOCUMENT}#${alarmId.toLowerCase()}`;
+}
+
 /** Dashboard and alarms of the whole path; every alarm notifies one SNS topic. */
 export class Monitoring extends Construct {
   public readonly topic: Topic;
@@ -179,7 +187,7 @@ export class Monitoring extends Construct {
       datapointsToAlarm: periods,
       comparisonOperator: comparison,
       treatMissingData: missingData,
-      alarmDescription: description,
+      alarmDescription: `${description} Runbook: ${runbookLink(id)}`,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));
     alarm.addOkAction(new SnsAction(this.topic));

@@ -1,12 +1,14 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Stream, StreamEncryption, StreamMode } from 'aws-cdk-lib/aws-kinesis';
 import { Construct } from 'constructs';
-import type { StreamCapacity } from '../config.js';
+import type { StreamCapacity, StreamRemovalPolicy } from '../config.js';
 
 export interface TraceStreamProps {
   /** Hours records stay readable; must outlast the consumer's max record age plus replay time. */
   readonly retentionHours: number;
   readonly capacity: StreamCapacity;
+  /** What deleting the stack does with the stream; `destroy` when absent. */
+  readonly removalPolicy?: StreamRemovalPolicy;
 }
 
 /** The encrypted Kinesis stream (on demand, or provisioned with a fixed shard count) carrying accepted traces from ingest to landing. */
@@ -22,6 +24,8 @@ export class TraceStream extends Construct {
       // The AWS-managed key needs no key policy or grants and costs nothing per request.
       encryption: StreamEncryption.MANAGED,
       retentionPeriod: Duration.hours(props.retentionHours),
+      // CDK's default is RETAIN: a destroyed stack would leave a stream billing with no reader.
+      removalPolicy: props.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
   }
 }

@@ -8,6 +8,7 @@ import {
   effectiveQuotas,
   generateApiKeySecret,
   type NewApiKeySecret,
+  newOrgIdProblem,
   ORG_ID_PATTERN,
   type Organization,
   type Plan,
@@ -213,7 +214,9 @@ function withoutFollowPlan(changes: OverrideChanges = {}): QuotaOverrides {
 
 /** `org create`: an active organization on a plan (the default plan unless told otherwise); refuses an existing id. */
 export async function createOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings = {}): Promise<OrganizationView> {
-  checkOrgId(orgId);
+  // Stricter than for an existing organization, which stays manageable whatever its id.
+  const problem = newOrgIdProblem(orgId);
+  if (problem !== undefined) throw new AdminCommandError(problem);
   checkSettings(settings);
   const plan = await planForNewOrganization(deps, settings.plan ?? DEFAULT_PLAN_NAME);
   const now = deps.now().toISOString();

@@ -1,5 +1,6 @@
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { stackOutputs } from '../cli/stack.js';
 import { type LocalPaths, localPaths, readLocalEndpoints } from '../local/local-state.js';
 import { localClientConfig } from '../local/provision.js';
 import { AdminCommandError } from './commands.js';
@@ -26,9 +27,9 @@ export function localTarget(paths: LocalPaths = localPaths()): AdminTarget {
 
 /** A deployed stack: its table names come from the CloudFormation outputs; credentials from the usual AWS chain. */
 export async function stackTarget(cloudformation: CloudFormationClient, stackName: string, region: string, outputs: StackOutputNames): Promise<AdminTarget> {
-  const { Stacks = [] } = await cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));
+  const values = await stackOutputs(cloudformation, stackName);
   const output = (key: string) => {
-    const found = Stacks[0]?.Outputs?.find((candidate) => candidate.OutputKey === key)?.OutputValue;
+    const found = values[key];
     if (!found) throw new AdminCommandError(`stack ${stackName} in ${region} has no output ${key}`);
     return found;
   };

@@ -1,7 +1,7 @@
 import type { WindowUsageReader } from '../../lambda/ingest/ports.js';
 import { countersFor, windowBounds } from '../../lambda/shared/domain/rate-windows.js';
 import { RATE_WINDOWS, type RateWindow } from '../../lambda/shared/domain/tenancy.js';
-import { type AdminDeps, organizationWithQuotas } from './commands.js';
+import { type AdminDeps, AdminCommandError, organizationWithQuotas } from './commands.js';
 
 export type { WindowUsageReader };
 
@@ -26,8 +26,11 @@ export async function organizationUsage(
   orgId: string,
 ): Promise<{ org_id: string; plan: string; at: string; windows: WindowUsageView[] }> {
   const { org, quotas } = await organizationWithQuotas(deps, orgId);
+  if (!quotas) {
+    throw new AdminCommandError(`organization '${orgId}' is on plan '${org.plan}', which does not exist: ingest answers it 403 no_active_plan; create the plan or move the organization`);
+  }
   const at = deps.now();
-  const allQuotas = quotas ?? { minute: null, hour: null, day: null, month: null };
+  const allQuotas = quotas;
   const counts = await deps.usage.read(orgId, countersFor(allQuotas, at));
   const windows = RATE_WINDOWS.map((window): WindowUsageView => {
     const quota = allQuotas[window];

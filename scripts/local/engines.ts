@@ -12,6 +12,7 @@ import S3rver from 's3rver';
 import { localClientConfig } from './provision.js';
 import { type S3rverFilesystemStore, writeObjectsAtomically } from './s3rver-atomic-writes.js';
 import { type S3rverListingInternals, encodeContinuationTokensPortably } from './s3rver-continuation-tokens.js';
+import { listWithDelimiterAsS3Does, type S3rverListingStore } from './s3rver-delimiter-listing.js';
 
 /** A running local engine. */
 export interface Engine {
@@ -279,6 +280,7 @@ export async function startS3rver(opts: EngineOptions = {}): Promise<Engine> {
   const s3rver = new S3rver({ address: HOST, port: opts.port ?? 0, silent: true, directory, resetOnClose: false });
   writeObjectsAtomically(s3rver.store as S3rverFilesystemStore);
   encodeContinuationTokensPortably(s3rver as unknown as S3rverListingInternals);
+  listWithDelimiterAsS3Does(s3rver.store as S3rverListingStore);
   const { port } = await s3rver.run();
   return {
     endpoint: `http://${HOST}:${port}`,

@@ -70,22 +70,52 @@ export async function compactLocal(endpoints: Pick<LocalEndpoints, 's3' | 'bucke
 export const LOCAL_SETTLE_MS = 60_000;
 export const LOCAL_COMPACTION_INTERVAL_MS = 60_000;
 
+/** What one compaction tick did, in words for the log. */
+export interface CompactionTick {
+  compacted: string[];
+  failed: string[];
+}
+
+/** One tick in this process: every closed, settled hour compacted through the shared steps. */
+function compactInProcess(endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>, paths: LocalPaths): () => Promise<CompactionTick> {
+  return async () => {
+    const run = await compactLocal(endpoints, paths, { settleMs: LOCAL_SETTLE_MS });
+    return {
+      compacted: run.compacted.filter((c) => c.outcome === 'compacted').map((c) => `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`),
+      failed: run.failed.map((failure) => `${failure.slice}: ${failure.error}`),
+    };
+  };
+}
+
+/** One tick of the deployed bundles: the planner's scheduled run, then the worker on what it queued (`npm start -- --bundled`). */
+export function bundledCompaction(bundled: { compact(): Promise<{ slices: number; batchItemFailures: { itemIdentifier: string }[] }> }, paths: LocalPaths): () => Promise<CompactionTick> {
+  return async () => {
+    const { slices, batchItemFailures } = await withCompactionLock(paths, () => bundled.compact());
+    return {
+      compacted: slices - batchItemFailures.length > 0 ? [`${slices - batchItemFailures.length} slice(s) by the bundled worker`] : [],
+      failed: batchItemFailures.map((failure) => `message ${failure.itemIdentifier}`),
+    };
+  };
+}
+
 /** The timer of `npm start`: compacts closed hours every `intervalMs`, one run at a time. */
 export function startCompactionTimer(options: {
   endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>;
   paths: LocalPaths;
   intervalMs?: number;
   log: (line: string) => void;
+  /** One run; the default compacts in this process. */
+  compactOnce?: () => Promise<CompactionTick>;
 }): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
+  const compactOnce = options.compactOnce ?? compactInProcess(options.endpoints, options.paths);
   const tick = () => {
     if (running) return;
-    running = compactLocal(options.endpoints, options.paths, { settleMs: LOCAL_SETTLE_MS })
+    running = compactOnce()
       .then(
-        (run) => {
-          const done = run.compacted.filter((c) => c.outcome === 'compacted');
-          if (done.length > 0) options.log(`compacted ${done.length} hour(s): ${done.map((c) => `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`).join(', ')}`);
-          for (const failure of run.failed) options.log(`compaction of ${failure.slice} failed, retrying on the next tick: ${failure.error}`);
+        ({ compacted, failed }) => {
+          if (compacted.length > 0) options.log(`compacted ${compacted.length} hour(s): ${compacted.join(', ')}`);
+          for (const failure of failed) options.log(`compaction of ${failure} failed, retrying on the next tick`);
         },
         (error: unknown) => {
           if (!(error instanceof CompactionBusyError)) options.log(`compaction failed, retrying on the next tick: ${(error as Error).message}`);

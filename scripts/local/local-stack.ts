@@ -1,4 +1,5 @@
 import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -10,9 +11,10 @@ import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../admin/commands.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from './engines.js';
+import { type BundledFunctions, startBundledFunctions } from './bundled-functions.js';
 import { type HttpGateway, startHttpGateway } from './http-gateway.js';
 import { lambdaContext } from './lambda-context.js';
-import { startCompactionTimer } from './local-compaction.js';
+import { bundledCompaction, startCompactionTimer } from './local-compaction.js';
 import {
   isProcessAlive,
   LOCAL_NAMES,
@@ -46,6 +48,11 @@ export interface LocalStackOptions {
   poller?: Partial<PollerSettings>;
   /** Interval of the compaction timer; 0 turns it off (tests that compact explicitly). */
   compactionIntervalMs?: number;
+  /**
+   * Run the bundles `cdk deploy` ships (synthesized into `paths.root/cdk.out`), each in its own Node 24
+   * process with the template's environment, instead of the handlers composed in this process.
+   */
+  bundled?: { projectRoot: string };
   log?: (line: string) => void;
 }
 
@@ -184,10 +191,29 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stream: LOCAL_NAMES.stream,
     };
     // Composed as the deployed handlers are, from the environment they would get (the AWS SDK reads
-    // the endpoints and credentials from process.env).
+    // the endpoints and credentials from process.env), or run from the deployed bundles themselves.
     Object.assign(process.env, handlerEnvironment(base));
-    const ingest = composeIngest(ingestConfigFromEnv()) as unknown as ProxyLambda;
-    const landing = composeLanding(landingConfigFromEnv()) as unknown as KinesisLambda;
+    let ingest: ProxyLambda;
+    let landing: KinesisLambda;
+    let bundled: BundledFunctions | undefined;
+    if (options.bundled) {
+      log(`synthesizing the app and starting the four bundles from ${path.join(paths.root, 'cdk.out')}`);
+      bundled = await startBundledFunctions({
+        projectRoot: options.bundled.projectRoot,
+        outdir: path.join(paths.root, 'cdk.out'),
+        region: LOCAL_REGION,
+        names: { tenancyTable: LOCAL_NAMES.tables.tenancy, rateTable: LOCAL_NAMES.tables.rate, stream: LOCAL_NAMES.stream, bucket: LOCAL_NAMES.bucket },
+        endpoints: { dynamodb: dynamo.endpoint, kinesis: kinesis.endpoint, s3: s3.endpoint },
+        log,
+      });
+      const { functions, stop } = bundled;
+      stops.push(stop);
+      ingest = (event) => functions.ingest.invoke<APIGatewayProxyResult>(event);
+      landing = (event) => functions.landing.invoke(event);
+    } else {
+      ingest = composeIngest(ingestConfigFromEnv()) as unknown as ProxyLambda;
+      landing = composeLanding(landingConfigFromEnv()) as unknown as KinesisLambda;
+    }
 
     const gateway: HttpGateway = await startHttpGateway({
       port: options.port,
@@ -217,7 +243,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(() => poller.stop());
     // Closed hours are compacted as the deployed schedule does; `npm run compact` does every pending hour now.
     if (options.compactionIntervalMs !== 0) {
-      const compaction = startCompactionTimer({ endpoints: base, paths, log, ...(options.compactionIntervalMs ? { intervalMs: options.compactionIntervalMs } : {}) });
+      const compaction = startCompactionTimer({
+        endpoints: base,
+        paths,
+        log,
+        ...(options.compactionIntervalMs ? { intervalMs: options.compactionIntervalMs } : {}),
+        ...(bundled ? { compactOnce: bundledCompaction(bundled, paths) } : {}),
+      });
       stops.push(() => compaction.stop());
     }
 

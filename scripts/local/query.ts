@@ -58,11 +58,23 @@ const EMPTY = (dataset: DatasetSpec) => {
   return `SELECT ${[...columns, 'CAST(NULL AS VARCHAR) AS org_id', 'CAST(NULL AS DATE) AS dt', 'CAST(NULL AS VARCHAR) AS hour'].join(', ')} WHERE false`;
 };
 
-/** A SELECT over the given objects with `org_id`, `dt` and `hour` from their Hive partitions, or no rows. */
+/**
+ * `org_id`, `dt` and `hour` cut from an object's path as the text they are. Not DuckDB's Hive partitioning,
+ * which reads `org_id=NULL` (any case) and `org_id=__HIVE_DEFAULT_PARTITION__` as SQL NULL: organizations
+ * created with such ids before they were refused must stay reachable and apart.
+ */
+const PARTITION_PATH = "'/org_id=([^/]*)/dt=([^/]*)/hour=([^/]*)/[^/]*$'";
+const PARTITIONS_FROM_PATH = [
+  `regexp_extract(filename, ${PARTITION_PATH}, 1) AS org_id`,
+  `CAST(regexp_extract(filename, ${PARTITION_PATH}, 2) AS DATE) AS dt`,
+  `regexp_extract(filename, ${PARTITION_PATH}, 3) AS hour`,
+].join(', ');
+
+/** A SELECT over the given objects with `org_id`, `dt` and `hour` from their paths, or no rows. */
 function selectObjects(dataset: DatasetSpec, data: LandedData, keys: readonly string[]): string {
   if (keys.length === 0) return EMPTY(dataset);
   const files = keys.map((key) => quote(fileOf(data, key))).join(', ');
-  return `SELECT * FROM read_parquet([${files}], hive_partitioning = true, hive_types = {'org_id': VARCHAR, 'dt': DATE, 'hour': VARCHAR}, union_by_name = true)`;
+  return `SELECT * EXCLUDE (filename), ${PARTITIONS_FROM_PATH} FROM read_parquet([${files}], hive_partitioning = false, filename = true, union_by_name = true)`;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import S3ErrorModule from 's3rver/lib/models/error.js';
 
 /**
  * The parts of s3rver 3.7.1 this adapter relies on (internal API, pinned by
@@ -18,6 +17,7 @@ interface ListedObjects {
 
 interface KoaContext {
   path: string;
+  status: number;
   query: Record<string, string | string[] | undefined>;
   body: unknown;
 }
@@ -29,10 +29,6 @@ interface ListBucketResult {
   NextContinuationToken?: string;
   IsTruncated?: boolean;
 }
-
-type S3ErrorClass = new (code: string, message: string, detail?: Record<string, string>) => Error;
-// An ES import, not createRequire(__filename): `npm start` runs this file as ESM, where __filename is undefined.
-const S3Error = S3ErrorModule as S3ErrorClass;
 
 const TOKEN_VERSION = 'v1';
 
@@ -89,7 +85,10 @@ export function encodeContinuationTokensPortably(s3rver: S3rverListingInternals)
     if (token !== undefined) {
       const startAfter = decodeContinuationToken(bucket, token);
       if (startAfter === undefined) {
-        throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect', { ArgumentName: 'continuation-token' });
+        // s3rver's outer middleware writes a plain object as XML: S3's error document.
+        ctx.status = 400;
+        ctx.body = { Error: { Code: 'InvalidArgument', Message: 'The continuation token provided is incorrect', ArgumentName: 'continuation-token', ArgumentValue: token } };
+        return;
       }
       const { 'continuation-token': _omitted, ...rest } = query;
       ctx.query = { ...rest, 'start-after': startAfter };

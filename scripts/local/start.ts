@@ -35,7 +35,7 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
 }
 
 async function main(): Promise<void> {
-  const parsed = parseCommandLine(process.argv.slice(2), { reset: { type: 'boolean', default: false } }, START_USAGE);
+  const parsed = parseCommandLine(process.argv.slice(2), { reset: { type: 'boolean', default: false }, bundled: { type: 'boolean', default: false } }, START_USAGE);
   if (!parsed) return;
   const { values } = parsed;
   const port = process.env.PORT === undefined ? DEFAULT_LOCAL_PORT : Number(process.env.PORT);
@@ -45,8 +45,9 @@ async function main(): Promise<void> {
   const paths = localPaths();
   const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
 
-  log(`starting DynamoDB Local (a Java process, the slowest: 4-10 s), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
-  const stack = await startLocalStack({ paths, port, reset: values.reset, log });
+  log(`starting DynamoDB Local (a Java process, the slowest: usually 4-10 s, 20 s or more on a busy machine), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
+  // --bundled runs the bundles cdk deploy ships, synthesized from this checkout (process.cwd(): npm start runs at the root).
+  const stack = await startLocalStack({ paths, port, reset: values.reset, log, ...(values.bundled ? { bundled: { projectRoot: process.cwd() } } : {}) });
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 
   let firstSignalAt: number | undefined;

@@ -3,12 +3,14 @@
 /** The port of the local API when `PORT` is not set. */
 export const DEFAULT_LOCAL_PORT = 3000;
 
-export const START_USAGE = `usage: npm start [-- --reset]
+export const START_USAGE = `usage: npm start [-- --reset] [-- --bundled]
 
 Starts the whole pipeline on this machine: DynamoDB Local, kinesalite and s3rver, the ingest handler
 behind http://127.0.0.1:$PORT and the landing handler polling the stream. Prints two demo API keys.
 
   --reset   start empty (deletes the state directory first)
+  --bundled run the four bundles cdk deploy ships (synthesized into the state directory's cdk.out),
+            each in its own Node 24 process with the template's environment
   --help    this text
 
 Environment: PORT (default ${DEFAULT_LOCAL_PORT}), TRACE_INGEST_LOCAL_DIR (state directory, default ./.local).

@@ -39,9 +39,3 @@ declare module 's3rver' {
   }
   export default S3rver;
 }
-
-declare module 's3rver/lib/models/error.js' {
-  /** s3rver's S3 error class (CommonJS `module.exports`); typed where it is used. */
-  const S3Error: unknown;
-  export default S3Error;
-}

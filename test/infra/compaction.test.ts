@@ -56,18 +56,33 @@ describe('compaction fan-out', () => {
     expect(resource(compaction.worker).Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
-  it('runs the planner on a 15-minute schedule, one at a time, without retries, and tells both functions the queue', () => {
+  it('runs the planner on a 15-minute schedule without retries, by EventBridge or by Lambda, and tells both functions the queue', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(15 minutes)',
       Targets: [Match.objectLike({ Arn: arn(compaction.planner), RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 900 } })],
     });
-    expect(resource(compaction.planner).Properties).toEqual(expect.objectContaining({ ReservedConcurrentExecutions: 1, Timeout: 900 }));
+    expect(resource(compaction.planner).Properties).toEqual(expect.objectContaining({ Timeout: 900 }));
+    // Lambda would retry a failed asynchronous run twice; the next scheduled run plans what is pending.
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalId(compaction.planner) },
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 900,
+    });
     expect((resource(compaction.planner).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
       expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
     );
     expect((resource(compaction.worker).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
       expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
     );
+  });
+
+  it('reserves no concurrency for the planner by default, which would fail the deploy on new accounts, and reserves it only when asked', () => {
+    expect(resource(compaction.planner).Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const opted = synthStack({ config: { ...DEFAULT_CONFIG, compaction: { ...DEFAULT_CONFIG.compaction, plannerReservedConcurrency: 1 } } });
+    expect(
+      opted.template.toJSON().Resources[opted.stack.getLogicalId(opted.stack.compaction.planner.node.defaultChild as never)].Properties.ReservedConcurrentExecutions,
+    ).toBe(1);
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, compaction: { ...DEFAULT_CONFIG.compaction, plannerReservedConcurrency: 0 } })).toThrow(/plannerReservedConcurrency/);
   });
 
   it('lets the planner list the bucket, read manifests and send to the queue, and nothing else', () => {
@@ -111,6 +126,7 @@ describe('compaction fan-out', () => {
       metricsNamespace: 'Test',
     });
     Template.fromStack(own).hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 50 } });
+    expect(JSON.stringify(Template.fromStack(own).toJSON())).not.toContain('ReservedConcurrentExecutions');
     for (const maxConcurrency of [1, 1001, 2.5]) {
       expect(() => validateConfig({ ...DEFAULT_CONFIG, compaction: { maxConcurrency } })).toThrow(/compaction.maxConcurrency must be an integer in 2..1000/);
     }

@@ -54,3 +54,20 @@ describe('stream capacity', () => {
     expect(streams.find((s) => (s.StreamModeDetails as { StreamMode: string }).StreamMode === 'ON_DEMAND')?.ShardCount).toBeUndefined();
   });
 });
+
+describe('stream removal policy', () => {
+  const policyOf = (removalPolicy?: 'destroy' | 'retain') => {
+    const stack = new Stack(new App(), 'S');
+    new TraceStream(stack, 'Stream', { retentionHours: 24, capacity: { mode: 'on-demand' }, ...(removalPolicy ? { removalPolicy } : {}) });
+    const [stream] = Object.values(Template.fromStack(stack).findResources('AWS::Kinesis::Stream')) as { DeletionPolicy?: string }[];
+    return stream?.DeletionPolicy;
+  };
+
+  it('deletes the stream with the stack by default (CDK would retain it, billing with no reader), and keeps it when asked', () => {
+    expect(DEFAULT_CONFIG.streamRemovalPolicy).toBe('destroy');
+    expect(policyOf()).toBe('Delete');
+    expect(policyOf('destroy')).toBe('Delete');
+    expect(policyOf('retain')).toBe('Retain');
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, streamRemovalPolicy: 'keep' as never })).toThrow(/streamRemovalPolicy/);
+  });
+});

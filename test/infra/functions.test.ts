@@ -115,11 +115,12 @@ describe('functions', () => {
     );
   });
 
-  it('lets the consumer read the stream and overflow objects, write only its datasets and dead letters, and report failures', () => {
+  it('lets the consumer read the stream and overflow objects (a missing one answered 404: ListBucket), write only its datasets and dead letters, and report failures', () => {
     expect(sortStatements(statementsOfRole(template, roleId(consumer)))).toEqual(
       sortStatements([
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(consumer.functionLogGroup)] },
         { actions: ['s3:GetObject'], resources: [objects('overflow/')] },
+        { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
         { actions: ['s3:PutObject'], resources: [objects('dead-letter/'), objects('spans/'), objects('traces/')] },
         { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: [arn(stack.landing.failureQueue)] },
         {

@@ -66,6 +66,17 @@ describe('IngestApi', () => {
     });
   });
 
+  it('creates API Gateway\'s execution log group in the stack, with the retention, deleted with it, before the stage can log', () => {
+    const logGroupId = stack.getLogicalId(stack.ingest.executionLogGroup.node.defaultChild as never);
+    const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string; DependsOn?: string[] }>;
+    const group = resources[logGroupId];
+    expect(group?.Properties.LogGroupName).toEqual({ 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: stack.getLogicalId(stack.ingest.api.node.defaultChild as never) }, `/${DEFAULT_CONFIG.stageName}`]] });
+    expect(group?.Properties.RetentionInDays).toBe(DEFAULT_CONFIG.logRetention);
+    expect(group?.DeletionPolicy).toBe('Delete');
+    const stageId = stack.getLogicalId(stack.ingest.api.deploymentStage.node.defaultChild as never);
+    expect(resources[stageId]?.DependsOn).toContain(logGroupId);
+  });
+
   describe('answers the platform errors in JSON', () => {
     const responses = template.findResources('AWS::ApiGateway::GatewayResponse');
     const byType = new Map(

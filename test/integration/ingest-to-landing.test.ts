@@ -136,4 +136,23 @@ describe('ingest → stream → landing → Parquet, on DynamoDB Local, kinesali
     const bigRow = spanRows.find((r) => r.name === 'big-output');
     expect(bigRow).toMatchObject({ trace_id: big.trace_id, output_length: 2_000_002, output_md5: md5(huge) });
   });
+
+  it('lands a request as one object per dataset, not one per shard: its records share a partition key', async () => {
+    // Keyed by trace id, 40 traces would reach both shards (all on one: 2 in 2^40) and land as two objects each.
+    const { orgId, apiKey } = await provisionOrg(engines.tenancy, { workspaces: [workspace] });
+    const nowMs = Date.now();
+    const response = await ingestHandler(nowMs * 1000)(apiKey, { traces: Array.from({ length: 40 }, () => buildTrace({ workspace_slug: workspace }, 2, nowMs)) }, { gzip: true, requestId: 'req-one-chunk' });
+    expect(response.statusCode).toBe(200);
+
+    const shards = await readShards();
+    const ours = shards.map((records) => records.filter((record) => decodeTraceRecord(record.data).context.org_id === orgId));
+    expect(ours.filter((records) => records.length > 0).map((records) => records.length)).toEqual([40]);
+
+    const land = composeLanding({ dataBucket: bucket, s3: engines.s3, ...quietTelemetry('e2e-landing') });
+    for (const records of ours) if (records.length > 0) await land(kinesisEvent(records));
+    const { keys } = await download();
+    const landed = keys.filter((key) => key.includes(`/org_id=${orgId}/`));
+    expect(landed.filter((key) => key.startsWith('traces/'))).toHaveLength(1);
+    expect(landed.filter((key) => key.startsWith('spans/'))).toHaveLength(1);
+  });
 });

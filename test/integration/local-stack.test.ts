@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../scripts/local/engines.js';
 import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../scripts/local/local-state.js';
+import { readmeExamples } from '../support/readme-examples.js';
 
 // `npm start` as a user runs it, driven over HTTP and through the admin CLI and `npm run query`.
 
@@ -108,6 +109,66 @@ beforeAll(async () => {
 afterAll(async () => {
   if (stack?.pid !== undefined && groupAlive(stack.pid)) process.kill(-stack.pid, 'SIGKILL');
   rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('the README, run as written against the local stack', () => {
+  const examples = readmeExamples();
+  const bash = (script: string, cwd = ROOT, extra: NodeJS.ProcessEnv = {}) => run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: { ...env, ...extra } });
+  /** The README's commands name port 3000; the test's stack listens on its own port. */
+  const onThisStack = (script: string) => script.replaceAll('http://127.0.0.1:3000', endpoints.api);
+  const demoKey = () => /organization key\s+(tik_[A-Za-z0-9_-]{43})/.exec(output)?.[1] as string;
+
+  it('"Then, in another terminal": the curl answers as the README says, and the query shows the trace', async () => {
+    const script = onThisStack(examples.tryIt.curl).replace(/^KEY=<[^>]+>$/m, `KEY='${demoKey()}'`);
+    expect(script).toContain(`KEY='tik_`);
+    const { stdout } = await bash(script);
+    expect(stdout.trim()).toBe(examples.tryIt.answer);
+    const shown = await waitFor(
+      'the README query to show the trace',
+      async () => {
+        const { stdout: table } = await bash(examples.tryIt.query);
+        return table.includes('hello') ? table : undefined;
+      },
+      60_000,
+    );
+    expect(shown).toMatch(/trace_id\s+\|\s+root_span_name\s+\|\s+span_count/);
+  }, 90_000);
+
+  it('the admin block: a plan, an organization on it with an override, a key and its usage', async () => {
+    const { stdout } = await bash(examples.admin);
+    const documents = stdout.split(/\n(?=\{)/).map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(documents.map((document) => Object.keys(document)[0])).toEqual(['plan', 'org_id', 'key_id', 'org_id']);
+    expect(documents[1]).toMatchObject({ plan: 'team', overrides: { minute: 100 }, quotas: { minute: 100, hour: 20_000, day: 200_000, month: null } });
+    expect(documents[3]).toMatchObject({ windows: [{ window: 'minute', quota: 100, used: 0, remaining: 100 }, { window: 'hour' }, { window: 'day' }, { window: 'month', quota: null }] });
+  }, 60_000);
+
+  it('the OpenTelemetry example, saved under its file name and run with the README\'s variables, lands its span', async () => {
+    const versions = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies as Record<string, string>;
+    // The packages the README installs are the ones this repository tests with (npm install itself needs the network).
+    for (const [, name, version] of examples.otel.install.matchAll(/(@opentelemetry\/[a-z-]+)@([\d.]+)/g)) expect(versions[name as string]).toMatch(new RegExp(`^${(version as string).replaceAll('.', '\\.')}\\.`));
+    // A directory inside the repository, so Node resolves the packages from its node_modules as it would from the user's.
+    const dir = path.join(ROOT, `.readme-example-${randomUUID().slice(0, 8)}`);
+    mkdirSync(dir);
+    try {
+      // What the README's `npm init -y` writes: no "type", so a .js file would be CommonJS there (and fail), as for the user.
+      expect(examples.otel.install).toMatch(/^npm init -y && /);
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'otel-demo', version: '1.0.0', main: 'index.js' }));
+      writeFileSync(path.join(dir, examples.otel.fileName), examples.otel.code);
+      const { stdout } = await bash(`${onThisStack(examples.otel.environment)}\n${examples.otel.run}`, dir, { KEY: demoKey() });
+      expect(stdout.trim()).toBe('sent');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const spans = await waitFor(
+      'the OpenTelemetry span to land',
+      async () => {
+        const found = await query("SELECT name, model, input_tokens, output_tokens FROM spans WHERE name = 'chat gpt-4o'");
+        return found.length > 0 ? found : undefined;
+      },
+      60_000,
+    );
+    expect(spans[0]).toEqual({ name: 'chat gpt-4o', model: 'gpt-4o', input_tokens: 120, output_tokens: 30 });
+  }, 90_000);
 });
 
 describe('npm start', () => {

@@ -18,11 +18,12 @@ export async function readQuotaState(
   caller: { org: { orgId: string }; quotas: Quotas },
   arrival: Pick<Arrival, 'receivedAtMicros'>,
   known: WindowCounts = {},
+  justAdmitted = 0,
 ): Promise<QuotaState[]> {
   const at = new Date(Math.floor(arrival.receivedAtMicros / 1000));
   const counters = countersFor(caller.quotas, at);
   if (counters.length === 0) return [];
-  const counts = ports.windowUsage ? await readInTime(ports, caller.org.orgId, counters) : undefined;
+  const counts = ports.windowUsage ? await readInTime(ports, caller.org.orgId, counters, justAdmitted) : undefined;
   return counters.map((counter) => {
     const used = known[counter.window] ?? counts?.[counter.window];
     const state: QuotaState = {
@@ -40,6 +41,7 @@ async function readInTime(
   ports: { windowUsage?: WindowUsageReader | undefined; log: IngestLog },
   orgId: string,
   counters: Parameters<WindowUsageReader['read']>[1],
+  justAdmitted: number,
 ): Promise<WindowCounts | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
@@ -47,7 +49,7 @@ async function readInTime(
     timer.unref?.();
   });
   try {
-    const counts = await Promise.race([(ports.windowUsage as WindowUsageReader).read(orgId, counters), late]);
+    const counts = await Promise.race([(ports.windowUsage as WindowUsageReader).read(orgId, counters, justAdmitted), late]);
     if (counts === undefined) ports.log.warn('Rate-window counters not read in time; answered without RateLimit', { orgId });
     return counts;
   } catch (error) {

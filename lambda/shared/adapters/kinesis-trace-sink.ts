@@ -10,6 +10,15 @@ export const PUT_RECORDS_MAX_BYTES = 5 * 1024 * 1024;
 
 export const DEFAULT_PUBLISH_BACKOFF: BackoffPolicy = { maxAttempts: 6, baseDelayMs: 50, maxDelayMs: 1_000 };
 
+/**
+ * Calls of one chunk whose outcome may be unknown (a timeout, a lost connection, a 5xx) before it gives up.
+ * Each such call may have written every entry it carried, and Kinesis has no idempotent put: resending once
+ * after a lost answer usually gets a definite one, but under overload every further timed-out resend was one
+ * more copy on the stream (up to 6 per trace, 11x the raw rows at concurrency 30). So an entry is written at
+ * most twice per request.
+ */
+export const MAX_UNKNOWN_OUTCOME_CALLS = 2;
+
 /** Splits records into PutRecords calls within the API's count and size limits, keeping their order. */
 export function chunkForPutRecords(records: readonly StreamRecord[]): StreamRecord[][] {
   const chunks: StreamRecord[][] = [];
@@ -45,10 +54,10 @@ export class KinesisTraceSink implements TraceSink {
     private readonly sleep: Sleep = realSleep,
   ) {}
 
-  async publish(records: readonly StreamRecord[]): Promise<void> {
+  async publish(records: readonly StreamRecord[], options: PublishOptions = {}): Promise<void> {
     // Settled, not Promise.all: a failed chunk must not hide the chunks still in flight.
     const chunks = chunkForPutRecords(records);
-    const results = await Promise.allSettled(chunks.map((chunk) => this.publishChunk(chunk)));
+    const results = await Promise.allSettled(chunks.map((chunk) => this.publishChunk(chunk, options.signal)));
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
     if (failures.length === 0) return;
     const notWritten = failures.reduce((sum: number, failure) => sum + (failure instanceof PublishIncompleteError ? failure.notWritten : 0), 0);
@@ -56,22 +65,26 @@ export class KinesisTraceSink implements TraceSink {
     throw new PublishIncompleteError('kinesis', first.message, notWritten, records.length, { cause: first });
   }
 
-  private async publishChunk(chunk: readonly StreamRecord[]): Promise<void> {
+  private async publishChunk(chunk: readonly StreamRecord[], signal: AbortSignal | undefined): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
     // Entries some attempt may have written without saying so; they can never count as not written.
     const maybeWritten = new Set<PutRecordsRequestEntry>();
+    let unknownOutcomes = 0;
     const giveUp = (failure: unknown, attempts: number) => {
       const error = publishFailed(failure, attempts);
       const notWritten = pending.filter((entry) => !maybeWritten.has(entry)).length;
       return new PublishIncompleteError('kinesis', error.message, notWritten, chunk.length, { cause: error.cause });
     };
     await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
+      // The handler has answered (its deadline): no more work, and no more copies, for a client that has gone.
+      if (signal?.aborted) return { failed: new RequestAbortedError('the request was answered before the publish ended'), retryable: false };
       let response;
       try {
-        response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }));
+        response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }), { abortSignal: signal });
       } catch (error) {
-        if (!refusedByService(error)) for (const entry of pending) maybeWritten.add(entry);
-        return { failed: error, retryable: true };
+        if (refusedByService(error)) return { failed: error, retryable: true };
+        for (const entry of pending) maybeWritten.add(entry);
+        return { failed: error, retryable: ++unknownOutcomes < MAX_UNKNOWN_OUTCOME_CALLS };
       }
       if (!response.FailedRecordCount) return { done: undefined };
       const results = response.Records ?? [];
@@ -81,6 +94,15 @@ export class KinesisTraceSink implements TraceSink {
       return pending.length === 0 ? { done: undefined } : { failed: summary, retryable: true };
     });
   }
+}
+
+/** What a publish may be told: `signal` ends it (and its retries) once the request has been answered. */
+export interface PublishOptions {
+  signal?: AbortSignal;
+}
+
+class RequestAbortedError extends Error {
+  override name = 'RequestAbortedError';
 }
 
 /** Errors raised before a connection existed: the request never left this process. */

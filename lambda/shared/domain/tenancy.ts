@@ -117,4 +117,21 @@ export const PLAN_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** The plan `org create` puts an organization on when told no other; created with these quotas if missing. */
 export const DEFAULT_PLAN_NAME = 'default';
 
+/**
+ * Ids that partition readers turn into SQL NULL when they stand in a path (`org_id=<id>/`), compared in lower
+ * case: DuckDB reads `NULL` in any case and `__HIVE_DEFAULT_PARTITION__` as NULL, and Hive, Spark and
+ * Athena (Trino) read `__HIVE_DEFAULT_PARTITION__` so. No other id of ORG_ID_PATTERN is read as anything but
+ * its text when the column is typed as a string, as our readers type it.
+ */
+export const PARTITION_NULL_ORG_IDS: readonly string[] = ['null', '__hive_default_partition__'];
+
+/** Why an id must not be given to a new organization, or undefined when it may be. */
+export function newOrgIdProblem(orgId: string): string | undefined {
+  if (!ORG_ID_PATTERN.test(orgId)) return `invalid organization id '${orgId}': use 1-64 letters, digits, '_' or '-'`;
+  if (PARTITION_NULL_ORG_IDS.includes(orgId.toLowerCase())) {
+    return `organization id '${orgId}' is reserved: DuckDB, Hive and Athena read it in a partition path (org_id=${orgId}/) as SQL NULL, so its data could not be told apart; choose another id`;
+  }
+  return undefined;
+}
+
 export const DEFAULT_QUOTAS: Quotas = { minute: 1_000, hour: 20_000, day: 200_000, month: 2_000_000 };

@@ -171,6 +171,20 @@ describe('org create', () => {
     expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { ConditionExpression: 'attribute_not_exists(pk)', Item: expect.objectContaining({ sk: { S: 'PLAN#default' } }) });
   });
 
+  it.each(['NULL', 'null', 'Null', 'nUlL', '__HIVE_DEFAULT_PARTITION__', '__hive_default_partition__', '__Hive_Default_Partition__'])(
+    'refuses %p, which partition readers read as SQL NULL, before writing anything',
+    async (orgId) => {
+      await expect(createOrganization(deps(), orgId)).rejects.toThrow(new AdminCommandError(`organization id '${orgId}' is reserved: DuckDB, Hive and Athena read it in a partition path (org_id=${orgId}/) as SQL NULL, so its data could not be told apart; choose another id`));
+      expect(dynamodb).not.toHaveReceivedAnyCommand();
+    },
+  );
+
+  it.each(['NULLx', 'nul', 'None', 'hive_default_partition', '0'])('accepts %p, which partition readers read as text', async (orgId) => {
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: planItem('team', { minute: '50', hour: '1000', day: '10000', month: '100000' }) });
+    dynamodb.on(PutItemCommand).resolves({});
+    await expect(createOrganization(deps(), orgId, { plan: 'team' })).resolves.toMatchObject({ org_id: orgId });
+  });
+
   it('rejects an invalid id before writing anything', async () => {
     await expect(createOrganization(deps(), 'no spaces')).rejects.toBeInstanceOf(AdminCommandError);
     expect(dynamodb).not.toHaveReceivedAnyCommand();

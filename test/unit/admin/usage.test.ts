@@ -59,3 +59,14 @@ describe('org usage', () => {
     });
   });
 });
+
+it('org usage says so when the organization\'s plan does not exist, instead of showing no quotas', async () => {
+  dynamodb.on(GetItemCommand, { Key: { pk: { S: 'ORG#acme' }, sk: { S: 'ORG' } } }).resolves({
+    Item: { org_id: { S: 'acme' }, plan: { S: 'gold' }, plan_status: { S: 'active' }, overrides: { M: {} } },
+  });
+  dynamodb.on(GetItemCommand, { Key: { pk: { S: 'PLANS' }, sk: { S: 'PLAN#gold' } } }).resolves({});
+  await expect(
+    organizationUsage({ store: new DynamoDbTenancyStore(client, 'tenancy'), usage: new DynamoDbWindowUsage(client, 'rate', true), now: () => NOW }, 'acme'),
+  ).rejects.toThrow("organization 'acme' is on plan 'gold', which does not exist");
+  expect(dynamodb).not.toHaveReceivedCommand(BatchGetItemCommand);
+});

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { COMMANDS, usageFor, USAGE as ADMIN_USAGE } from '../../../scripts/admin/run-command.js';
 import { QUERY_USAGE } from '../../../scripts/local/query.js';
 import { COMPACT_USAGE, START_USAGE } from '../../../scripts/local/usage.js';
+import { OPS_USAGE } from '../../../scripts/ops/usage.js';
 import { REPLAY_USAGE } from '../../../scripts/replay/replay-usage.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -16,9 +17,9 @@ interface Outcome {
   stderr: string;
 }
 
-async function run(script: string, args: string[]): Promise<Outcome> {
+async function run(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await execute(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, TRACE_INGEST_LOCAL_DIR: path.join(ROOT, '.no-such-local-stack') } });
+    const { stdout, stderr } = await execute(TSX, [script, ...args], { cwd: ROOT, env: { ...process.env, TRACE_INGEST_LOCAL_DIR: path.join(ROOT, '.no-such-local-stack'), ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -39,14 +40,16 @@ const ADMIN = 'scripts/admin/cli.ts';
 const STACK_TRACE = /^\s+at /m;
 
 describe('every command line prints its usage for --help, on stdout, with exit status 0', () => {
-  it('start, compact, replay and query', async () => {
+  it('start, compact, replay, query, ops and destroy', async () => {
     const cases: [string, string][] = [
       ['scripts/local/start.ts', START_USAGE],
       ['scripts/local/compact.ts', COMPACT_USAGE],
       ['scripts/replay/replay.ts', REPLAY_USAGE],
       ['scripts/local/query.ts', QUERY_USAGE],
+      ['scripts/ops/cli.ts', OPS_USAGE],
     ];
-    const outcomes = await runAll(cases.map(([script]) => [script, ['--help']]));
+    const outcomes = await runAll([...cases.map(([script]): [string, string[]] => [script, ['--help']]), ['scripts/ops/cli.ts', ['destroy', '--help']]]);
+    cases.push(['scripts/ops/cli.ts destroy', OPS_USAGE]);
     outcomes.forEach((outcome, i) => expect({ script: cases[i]?.[0], ...outcome }).toEqual({ script: cases[i]?.[0], code: 0, stdout: cases[i]?.[1], stderr: '' }));
   }, 60_000);
 
@@ -62,6 +65,13 @@ describe('every command line prints its usage for --help, on stdout, with exit s
 });
 
 describe('a user error is one line and the usage on stderr, never a stack trace', () => {
+  it('npm start with a PORT that is not a port', async () => {
+    const outcome = await run('scripts/local/start.ts', [], { PORT: '80a' });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^npm start: PORT must be a TCP port \(0-65535\), not '80a'\nusage: npm start/);
+    expect(outcome.stderr).not.toMatch(STACK_TRACE);
+  }, 30_000);
+
   it.each([
     ['scripts/replay/replay.ts', ['--local', '--shard', 's', '--from', 'abc', '--to', '1'], 2, /^replay: --from must be a Kinesis sequence number \(decimal digits\), not 'abc'\nusage: npm run replay/],
     ['scripts/replay/replay.ts', ['--nope'], 2, /^replay: Unknown option '--nope'/],
@@ -69,7 +79,9 @@ describe('a user error is one line and the usage on stderr, never a stack trace'
     ['scripts/local/compact.ts', ['--now'], 2, /^compact: Unknown option '--now'\nusage: npm run compact/],
     ['scripts/local/query.ts', [], 2, /^query: no SQL given\nusage: npm run query/],
     [ADMIN, ['org', 'update', '--org', 'acme', '--per-minute', '-5'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not '-5'\n$/],
+    ['scripts/ops/cli.ts', ['queue', 'purge', '--stack', 'S', '--region', 'eu-west-1', '--queue', 'failure'], 2, /^ops: queue purge deletes every message of the failure queue: add --yes/],
     [ADMIN, ['plan', 'create', '--plan', 'team', '--per-minute', 'lots'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", not 'lots'\n$/],
+    ['scripts/local/start.ts', ['--port', '8080'], 2, /^npm start: Unknown option '--port'/],
   ])('%s %j', async (script, args, code, stderr) => {
     const outcome = await run(script, args);
     expect(outcome.code).toBe(code);

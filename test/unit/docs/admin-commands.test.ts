@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { COMMAND_SPECS, COMMANDS } from '../../../scripts/admin/run-command.js';
+import { COMMAND_SPECS, COMMANDS, parseAdminArgs } from '../../../scripts/admin/run-command.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -19,5 +19,37 @@ describe('the admin CLI and its docs agree', () => {
   it('docs/api.md documents each plan and organization command the CLI has', () => {
     const api = read('docs/api.md');
     for (const command of COMMANDS.filter((name) => name.startsWith('plan ') || name.startsWith('org '))) expect(api).toContain(command);
+  });
+});
+
+describe('every admin command line the docs show parses as the CLI reads it', () => {
+  const files = ['README.md', 'docs/local.md', 'docs/deploy.md', 'docs/api.md', 'docs/operations.md'];
+  /** `admin -- …` up to a backtick, a pipe, a comment or the end of the line; placeholders (`<org>`, `N`, `…`) become sample values. */
+  const lines = files.flatMap((file) =>
+    [...read(file).matchAll(/admin -- ([^`|#\n]*)/g)]
+      .map((match) => (match[1] as string).trim())
+      .filter((line) => line !== '' && !line.startsWith('<command>') && line !== '…' && !line.endsWith('--help'))
+      .map((line) => ({ file, line })),
+  );
+
+  it.each(lines.map(({ file, line }) => [file, line]))('%s: %s', (_file, line) => {
+    const args = line
+      .replace(/<[^>]+>/g, 'sample')
+      .replace(/"\$STACK"/g, 'TraceIngest')
+      .replace(/ (N|Y|X)\b/g, (_, value: string) => (value === 'N' ? ' 7' : ' sample'))
+      .split(/\s+/);
+    const previous = process.env.AWS_REGION;
+    process.env.AWS_REGION = 'eu-west-1';
+    try {
+      if (args.length === 2 && args[0] === 'org' && args[1] === 'update') return; // prose naming the command
+      expect(() => parseAdminArgs(args)).not.toThrow();
+    } finally {
+      if (previous === undefined) delete process.env.AWS_REGION;
+      else process.env.AWS_REGION = previous;
+    }
+  });
+
+  it('finds the examples it checks', () => {
+    expect(lines.length).toBeGreaterThan(15);
   });
 });

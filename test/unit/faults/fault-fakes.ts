@@ -38,11 +38,14 @@ export class RateTableFake {
   /** Tokens DynamoDB remembers for 10 minutes: a repeat with the same token is not applied again. */
   private readonly applied = new Set<string>();
   calls = 0;
+  /** How long each transaction takes before it is applied and answered. */
+  delayMs = 0;
 
   install(): this {
-    ddbMock.on(TransactWriteItemsCommand).callsFake((input) => {
+    ddbMock.on(TransactWriteItemsCommand).callsFake(async (input) => {
       this.calls++;
       const fault = this.faults.shift();
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       const items = input.TransactItems ?? [];
       const cancel = (codes: string[]) =>
         new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
@@ -106,11 +109,14 @@ export class StreamFake {
   calls = 0;
   /** When set, a call that writes never answers: the Lambda is frozen or killed before it can reply. */
   hangAfterWrite = false;
+  /** How long each call takes before it writes and answers (or fails): a slow stream. */
+  callMs = 0;
 
   install(): this {
-    kinesisMock.on(PutRecordsCommand).callsFake((input) => {
+    kinesisMock.on(PutRecordsCommand).callsFake(async (input) => {
       this.calls++;
       const fault = this.faults.shift();
+      if (this.callMs > 0) await new Promise((resolve) => setTimeout(resolve, this.callMs));
       const entries = input.Records ?? [];
       if (fault === 'throttle') throw new KinesisThroughputExceeded({ message: 'Rate exceeded for shard', $metadata: {} });
       if (fault === 'timeout-before') throw timeout();

@@ -46,4 +46,27 @@ describe('a Lambda timeout between publishing and answering', () => {
     // The first request's reservation is never given back: the windows count the batch twice.
     expect(rate.count('minute')).toBe(6);
   });
+
+  it('stops publishing once it has answered at the deadline: no resend of a timed-out PutRecords reaches the stream after the 503', async () => {
+    // Each call takes 200 ms, writes, then loses its answer; the deadline answer comes 50 ms in.
+    stream.callMs = 200;
+    stream.faults.push('timeout-after', 'timeout-after', 'timeout-after', 'timeout-after');
+    const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(buildBatch(3)), requestId: 'req-late' }), nearDeadline);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'unavailable', may_have_been_accepted: true });
+
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    expect({ calls: stream.calls, records: stream.records.length }).toEqual({ calls: 1, records: 3 });
+    expect(rate.count('minute')).toBe(3);
+  });
+
+  it('publishes nothing when the deadline passed before the publish began, and gives the quota back', async () => {
+    rate.delayMs = 200;
+    const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(buildBatch(3)), requestId: 'req-slow-reserve' }), nearDeadline);
+    expect(response.statusCode).toBe(503);
+
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    expect({ calls: stream.calls, records: stream.records.length, minute: rate.count('minute') }).toEqual({ calls: 0, records: 0, minute: 0 });
+  });
 });

@@ -453,7 +453,8 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
       expect(second.trace).toMatchObject({ trace_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', environment: 'default', attributes: '{}' });
       expect(second.trace.spans[1]?.timestamp).toBe('2026-11-22T12:00:00.010000Z');
       const partitionKeys = kinesisMock.commandCalls(PutRecordsCommand)[0]?.args[0].input.Records?.map((r) => r.PartitionKey);
-      expect(partitionKeys).toEqual([first.trace.trace_id, second.trace.trace_id]);
+      // The request's traces travel together: one shard, so one landed object per dataset (PartitionChunks).
+      expect(partitionKeys).toEqual(['req-1#0', 'req-1#0']);
     });
 
     it('carries a trace too large for one record by reference through S3', async () => {

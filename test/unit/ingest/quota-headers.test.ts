@@ -3,7 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
 import { rateLimitHeaders } from '../../../lambda/ingest/quota-headers.js';
 import { createHarness, ddbMock, type Harness } from '../../support/ingest-harness.js';
-import { buildBatch, buildTrace, gatewayEvent } from '../../support/trace-builders.js';
+import { buildBatch, buildTrace, gatewayEvent, NOW_MS } from '../../support/trace-builders.js';
 
 // The harness's clock is 2026-11-22T12:00:00Z: every window resets at its full length except the month (8.5 days left of 30).
 const POLICY = '"per-minute";q=1000;w=60, "per-hour";q=10000;w=3600, "per-day";q=100000;w=86400, "per-month";q=1000000;w=2592000';
@@ -51,6 +51,16 @@ describe('RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-1
     expect(header(response, 'Retry-After')).toBe('60');
   });
 
+  it('a 429 batch_exceeds_quota carries them too', async () => {
+    const h = await createHarness({ quotas: { minute: 2 } });
+    counters();
+    const response = await post(h, buildBatch(3));
+    expect(response.statusCode).toBe(429);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'batch_exceeds_quota' });
+    expect(header(response, 'RateLimit-Policy')).toMatch(/^"per-minute";q=2;w=60, /);
+    expect(header(response, 'RateLimit')).toMatch(/^"per-minute";r=0;t=60, /);
+  });
+
   it('lists only the windows that have a quota, and sends neither header when none has', async () => {
     let h = await createHarness({ quotas: { minute: null, hour: 50, day: null, month: null } });
     counters();
@@ -81,6 +91,17 @@ describe('RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-1
     expect(response.statusCode).toBe(200);
     expect(header(response, 'RateLimit')).toMatch(/^"per-minute";r=993;t=60, /);
     expect(ddbMock).not.toHaveReceivedCommand(TransactWriteItemsCommand);
+  });
+
+  it('the OTLP route\'s 429 carries them', async () => {
+    const h = await createHarness({ quotas: { minute: 2 } });
+    counters();
+    const nanos = String(BigInt(NOW_MS - 1_000) * 1_000_000n);
+    const span = (i: number) => ({ traceId: `${'ab'.repeat(15)}0${i}`, spanId: `${'cd'.repeat(7)}0${i}`, name: `step ${i}`, startTimeUnixNano: nanos, endTimeUnixNano: nanos });
+    const response = await post(h, { resourceSpans: [{ scopeSpans: [{ spans: [span(1), span(2), span(3)] }] }] }, 'otlp');
+    expect(response.statusCode).toBe(429);
+    expect(header(response, 'RateLimit-Policy')).toMatch(/^"per-minute";q=2;w=60, /);
+    expect(header(response, 'RateLimit')).toMatch(/^"per-minute";r=0;t=60, /);
   });
 
   it('the OTLP route\'s answers carry the same headers', async () => {

@@ -1,4 +1,4 @@
-import { opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
+import { google, opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
 import { createHarness, type Harness, publishedRecords } from '../../../support/ingest-harness.js';
 import { gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
 
@@ -65,7 +65,10 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
   const valid = encode([span()]);
   const cases: [string, () => Buffer, number][] = [
     ['a truncated message', () => valid.subarray(0, valid.length - 5), 400],
-    ['a wrong wire type for resource_spans', () => Buffer.from([0x08, 0x01]), 200],
+    ['a wrong wire type for resource_spans', () => Buffer.from([0x08, 0x01]), 400],
+    // ResourceSpans → ScopeSpans → Span whose name (field 5, a string) comes as a varint.
+    ['a wrong wire type deep inside a span', () => field(0x0a, field(0x12, field(0x12, Buffer.from([0x28, 0x01])))), 400],
+    ['a wrong wire type for a fixed64 time (as a varint)', () => field(0x0a, field(0x12, field(0x12, Buffer.from([0x38, 0x01])))), 400],
     ['a length past the end', () => Buffer.from([0x0a, 0x7f, 0x0a]), 400],
     ['random bytes', () => Buffer.from('this is not protobuf at all, just text \u00ff\u00fe'), 400],
     ['an empty body', () => Buffer.alloc(0), 400],
@@ -77,6 +80,14 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
   it.each(cases)('answers %s with a clean status', async (_, body, status) => {
     const response = await h.invoke(protobufEvent(h.orgKey, body()));
     expect(response.statusCode).toBe(status);
+  });
+
+  it('names the field and the wire types in the 400 of a wrong wire type', async () => {
+    const response = await h.invoke(protobufEvent(h.orgKey, Buffer.from([0x08, 0x01])));
+    expect(response.headers?.['Content-Type']).toBe('application/x-protobuf');
+    const status = google.rpc.Status.decode(Buffer.from(response.body, 'base64'));
+    expect({ code: status.code, message: status.message }).toEqual({ code: 3, message: expect.stringMatching(/^Malformed body: not a valid protobuf ExportTraceServiceRequest \(field 1 has wire type 0, expected 2\)/) });
+    expect(publishedRecords()).toHaveLength(0);
   });
 
   it('skips unknown fields, as protobuf requires', async () => {

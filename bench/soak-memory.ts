@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeHeapSnapshot } from 'node:v8';
+import { startLocalStack } from '../scripts/local/local-stack.js';
+import { localPaths } from '../scripts/local/local-state.js';
+import { loadBatchBody, unlimitedOrganizationKey } from './overload-copies.js';
+
+/**
+ * A one-off soak (issue 18 item 7), not part of `npm run bench`: the local stack in this process under
+ * steady load for `--minutes`, its memory sampled every 30 s after a full GC (run with `--expose-gc`), and
+ * heap snapshots after warm-up and at the end when `--snapshots DIR` is given.
+ *
+ *   node --expose-gc --import tsx bench/soak-memory.ts --minutes 30 --snapshots /tmp/soak
+ */
+const CONCURRENCY = 10;
+const TRACES_PER_BATCH = 100;
+
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+const arg = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
+
+async function soak(minutes: number, snapshots: string | undefined): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'soak-'));
+  const stack = await startLocalStack({ paths: localPaths(stateDir), port: 0 });
+  try {
+    const apiKey = await unlimitedOrganizationKey(stack.endpoints.dynamodb, 'soak');
+
+    const started = Date.now();
+    const end = started + minutes * 60_000;
+    const statuses: Record<number, number> = {};
+    const load = Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (Date.now() < end) {
+          const response = await fetch(`${stack.endpoints.api}/v1/traces/ingest`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey }, body: loadBatchBody(TRACES_PER_BATCH) });
+          await response.arrayBuffer();
+          statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+        }
+      }),
+    );
+    const sample = (label: string) => {
+      gc?.();
+      const m = process.memoryUsage();
+      const minute = ((Date.now() - started) / 60_000).toFixed(1);
+      console.log(JSON.stringify({ minute, label, rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), statuses }));
+    };
+    let snapshotTaken = false;
+    while (Date.now() < end) {
+      await new Promise((resolve) => setTimeout(resolve, 30_000));
+      sample('load');
+      if (snapshots && !snapshotTaken && Date.now() - started > 3 * 60_000) {
+        console.log(JSON.stringify({ snapshot: writeHeapSnapshot(path.join(snapshots, 'warm.heapsnapshot')) }));
+        snapshotTaken = true;
+      }
+    }
+    await load;
+    await new Promise((resolve) => setTimeout(resolve, 30_000));
+    sample('idle 30 s after the load');
+    if (snapshots) console.log(JSON.stringify({ snapshot: writeHeapSnapshot(path.join(snapshots, 'end.heapsnapshot')) }));
+  } finally {
+    await stack.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await soak(Number(arg('--minutes') ?? 30), arg('--snapshots'));

@@ -1,0 +1,84 @@
+import type { SQSBatchResponse } from 'aws-lambda';
+import { type CloudAssembly, type FunctionRole, resolveEnvironment, synthesizeAssembly } from './cloud-assembly.js';
+import { type LambdaProcess, startLambdaProcess } from './lambda-process.js';
+import { LOCAL_CREDENTIALS } from './provision.js';
+import { type SqsEndpoint, startSqsEndpoint } from './sqs-endpoint.js';
+
+export interface BundledFunctionsOptions {
+  projectRoot: string;
+  /** Where the cloud assembly is written (cdk.out). */
+  outdir: string;
+  region: string;
+  names: { tenancyTable: string; rateTable: string; stream: string; bucket: string };
+  endpoints: { dynamodb: string; kinesis: string; s3: string };
+  log?: (line: string) => void;
+}
+
+/** The four deployed functions, each running from its bundle as Lambda runs it, and the SQS endpoint between planner and worker. */
+export interface BundledFunctions {
+  readonly assembly: CloudAssembly;
+  readonly functions: Readonly<Record<FunctionRole, LambdaProcess>>;
+  readonly sqs: SqsEndpoint;
+  /** One scheduled compaction: the planner's run, then the worker on every slice it queued. */
+  compact(): Promise<{ slices: number; batchItemFailures: SQSBatchResponse['batchItemFailures'] }>;
+  stop(): Promise<void>;
+}
+
+const COMPACTION_QUEUE = 'compaction.fifo';
+
+/**
+ * Synthesizes the app (bundling every function with esbuild, as `cdk deploy` does) and starts each
+ * bundle in its own Node 24 process with the template's environment, its `Ref`s resolved to the local
+ * resources, and the local engines reached through `AWS_ENDPOINT_URL_*` only. Used by
+ * `npm start -- --bundled` and test/integration/bundled.test.ts.
+ */
+export async function startBundledFunctions(options: BundledFunctionsOptions): Promise<BundledFunctions> {
+  const assembly = synthesizeAssembly(options.projectRoot, options.outdir);
+  const sqs = await startSqsEndpoint(options.region);
+  const names = { ...options.names, compactionQueue: sqs.queueUrl(COMPACTION_QUEUE) };
+  const engines = {
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: options.endpoints.dynamodb,
+    AWS_ENDPOINT_URL_KINESIS: options.endpoints.kinesis,
+    AWS_ENDPOINT_URL_S3: options.endpoints.s3,
+    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+  };
+  const started: LambdaProcess[] = [];
+  try {
+    const functions = {} as Record<FunctionRole, LambdaProcess>;
+    for (const fn of Object.values(assembly.functions)) {
+      functions[fn.role] = await startLambdaProcess({
+        functionName: `${assembly.stackName}-${fn.role}`,
+        assetDir: fn.assetDir,
+        handler: fn.handler,
+        environment: { ...resolveEnvironment(fn, assembly, names), ...engines },
+        timeoutSeconds: fn.timeoutSeconds,
+        memorySize: fn.memorySize,
+        region: options.region,
+        ...(options.log ? { log: (line: string) => options.log?.(`${fn.role}: ${line}`) } : {}),
+      });
+      started.push(functions[fn.role]);
+    }
+    return {
+      assembly,
+      functions,
+      sqs,
+      async compact() {
+        await functions.planner.invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} });
+        const records = sqs.drain();
+        if (records.length === 0) return { slices: 0, batchItemFailures: [] };
+        const response = await functions.worker.invoke<SQSBatchResponse>({ Records: records });
+        return { slices: records.length, batchItemFailures: response.batchItemFailures };
+      },
+      async stop() {
+        await Promise.all(started.map((fn) => fn.stop()));
+        await sqs.stop();
+      },
+    };
+  } catch (error) {
+    await Promise.all(started.map((fn) => fn.stop()));
+    await sqs.stop();
+    throw error;
+  }
+}

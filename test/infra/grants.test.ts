@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CfnElement } from 'aws-cdk-lib';
+import { build } from 'esbuild';
+import { DEFAULT_ENTRIES, type FunctionEntries } from '../../lib/trace-ingest-stack.js';
+import { PROJECT_ROOT, statementsOfRole, synthStack } from './support/synth-stack.js';
+
+/**
+ * Every AWS command a function's code can send, found in the sources its bundle is built from, must
+ * be granted to that function's role: a missing grant is an AccessDenied the first time the code path
+ * runs on AWS, which no local engine reports.
+ */
+const { stack, template } = synthStack();
+const roles: Record<keyof FunctionEntries, CfnElement> = {
+  ingest: stack.ingest.handler.role?.node.defaultChild as CfnElement,
+  landing: stack.landing.consumer.role?.node.defaultChild as CfnElement,
+  compactionPlanner: stack.compaction.planner.role?.node.defaultChild as CfnElement,
+  compactionWorker: stack.compaction.worker.role?.node.defaultChild as CfnElement,
+};
+
+/** IAM actions a command needs, where the action is not the command's own name (https://docs.aws.amazon.com/service-authorization/latest/reference/). */
+const ACTION_OF: Record<string, string> = {
+  's3:ListObjectsV2': 's3:ListBucket',
+  's3:HeadObject': 's3:GetObject',
+  's3:CreateMultipartUpload': 's3:PutObject',
+  's3:UploadPart': 's3:PutObject',
+  's3:CompleteMultipartUpload': 's3:PutObject',
+  's3:DeleteObjects': 's3:DeleteObject',
+  'sqs:SendMessageBatch': 'sqs:SendMessage',
+  'sqs:DeleteMessageBatch': 'sqs:DeleteMessage',
+  // TransactWriteItems is authorized per contained action; the rate limiter's transaction updates counters.
+  'dynamodb:TransactWriteItems': 'dynamodb:UpdateItem',
+};
+
+/**
+ * Commands a bundle contains but its function never sends, each with the reason. A class's methods are
+ * bundled whole, so a shared adapter brings the commands of methods another function (or the admin CLI) calls.
+ */
+const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
+  ingest: {
+    'dynamodb:Scan': 'DynamoDbTenancyStore lists keys for the admin CLI; ingest only reads a key and an organization',
+    'dynamodb:Query': 'DynamoDbTenancyStore lists keys for the admin CLI; ingest only reads a key and an organization',
+  },
+  landing: {},
+  compactionPlanner: {
+    's3:PutObject': 'the planner only reads: S3CompactionStore\'s writes are the worker\'s, bundled through the shared compose.ts',
+    's3:DeleteObject': 'as above: deleting superseded objects is the worker\'s',
+    's3:AbortMultipartUpload': 'as above: multipart uploads are the worker\'s',
+    'sqs:ChangeMessageVisibility': 'bringing a failed slice back sooner is the worker\'s (SqsSliceRetries)',
+  },
+  compactionWorker: {
+    'sqs:SendMessage': 'queueing slices is the planner\'s (SqsSliceQueue), bundled through the shared compose.ts',
+  },
+};
+
+/** `new XCommand(` in a source file, with the service of the client package X is imported from. */
+function commandsIn(file: string): string[] {
+  const source = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+  const serviceOf = new Map<string, string>();
+  for (const [, names = '', service = ''] of source.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'@aws-sdk\/client-([a-z0-9-]+)'/g)) {
+    for (const name of names.split(',').map((part) => part.replace(/^\s*type\s+/, '').trim().split(/\s+as\s+/)[0] ?? '')) serviceOf.set(name, service);
+  }
+  return [...source.matchAll(/new (\w+)Command\(/g)].map(([, command = '']) => {
+    const service = serviceOf.get(`${command}Command`);
+    if (service === undefined) throw new Error(`${file}: ${command}Command is not imported from an @aws-sdk/client-* package`);
+    return `${service}:${command}`;
+  });
+}
+
+/** Files that read an object and take "no such key" as an answer: S3 gives that answer only with s3:ListBucket (else 403). */
+function readsMissingObjects(file: string): boolean {
+  const source = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+  return /new (GetObject|HeadObject)Command\(/.test(source) && /NoSuchKey|NotFound/.test(source);
+}
+
+async function bundleInputs(entry: string): Promise<string[]> {
+  const result = await build({ entryPoints: [path.join(PROJECT_ROOT, entry)], absWorkingDir: PROJECT_ROOT, bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' });
+  return Object.keys(result.metafile.inputs).filter((file) => file.startsWith('lambda/'));
+}
+
+const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.?+^$()[\]{}|\\]/g, '\\$&')).join('.*')}$`);
+
+describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s role', (name) => {
+  let needed: Map<string, string[]>;
+  let granted: string[];
+  beforeAll(async () => {
+    needed = new Map();
+    for (const file of await bundleInputs(DEFAULT_ENTRIES[name])) {
+      for (const command of commandsIn(file)) {
+        const action = ACTION_OF[command] ?? command;
+        needed.set(action, [...(needed.get(action) ?? []), file]);
+      }
+      if (readsMissingObjects(file)) needed.set('s3:ListBucket', [...(needed.get('s3:ListBucket') ?? []), `${file} (reads a missing object as missing)`]);
+    }
+    granted = statementsOfRole(template, stack.getLogicalId(roles[name])).flatMap((statement) => statement.actions);
+  });
+
+  it('sends at least one AWS command (the scan found the code)', () => {
+    expect(needed.size).toBeGreaterThan(0);
+  });
+
+  it('is granted every action its code needs, or the action is acknowledged as never sent by this function', () => {
+    const missing = [...needed].filter(([action]) => !granted.some((pattern) => glob(pattern).test(action)) && NOT_SENT[name][action] === undefined);
+    expect(missing).toEqual([]);
+  });
+
+  it('acknowledges as never sent only actions its bundle holds and its role is not granted', () => {
+    for (const action of Object.keys(NOT_SENT[name])) {
+      expect([action, needed.has(action)]).toEqual([action, true]);
+      expect([action, granted.some((pattern) => glob(pattern).test(action))]).toEqual([action, false]);
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { MAX_DECODED_BODY_BYTES } from '../../lambda/shared/request-limits.js';
+import { type BundledFunctions, startBundledFunctions } from '../../scripts/local/bundled-functions.js';
+import type { CloudAssembly } from '../../scripts/local/cloud-assembly.js';
+import { type HttpGateway, startHttpGateway } from '../../scripts/local/http-gateway.js';
+import { kinesisEventRecord } from '../../scripts/local/lambda-events.js';
+import { LOCAL_REGION } from '../../scripts/local/provision.js';
+import { provisionOrg, type ProvisionedOrg } from '../support/engine-fixtures.js';
+import { useEngineSuite } from '../support/engine-suite.js';
+
+/**
+ * The artifacts `cdk deploy` ships, run as Lambda runs them: the app synthesized once (esbuild,
+ * offline), each function's bundle from cdk.out in its own fresh Node 24 process with only the
+ * template's environment and Lambda's own variables, behind the local API Gateway, against the
+ * local engines (reached through AWS_ENDPOINT_URL_* only).
+ */
+const PROJECT_ROOT = path.resolve(__dirname, '../..');
+const NAMES = { tenancy: 'bundled-tenancy', rate: 'bundled-rate', stream: 'bundled-stream', bucket: 'bundled-data' };
+
+const suite = useEngineSuite({ tables: { tenancy: NAMES.tenancy, rate: NAMES.rate }, stream: { name: NAMES.stream }, bucket: NAMES.bucket, duckdb: true });
+
+let outdir: string;
+let bundled: BundledFunctions;
+let assembly: CloudAssembly;
+let functions: BundledFunctions['functions'];
+let gateway: HttpGateway;
+let org: ProvisionedOrg;
+
+/** Three hours ago, so the hour is closed and settled when the planner looks. */
+const landedAt = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000 + 60_000);
+const iso = (offsetMs = 0) => new Date(landedAt.getTime() + offsetMs).toISOString();
+const batch = (names: string[]) => ({
+  traces: names.map((name) => ({ timestamp: iso(), root_span_name: name, model: 'gpt-x', spans: [{ timestamp: iso(10), name: `${name}-llm`, input_tokens: 3 }] })),
+});
+
+beforeAll(async () => {
+  outdir = mkdtempSync(path.join(tmpdir(), 'cdk-out-'));
+  bundled = await startBundledFunctions({
+    projectRoot: PROJECT_ROOT,
+    outdir,
+    region: LOCAL_REGION,
+    names: { tenancyTable: NAMES.tenancy, rateTable: NAMES.rate, stream: NAMES.stream, bucket: NAMES.bucket },
+    endpoints: { dynamodb: suite.endpoints.dynamodb ?? '', kinesis: suite.endpoints.kinesis ?? '', s3: suite.endpoints.s3 ?? '' },
+  });
+  ({ assembly, functions } = bundled);
+  gateway = await startHttpGateway({ port: 0, handler: (event: APIGatewayProxyEvent) => functions.ingest.invoke<APIGatewayProxyResult>(event) });
+  org = await provisionOrg(suite.tenancy);
+}, 240_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await bundled?.stop();
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+const post = (route: string, body: Buffer | string, headers: Record<string, string>) =>
+  fetch(`${gateway.url}${route}`, { method: 'POST', headers: { 'X-API-Key': org.apiKey, ...headers }, body });
+
+describe('the bundles cdk deploy ships', () => {
+  it('are four Node 24 functions whose handler the template names, each running from a sandbox where no node_modules is reachable', () => {
+    expect(Object.keys(assembly.functions).sort()).toEqual(['ingest', 'landing', 'planner', 'worker']);
+    for (const [role, fn] of Object.entries(assembly.functions)) {
+      expect([role, fn.runtime, fn.handler]).toEqual([role, 'nodejs24.x', 'index.handler']);
+      expect(existsSync(path.join(fn.assetDir, 'index.mjs'))).toBe(true);
+      const root = functions[fn.role].taskRoot;
+      expect(readdirSync(root)).not.toContain('node_modules');
+      for (let dir = root; dir !== path.dirname(dir); dir = path.dirname(dir)) expect(existsSync(path.join(dir, 'node_modules'))).toBe(false);
+    }
+  });
+
+  it('ingest takes a plain JSON batch, a gzip batch and an OTLP export through the gateway', async () => {
+    const plain = await post('/v1/traces/ingest', JSON.stringify(batch(['plain-1', 'plain-2'])), { 'Content-Type': 'application/json' });
+    await expect(plain.json()).resolves.toMatchObject({ accepted: 2, rejected: 0 });
+    const gzip = await post('/v1/traces/ingest', gzipSync(JSON.stringify(batch(['gzip-1']))), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+    await expect(gzip.json()).resolves.toMatchObject({ accepted: 1, rejected: 0 });
+
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const start = landedAt.getTime() + 20;
+    provider.getTracer('bundled').startSpan('otlp-root', { startTime: start }).end(start + 5);
+    const otlp = await post('/otel/v1/traces', gzipSync(ProtobufTraceSerializer.serializeRequest(exporter.getFinishedSpans()) as Uint8Array), {
+      'Content-Type': 'application/x-protobuf',
+      'Content-Encoding': 'gzip',
+    });
+    expect(otlp.status).toBe(200);
+  });
+
+  it('ingest answers 413 batch_too_large just over the ceiling, and the gateway 500 request_not_delivered where Lambda would refuse the event', async () => {
+    const over = await post('/v1/traces/ingest', ' '.repeat(MAX_DECODED_BODY_BYTES + 1), { 'Content-Type': 'application/json' });
+    expect(over.status).toBe(413);
+    await expect(over.json()).resolves.toMatchObject({ code: 'batch_too_large' });
+    const refused = await post('/v1/traces/ingest', ' '.repeat(5 * 1024 * 1024), { 'Content-Type': 'application/json' });
+    expect(refused.status).toBe(500);
+    expect(refused.headers.get('retry-after')).toBeNull();
+    await expect(refused.json()).resolves.toMatchObject({ code: 'request_not_delivered' });
+  });
+
+  it('landing turns the stream into Parquet, planner queues the hour, worker compacts it, and the Parquet has the Glue columns of the template', async () => {
+    for (const shard of await suite.readShards()) {
+      const records = shard.map((record) =>
+        kinesisEventRecord({
+          shardId: record.shardId,
+          sequenceNumber: record.sequenceNumber,
+          partitionKey: 'p',
+          data: record.data,
+          arrivedAt: record.approximateArrivalTimestamp,
+          streamArn: `arn:aws:kinesis:${LOCAL_REGION}:000000000000:stream/${NAMES.stream}`,
+          region: LOCAL_REGION,
+        }),
+      );
+      // The landing reports nothing on success and throws to have the batch retried.
+      if (records.length > 0) await functions.landing.invoke({ Records: records });
+    }
+    const compaction = await bundled.compact();
+    expect(compaction.slices).toBeGreaterThan(0);
+    expect(compaction.batchItemFailures).toEqual([]);
+
+    const { dir, keys } = await suite.downloadBucket();
+    for (const dataset of ['traces', 'spans'] as const) {
+      const compacted = keys.filter((key) => key.startsWith(`compacted/${dataset}/org_id=${org.orgId}/`) && key.endsWith('.parquet'));
+      expect(compacted).toHaveLength(1);
+      const file = path.join(dir, compacted[0] as string);
+      const described = await suite.query(`DESCRIBE SELECT * FROM read_parquet('${file}', hive_partitioning = false)`);
+      const parquetColumns = described.map((row) => [row.column_name, duckTypeAsGlue(String(row.column_type))]);
+      expect(parquetColumns).toEqual(glueColumns(`${dataset}_compacted`));
+      const rows = await suite.query(`SELECT count(*)::INT AS n FROM read_parquet('${file}')`);
+      // Two plain traces, one gzip, one OTLP; one span each.
+      expect(rows[0]?.n).toBe(4);
+    }
+  });
+});
+
+/** The columns of a Glue table of the synthesized template, without its partition keys. */
+function glueColumns(tableName: string): [string, string][] {
+  const table = Object.values(assembly.template.Resources).find(
+    (resource) => resource.Type === 'AWS::Glue::Table' && (resource.Properties?.TableInput as { Name?: string } | undefined)?.Name === tableName,
+  );
+  const columns = (table?.Properties?.TableInput as { StorageDescriptor: { Columns: { Name: string; Type: string }[] } } | undefined)?.StorageDescriptor.Columns;
+  if (!columns) throw new Error(`no Glue table ${tableName} in the template`);
+  return columns.map((column) => [column.Name, column.Type]);
+}
+
+/** DuckDB's name of a Parquet column's type, as the Hive type Glue declares for it. */
+function duckTypeAsGlue(type: string): string {
+  const map: Record<string, string> = { VARCHAR: 'string', BIGINT: 'bigint', DOUBLE: 'double', INTEGER: 'int', BOOLEAN: 'boolean', 'TIMESTAMP WITH TIME ZONE': 'timestamp', TIMESTAMP: 'timestamp', 'VARCHAR[]': 'array<string>' };
+  return map[type] ?? type;
+}

@@ -1,0 +1,49 @@
+import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { describePlan, teardownPlan } from '../../../scripts/ops/teardown.js';
+
+const cloudformation = mockClient(CloudFormationClient);
+
+it('keeps what the deployed template retains, with the command that deletes each, and counts the rest as deleted', async () => {
+  cloudformation.on(GetTemplateCommand).resolves({
+    TemplateBody: JSON.stringify({
+      Resources: {
+        TablesTenancyAE410788: { Type: 'AWS::DynamoDB::Table', DeletionPolicy: 'Retain' },
+        LandingDataBucket630309D4: { Type: 'AWS::S3::Bucket', DeletionPolicy: 'Retain' },
+        TraceStreamF2A3E94C: { Type: 'AWS::Kinesis::Stream', DeletionPolicy: 'Retain' },
+        IngestHandler3EA8EDEE: { Type: 'AWS::Lambda::Function' },
+        LandingFailureQueue0535F903: { Type: 'AWS::SQS::Queue', DeletionPolicy: 'Delete' },
+      },
+    }),
+  });
+  cloudformation
+    .on(ListStackResourcesCommand)
+    .resolvesOnce({
+      StackResourceSummaries: [
+        { LogicalResourceId: 'TablesTenancyAE410788', PhysicalResourceId: 'TraceIngest-Tenancy-1', ResourceType: 'AWS::DynamoDB::Table', LastUpdatedTimestamp: new Date(), ResourceStatus: 'CREATE_COMPLETE' },
+        { LogicalResourceId: 'LandingDataBucket630309D4', PhysicalResourceId: 'traceingest-data-1', ResourceType: 'AWS::S3::Bucket', LastUpdatedTimestamp: new Date(), ResourceStatus: 'CREATE_COMPLETE' },
+      ],
+      NextToken: 'page-2',
+    })
+    .resolves({
+      StackResourceSummaries: [
+        { LogicalResourceId: 'TraceStreamF2A3E94C', PhysicalResourceId: 'TraceIngest-Stream-1', ResourceType: 'AWS::Kinesis::Stream', LastUpdatedTimestamp: new Date(), ResourceStatus: 'CREATE_COMPLETE' },
+        { LogicalResourceId: 'IngestHandler3EA8EDEE', PhysicalResourceId: 'TraceIngest-Ingest-1', ResourceType: 'AWS::Lambda::Function', LastUpdatedTimestamp: new Date(), ResourceStatus: 'CREATE_COMPLETE' },
+        { LogicalResourceId: 'LandingFailureQueue0535F903', PhysicalResourceId: 'https://sqs/q', ResourceType: 'AWS::SQS::Queue', LastUpdatedTimestamp: new Date(), ResourceStatus: 'CREATE_COMPLETE' },
+      ],
+    });
+
+  const plan = await teardownPlan(new CloudFormationClient({}), 'TraceIngest');
+
+  expect(plan.deleted).toEqual({ 'AWS::Lambda::Function': 1, 'AWS::SQS::Queue': 1 });
+  expect(plan.kept.map((r) => [r.physicalId, r.deleteWith])).toEqual([
+    ['TraceIngest-Tenancy-1', 'aws dynamodb update-table --table-name TraceIngest-Tenancy-1 --no-deletion-protection-enabled && aws dynamodb delete-table --table-name TraceIngest-Tenancy-1'],
+    ['traceingest-data-1', 'aws s3 rb s3://traceingest-data-1 --force'],
+    ['TraceIngest-Stream-1', 'aws kinesis delete-stream --stream-name TraceIngest-Stream-1 --enforce-consumer-deletion'],
+  ]);
+  expect(cloudformation).toHaveReceivedCommandWith(GetTemplateCommand, { StackName: 'TraceIngest', TemplateStage: 'Original' });
+  expect(cloudformation).toHaveReceivedCommandWith(ListStackResourcesCommand, { StackName: 'TraceIngest', NextToken: 'page-2' });
+  expect(describePlan(plan)).toContain('  1 × AWS::Lambda::Function');
+  expect(describePlan(plan)).toContain('    delete: aws s3 rb s3://traceingest-data-1 --force');
+});
