@@ -5,6 +5,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../scripts/local/engines.js';
 import { NpmStart, ROOT, waitFor } from '../support/npm-start.js';
+import { blockAfter } from '../support/readme-examples.js';
+
+const readme = () => readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 // Both SDKs against `npm start`: 20,000 traces each, from several processes, threads and async
 // tasks, through a `kill -9` of the whole stack and its restart mid-run (with the spool on) and a
@@ -49,15 +52,6 @@ afterAll(async () => {
 async function organization(orgId: string): Promise<string> {
   await stack.admin('org', 'create', '--org', orgId, '--per-minute', String(LARGE_MINUTE_QUOTA), '--per-hour', 'none', '--per-day', 'none', '--per-month', 'none');
   return (await stack.admin('key', 'create', '--org', orgId, '--name', 'sdk-load')).api_key as string;
-}
-
-/** The body of the fenced block of `language` under the README heading `heading`. */
-function readmeProgram(heading: string, language: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
-  const block = section?.match(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'm'))?.[1];
-  if (!block) throw new Error(`README has no ${language} block under "${heading}"`);
-  return block;
 }
 
 function launch(command: string, args: string[], apiKey: string, cwd = ROOT): { child: ChildProcess; exit: Promise<number | null>; log: () => string } {
@@ -112,7 +106,7 @@ describe('the README programs, verbatim, against npm start', () => {
 
   it('"Send from Python" sends its trace', async () => {
     const file = path.join(work, 'example.py');
-    writeFileSync(file, readmeProgram('Send from Python', 'python'));
+    writeFileSync(file, blockAfter(readme(), '## Send from Python', 'python'));
     await ran(launch('python3', [file], demoKey));
   });
 
@@ -122,7 +116,7 @@ describe('the README programs, verbatim, against npm start', () => {
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'readme-example', private: true, type: 'module' }));
     const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', project], { cwd: path.join(ROOT, 'sdk/typescript'), encoding: 'utf8' }).trim().split('\n').pop() as string;
     execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', `./${tarball}`], { cwd: project });
-    writeFileSync(path.join(project, 'example.mts'), readmeProgram('Send from TypeScript', 'ts'));
+    writeFileSync(path.join(project, 'example.mts'), blockAfter(readme(), '## Send from TypeScript', 'ts'));
     await ran(launch(TSX, [path.join(project, 'example.mts')], demoKey, project));
   });
 
