@@ -1,6 +1,7 @@
 import type { AsyncBuffer } from 'hyparquet';
 import { DEFAULT_ROWS_PER_BATCH } from '../landing/column-batches.js';
 import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../landing/landing-schema.js';
+import { HASH_BUCKETS, isBucketAligned, partOf, partOrders } from '../landing/hash-parts.js';
 import { ParquetStreamWriter } from '../landing/parquet-writer.js';
 import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, rawSlicePrefix, sliceId } from './compaction-keys.js';
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
@@ -100,14 +101,15 @@ export interface SliceCompaction {
 const SPECS: Record<DatasetName, DatasetSpec> = { traces: TRACES, spans: SPANS };
 const PARQUET = 'application/vnd.apache.parquet';
 
-/** 32-bit FNV-1a of a string's UTF-16 code units: the part of a trace, stable across runs and platforms. */
-export function partOf(traceId: string, parts: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < traceId.length; i++) {
-    hash ^= traceId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % parts;
+export { partOf };
+
+/**
+ * The part count rounded up to a power of two while that stays within the landing's hash buckets, so that each part
+ * is a run of a hash-ordered input's row groups (lambda/landing/hash-parts.ts); beyond, as it is.
+ */
+function bucketAligned(parts: number): number {
+  const power = 2 ** Math.ceil(Math.log2(parts));
+  return power <= HASH_BUCKETS ? power : parts;
 }
 
 const rowKey: Record<DatasetName, (row: Row) => string> = {
@@ -163,7 +165,9 @@ async function partRows(dataset: DatasetName, openInput: (input: number) => Prom
   let read = 0;
   for (let input = 0; input < inputs; input++) {
     let index = 0;
-    for await (const group of readRowGroups(await openInput(input), SPECS[dataset])) {
+    // With a bucket-aligned part count, row groups of hash-ordered inputs outside this part are not even decoded.
+    const wanted = parts > 1 && isBucketAligned(parts) ? partOrders(part, parts) : undefined;
+    for await (const group of readRowGroups(await openInput(input), SPECS[dataset], wanted)) {
       for (const row of group) {
         const at = index++;
         if (parts > 1 && partOf(row.trace_id as string, parts) !== part) continue;
@@ -203,7 +207,7 @@ async function compactDataset(
   const openInput = (input: number) => (held ? Promise.resolve(held[input]!) : deps.store.open(inputs[input]!));
   let totalRows = 0;
   for (let input = 0; input < inputs.length; input++) totalRows += await rowCount(await openInput(input));
-  const parts = Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart));
+  const parts = bucketAligned(Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart)));
   const key = compactedObjectKey(dataset, slice, generation);
   const file = new ParquetStreamWriter(SPECS[dataset]);
   const upload = streamedObject(deps.store, key, PARQUET, deps.uploadPartBytes);

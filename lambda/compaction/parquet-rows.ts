@@ -1,6 +1,7 @@
 import zlib from 'node:zlib';
 import { type AsyncBuffer, type Compressors, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { ColumnBatch, ColumnValues } from '../landing/column-batches.js';
+import { HASH_ORDER_METADATA_KEY } from '../landing/hash-parts.js';
 import type { ColumnSpec, DatasetSpec } from '../landing/landing-schema.js';
 
 /** One row as read back: column name → value (strings, numbers, `bigint` for INT64 and timestamps in µs, string lists, null). */
@@ -22,16 +23,36 @@ const PARSERS = { timestampFromMicroseconds: (micros: bigint) => micros };
  * Reads a Parquet object row group by row group, so only one row group's rows are alive at a time
  * (the caller keeps what it needs). `file` may fetch byte ranges lazily.
  */
-export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec): AsyncGenerator<Row[]> {
+export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec, wanted?: HashOrders): AsyncGenerator<Row[]> {
   const metadata = await parquetMetadataAsync(file);
   const present = new Set(metadata.schema.map((element) => element.name));
   const columns = spec.columns.map((column) => column.name).filter((name) => present.has(name));
+  const orders = wanted && rowGroupOrders(metadata.key_value_metadata, metadata.row_groups.length);
   let rowStart = 0;
-  for (const group of metadata.row_groups) {
+  for (const [index, group] of metadata.row_groups.entries()) {
     const rowEnd = rowStart + Number(group.num_rows);
-    const rows = (await parquetReadObjects({ file, metadata, columns, rowStart, rowEnd, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: PARSERS })) as Row[];
+    const range = orders?.[index];
+    // A row group whose rows all hash outside the wanted orders is skipped unread.
+    if (!range || (range[1] >= wanted![0] && range[0] <= wanted![1])) {
+      yield (await parquetReadObjects({ file, metadata, columns, rowStart, rowEnd, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: PARSERS })) as Row[];
+    }
     rowStart = rowEnd;
-    yield rows;
+  }
+}
+
+/** An inclusive range of hash orders (lambda/landing/hash-parts.ts). */
+export type HashOrders = [number, number];
+
+/** The hash orders of each row group, from the footer the landing wrote for a hash-ordered group; undefined when absent or not one per row group. */
+function rowGroupOrders(metadata: { key: string; value?: string }[] | undefined, rowGroups: number): HashOrders[] | undefined {
+  const value = metadata?.find((entry) => entry.key === HASH_ORDER_METADATA_KEY)?.value;
+  if (value === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    const valid = Array.isArray(parsed) && parsed.length === rowGroups && parsed.every((r) => Array.isArray(r) && r.length === 2 && r.every(Number.isInteger));
+    return valid ? (parsed as HashOrders[]) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

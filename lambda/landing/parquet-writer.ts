@@ -119,8 +119,8 @@ const LANDING_CODEC = parquetCodec();
  * stored uncompressed; one row group per batch). Only one batch of column values is alive at a time; the output
  * grows by compressed row groups.
  */
-export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>, codec: ParquetCodec = LANDING_CODEC): ParquetFile {
-  const file = new ParquetStreamWriter(spec, codec, 'trace-ingest landing');
+export function writeParquet(spec: DatasetSpec, batches: Iterable<ColumnBatch>, codec: ParquetCodec = LANDING_CODEC, metadata?: Record<string, string>): ParquetFile {
+  const file = new ParquetStreamWriter(spec, codec, 'trace-ingest landing', metadata);
   for (const batch of batches) file.write(batch);
   return { bytes: file.finish(), rows: file.rows };
 }
@@ -140,9 +140,11 @@ export class ParquetStreamWriter {
   /** Row groups written so far. */
   rowGroups = 0;
 
-  constructor(spec: DatasetSpec, codec: ParquetCodec = LANDING_CODEC, createdBy = 'trace-ingest compaction') {
+  /** `metadata`: key-value pairs for the footer (Parquet's `key_value_metadata`). */
+  constructor(spec: DatasetSpec, codec: ParquetCodec = LANDING_CODEC, createdBy = 'trace-ingest compaction', metadata?: Record<string, string>) {
     const compressors = { [codec.codec]: codec.compress };
-    const parquet = new ParquetWriter({ writer: this.writer, schema: parquetSchema(spec), codec: codec.codec, compressors, createdBy });
+    const kvMetadata = metadata && Object.entries(metadata).map(([key, value]) => ({ key, value }));
+    const parquet = new ParquetWriter({ writer: this.writer, schema: parquetSchema(spec), codec: codec.codec, compressors, createdBy, ...(kvMetadata ? { kvMetadata } : {}) });
     this.writing = fileWriting(parquet, spec, codec);
   }
 

@@ -6,6 +6,14 @@ import { writeParquet } from '../parquet-writer.js';
 import type { LandingDeps } from '../ports.js';
 import type { LandingGroup } from './pending-groups.js';
 import { settleLimited } from '../../shared/runtime/limited.js';
+import { HASH_BUCKETS, HASH_ORDER_METADATA_KEY, type HashBlock, hashBlocks } from '../hash-parts.js';
+import type { LandableTrace } from '../landable-trace.js';
+
+/** The hash orders of each row group a block's rows are written as: one entry per `rowsPerRowGroup` rows, none when empty. */
+function rowGroupOrders(block: HashBlock, rowsOf: (traces: readonly LandableTrace[]) => readonly LandableTrace[], spans: boolean, rowsPerRowGroup: number): [number, number][] {
+  const rows = spans ? block.traces.reduce((sum, t) => sum + t.trace.spans.length, 0) : rowsOf(block.traces).length;
+  return Array.from({ length: Math.ceil(rows / rowsPerRowGroup) }, () => block.orders);
+}
 
 /** An object that was not written, and why. */
 export interface UploadFailure {
@@ -65,20 +73,28 @@ export class ObjectUploads {
   }
 
   private queueParquet(group: LandingGroup): void {
+    // A large group goes in hash order, a row group per block of hash buckets, so that a compaction part reads
+    // only its own row groups (see hash-parts.ts); a small one in arrival order, as one run.
+    const blocks: HashBlock[] = hashBlocks(group.traces) ?? [{ traces: group.traces, orders: [0, HASH_BUCKETS - 1] }];
+    const ordered = blocks.length > 1;
     // The spans object is written even when it has no rows: it must replace whatever an earlier,
     // larger attempt of this batch left under the same key.
     for (const spec of [TRACES, SPANS]) {
       // A spans-only record (an OTLP export without its trace's root span) has no trace row of its own.
-      const batches = () =>
-        spec === TRACES
-          ? traceBatches(group.traces.filter((t) => t.context.spans_only !== true), this.rowsPerRowGroup)
-          : spanBatches(group.traces, this.rowsPerRowGroup);
+      const rowsOf = (traces: readonly LandableTrace[]) =>
+        spec === TRACES ? traces.filter((t) => t.context.spans_only !== true) : traces;
+      const batchesOf = (traces: readonly LandableTrace[]) =>
+        spec === TRACES ? traceBatches(rowsOf(traces), this.rowsPerRowGroup) : spanBatches(traces, this.rowsPerRowGroup);
+      const batches = function* () {
+        for (const block of blocks) yield* batchesOf(block.traces);
+      };
+      const metadata = ordered ? { [HASH_ORDER_METADATA_KEY]: JSON.stringify(blocks.flatMap((block) => rowGroupOrders(block, rowsOf, spec === SPANS, this.rowsPerRowGroup))) } : undefined;
       let rows = 0;
       this.queue(
         landingObjectKey(spec.name, group),
         'application/vnd.apache.parquet',
         () => {
-          const file = writeParquet(spec, batches());
+          const file = writeParquet(spec, batches(), undefined, metadata);
           rows = file.rows;
           return file.bytes;
         },
