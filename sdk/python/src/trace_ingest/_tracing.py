@@ -305,18 +305,24 @@ def _masked(mask: Mask | None, field: str, value: Any) -> Any:
     return value if mask is None else mask(field, value)
 
 
+# Made once: json.dumps with options builds a new encoder on every call.
+_FIELD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 def _json_text(value: Any, empty: str) -> str:
     """The wire rule: input, output and attributes travel as JSON text. None is the field's empty
     value; a value JSON cannot hold is written as its ``str``."""
     if value is None:
         return empty
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _FIELD_ENCODER.encode(value)
 
 
 def encode_trace(wire: dict[str, Any]) -> bytes:
-    text = json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+    text = _TRACE_ENCODER.encode(wire)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate: escaped, the service decides (a per-trace `lone_surrogate` or text kept).
-        return json.dumps(wire, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        return _ASCII_TRACE_ENCODER.encode(wire).encode("ascii")
