@@ -37,7 +37,7 @@ const BATCH_SIZES = [10, 100] as const;
 const BENCH_QUOTA = 1_000_000_000;
 const AUTOCANNON = path.join(root, 'node_modules', 'autocannon', 'autocannon.js');
 
-export interface Target {
+interface Target {
   url: string;
   apiKey: string;
   /** How the target runs, for the note. */
@@ -78,7 +78,7 @@ async function autocannon(target: Target, bodyFile: string, durationS: number, d
 }
 
 /** `npm start`'s stack, with a bench organization whose quotas never bind and the deployed key cache. */
-export async function startStack(work: string, defer: (c: () => unknown) => void): Promise<Target> {
+async function startStack(work: string, defer: (c: () => unknown) => void): Promise<Target> {
   // The deployed function's key cache (30 s), rather than the local stack's default of 0.
   process.env.KEY_CACHE_SECONDS = '30';
   const stack = await startLocalStack({ paths: localPaths(path.join(work, 'state')), port: 0 });

@@ -66,11 +66,25 @@ async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, eve
 
 /** Logs and counts a refusal: a quota verdict, a dependency that failed, or a request the contract refuses. */
 function recordRefusal({ logger, metrics }: Telemetry, error: unknown, response: APIGatewayProxyResult): void {
-  if (error instanceof IngestError) logger.info('Request refused', { status: response.statusCode, code: error.code });
+  if (error instanceof IngestError) logger.info('Request refused', { status: response.statusCode, code: error.code, ...(error.orgId ? { org_id: error.orgId } : {}) });
   else logger.error('Unexpected error; answered 503', { error: error as Error });
   if (response.statusCode === 429) metrics.addMetric('ThrottledRequests', MetricUnit.Count, 1);
   else if (response.statusCode >= 500) metrics.addMetric('UnavailableResponses', MetricUnit.Count, 1);
   else metrics.addMetric('RefusedRequests', MetricUnit.Count, 1);
+}
+
+/**
+ * Aborted when middy answers for us at the deadline (`timeoutEarlyInMillis`), so the work still running
+ * then stops reserving and publishing. One controller per invocation, not middy's `signal`: middy 6 shares
+ * one AbortController among the invocations of a module, harmless on Lambda (one invocation per
+ * environment) but not where requests run side by side in one process (the local stack), where one
+ * request's deadline stopped the others' publishing.
+ */
+function deadlineSignal(context: Context): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  if (typeof context.getRemainingTimeInMillis !== 'function') return { signal: controller.signal, clear: () => {} };
+  const timer = setTimeout(() => controller.abort(), Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS));
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 /** Builds the ingest Lambda handler: the middleware chain around {@link ingestBatch} and {@link ingestOtlp}. */
@@ -82,18 +96,20 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     log: { warn: (message, extra) => logger.warn(message, extra ?? {}), error: (message, extra) => logger.error(message, extra ?? {}) },
   };
 
-  // middy aborts `signal` when it answers at the deadline: the work still running then stops publishing.
-  const ingest = async (event: GatewayEvent, _context: Context, { signal }: { signal: AbortSignal }): Promise<APIGatewayProxyResult> => {
+  const ingest = async (event: GatewayEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const started = performance.now();
+    const deadline = deadlineSignal(context);
     const requestId = requestIdOf(event);
     logger.appendKeys({ request_id: requestId });
     const serve = isOtlpTracesEvent(event) ? serveExport : serveBatch;
     let response: APIGatewayProxyResult;
     try {
-      response = await serve(deps, options, event, requestId, nowMicros(), signal);
+      response = await serve(deps, options, event, requestId, nowMicros(), deadline.signal);
     } catch (error) {
       response = refusalResponse(error, event, requestId);
       recordRefusal(options, error, response);
+    } finally {
+      deadline.clear();
     }
     metrics.addMetric('IngestLatency', MetricUnit.Milliseconds, performance.now() - started);
     return response;

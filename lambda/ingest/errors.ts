@@ -17,6 +17,8 @@ export abstract class IngestError extends Error {
   readonly retryAfterSeconds: number | undefined = undefined;
   /** The organization's windows, for the `RateLimit` headers of a 429 (set where the refusal was made). */
   quotaState: QuotaState[] | undefined = undefined;
+  /** The organization refused, once the key has identified it: for the log, never the answer. */
+  orgId: string | undefined = undefined;
   override name = this.constructor.name;
 
   /** Fields of the JSON body beyond `detail`, `code` and `request_id`. */
@@ -36,6 +38,16 @@ export function refusal(status: number, code: string, retryAfterSeconds?: number
     readonly code = code;
     override readonly retryAfterSeconds = retryAfterSeconds;
   };
+}
+
+/** Runs the work of an identified organization: a refusal it throws names the organization in the log. */
+export async function refusedFor<T>(orgId: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof IngestError) error.orgId ??= orgId;
+    throw error;
+  }
 }
 
 /** The API key is missing, malformed, unknown or revoked. */

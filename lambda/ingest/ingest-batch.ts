@@ -1,6 +1,6 @@
 import { derivedIds } from '../shared/domain/derived-ids.js';
 import { PublishIncompleteError } from '../shared/domain/errors.js';
-import { IngestError, publishUnavailable, RateLimitedError } from './errors.js';
+import { IngestError, publishUnavailable, RateLimitedError, refusedFor } from './errors.js';
 import type { Arrival, Caller, IngestRequest, IngestResult } from './ingest-types.js';
 import type { IngestDeps } from './ports.js';
 import { decodeBody } from './request/decode-body.js';
@@ -21,6 +21,10 @@ import { formatMicros } from './validation/timestamps.js';
  */
 export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Promise<IngestResult> {
   const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
+  return refusedFor(caller.org.orgId, () => ingestBatchOf(deps, caller, request));
+}
+
+async function ingestBatchOf(deps: IngestDeps, caller: Caller, request: IngestRequest): Promise<IngestResult> {
   const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
   const body = decodeBody(request.body);
   const traces = parseBatch(body);

@@ -41,7 +41,8 @@ export const GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
  * request payload", https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-gzip-compression-decompression.html),
  * so a decoded body of `b` bytes makes an event of `4⌈b/3⌉` plus headers (twice) and the request
  * context. 4 MiB gives 5,592,408 bytes of body; with 2 × 10,240 bytes of headers and the envelope the
- * event stays ~650 kB under Lambda's 6,291,456 (pinned by test/unit/shared/request-limits.test.ts).
+ * event is 5,614,652 bytes, 676,804 under Lambda's 6,291,456 (`npm run bench -- event-size`; pinned by
+ * test/unit/shared/request-limits.test.ts).
  * A body over it gets 413 `batch_too_large` from the function when it reaches it; a body whose event
  * Lambda refuses never does (docs/deploy.md, "One ceiling").
  */

@@ -35,6 +35,13 @@ export interface GatewayBehaviour {
   invokePayloadBytes: number;
   /** How long the gateway waits for the function (29 s). */
   integrationTimeoutMs: number;
+  /**
+   * How an event over the invoke payload is answered. AWS documents neither: reports show API Gateway's
+   * "Internal server error" 500 for a Lambda it could not invoke (https://repost.aws/knowledge-center/api-gateway-internal-server-error),
+   * which the stack's API_CONFIGURATION_ERROR response shapes (`configuration-error`), and also a bare
+   * 413 `{"message": "Request Too Long"}` that no gateway response shaped (`request-too-long`).
+   */
+  invokePayloadRefusal: 'configuration-error' | 'request-too-long';
 }
 
 /** The deployed API's behaviour, from the stack's settings and AWS's documented limits. */
@@ -44,6 +51,7 @@ export const DEPLOYED_GATEWAY: GatewayBehaviour = {
   maxPayloadBytes: GATEWAY_MAX_PAYLOAD_BYTES,
   invokePayloadBytes: LAMBDA_SYNC_PAYLOAD_BYTES,
   integrationTimeoutMs: GATEWAY_INTEGRATION_TIMEOUT_MS,
+  invokePayloadRefusal: 'configuration-error',
 };
 
 /** Codings API Gateway decodes (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-enable-compression.html#api-gateway-supported-content-encodings). */
@@ -254,7 +262,12 @@ export function createGatewayListener(options: Pick<GatewayOptions, 'handler' | 
         new Date(),
         requestId,
       );
-      if (Buffer.byteLength(JSON.stringify(event)) > behaviour.invokePayloadBytes) return writeGatewayAnswer(res, 'notDelivered', requestId);
+      if (Buffer.byteLength(JSON.stringify(event)) > behaviour.invokePayloadBytes) {
+        if (behaviour.invokePayloadRefusal === 'configuration-error') return writeGatewayAnswer(res, 'notDelivered', requestId);
+        const text = '{"message": "Request Too Long"}';
+        res.writeHead(413, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': requestId, 'x-amzn-ErrorType': 'BadRequestException' });
+        return void res.end(text);
+      }
       const invocation = Promise.resolve().then(() => options.handler(event));
       const result = await withinTimeout(invocation, behaviour.integrationTimeoutMs);
       if (result === undefined) {

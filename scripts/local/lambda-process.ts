@@ -83,7 +83,7 @@ export interface LambdaProcessOptions {
   log?: (line: string) => void;
 }
 
-/** One function running as Lambda runs it: its bundle in a fresh Node 24 process, invoked one event at a time. */
+/** One function running as Lambda runs it: its bundle in fresh Node 24 processes, each invoked one event at a time. */
 export interface LambdaProcess {
   /** Where the bundle was copied: outside the repository, so no `node_modules` is reachable from it. */
   readonly taskRoot: string;
@@ -122,11 +122,23 @@ function lambdaVariables(options: LambdaProcessOptions, taskRoot: string, runtim
   };
 }
 
+/** A bound on the function's execution environments here (Lambda's own is the account's concurrency); more invocations wait. */
+const MAX_ENVIRONMENTS = 8;
+
+/** One execution environment: a process that runs one invocation at a time, as Lambda's do. */
+interface Environment {
+  readonly process: ChildProcess;
+  call?: { id: string; settle: (error: Error | undefined, value?: unknown) => void };
+}
+
 /**
  * Starts a function from its bundle the way Lambda does: the bundle copied into a sandbox directory
  * outside the repository, a fresh Node 24 process that imports the handler the template names, and
- * an environment of only the function's variables and Lambda's own. An invocation past the timeout
- * kills the process (Lambda stops the sandbox); the next invocation starts a new one, a cold start.
+ * an environment of only the function's variables and Lambda's own. Each process runs one invocation
+ * at a time; an invocation that finds every process busy gets a new one, a cold start, as Lambda
+ * scales out (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html), up to
+ * {@link MAX_ENVIRONMENTS}, past which it waits. An invocation past the timeout kills its process
+ * (Lambda stops that sandbox), and no other.
  */
 export async function startLambdaProcess(options: LambdaProcessOptions): Promise<LambdaProcess> {
   const sandbox = mkdtempSync(path.join(tmpdir(), `lambda-${options.functionName}-`));
@@ -137,76 +149,103 @@ export async function startLambdaProcess(options: LambdaProcessOptions): Promise
   const bootstrap = path.join(runtimeDir, 'bootstrap.mjs');
   writeFileSync(bootstrap, BOOTSTRAP);
   const env = { ...options.environment, ...lambdaVariables(options, taskRoot, runtimeDir) };
-
-  let child: ChildProcess | undefined;
-  let ready: Promise<ChildProcess> | undefined;
-  const pending = new Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const log = options.log ?? (() => undefined);
 
+  const environments = new Set<Environment>();
+  const idle: Environment[] = [];
+  const waiting: ((environment: Environment) => void)[] = [];
+  let starting = 0;
+
   const spawn = () =>
-    new Promise<ChildProcess>((resolve, reject) => {
+    new Promise<Environment>((resolve, reject) => {
       const started = fork(bootstrap, [], { cwd: taskRoot, env, execPath: lambdaNodeBinary(), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+      const environment: Environment = { process: started };
       for (const stream of [started.stdout, started.stderr]) {
         stream?.setEncoding('utf8');
         stream?.on('data', (text: string) => text.split('\n').filter((line) => line !== '').forEach(log));
       }
       started.on('message', (message: { ready?: boolean; id?: string; result?: unknown; error?: { errorType: string; errorMessage: string } }) => {
-        if (message.ready) return resolve(started);
-        const call = message.id === undefined ? undefined : pending.get(message.id);
-        if (!call || message.id === undefined) return;
-        pending.delete(message.id);
-        if (message.error) call.reject(new FunctionError(message.error.errorType, message.error.errorMessage));
-        else call.resolve(message.result);
+        if (message.ready) {
+          environments.add(environment);
+          return resolve(environment);
+        }
+        const call = environment.call;
+        if (!call || message.id !== call.id) return;
+        environment.call = undefined;
+        call.settle(message.error ? new FunctionError(message.error.errorType, message.error.errorMessage) : undefined, message.result);
+        release(environment);
       });
       started.once('exit', (code, signal) => {
-        if (child === started) {
-          child = undefined;
-          ready = undefined;
-        }
-        for (const [id, call] of pending) {
-          pending.delete(id);
-          call.reject(new FunctionError('Runtime.ExitError', `the ${options.functionName} process exited (${signal ?? code})`));
-        }
+        environments.delete(environment);
+        const at = idle.indexOf(environment);
+        if (at >= 0) idle.splice(at, 1);
+        environment.call?.settle(new FunctionError('Runtime.ExitError', `the ${options.functionName} process exited (${signal ?? code})`));
+        environment.call = undefined;
         reject(new Error(`the ${options.functionName} process exited before it was ready (${signal ?? code})`));
+        // A waiting invocation would otherwise wait for a release that this process will never make.
+        if (waiting.length > 0) void acquireNew().then((next) => release(next), () => undefined);
       });
-      child = started;
     });
 
+  async function acquireNew(): Promise<Environment> {
+    starting++;
+    try {
+      return await spawn();
+    } finally {
+      starting--;
+    }
+  }
+
+  function acquire(): Promise<Environment> {
+    const free = idle.pop();
+    if (free) return Promise.resolve(free);
+    if (environments.size + starting < MAX_ENVIRONMENTS) return acquireNew();
+    return new Promise((resolve) => waiting.push(resolve));
+  }
+
+  function release(environment: Environment): void {
+    if (!environments.has(environment)) return;
+    const next = waiting.shift();
+    if (next) next(environment);
+    else idle.push(environment);
+  }
+
   async function invoke<T>(event: unknown): Promise<T> {
-    const running = await (ready ??= spawn());
+    const environment = await acquire();
     const id = randomUUID();
     const timeoutMs = options.timeoutSeconds * 1000;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        pending.delete(id);
-        running.kill('SIGKILL');
+        environment.call = undefined;
+        environment.process.kill('SIGKILL');
         reject(new FunctionError('Sandbox.Timedout', `Task timed out after ${options.timeoutSeconds} seconds`));
       }, timeoutMs);
-      pending.set(id, {
-        resolve: (value) => {
+      environment.call = {
+        id,
+        settle: (error, value) => {
           clearTimeout(timer);
-          resolve(value as T);
+          if (error) reject(error);
+          else resolve(value as T);
         },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-      running.send({ id, event, requestId: randomUUID(), deadline: Date.now() + timeoutMs });
+      };
+      environment.process.send({ id, event, requestId: randomUUID(), deadline: Date.now() + timeoutMs });
     });
   }
 
-  await (ready = spawn());
+  // The first environment at once: a bundle that cannot load fails here, not at the first request.
+  idle.push(await acquireNew());
   return {
     taskRoot,
     invoke,
     async stop() {
-      const running = child;
-      if (running && running.exitCode === null) {
-        const exited = new Promise((resolve) => running.once('exit', resolve));
-        running.kill('SIGTERM');
-        await exited;
-      }
+      await Promise.all(
+        [...environments].map((environment) => {
+          if (environment.process.exitCode !== null) return undefined;
+          const exited = new Promise((resolve) => environment.process.once('exit', resolve));
+          environment.process.kill('SIGTERM');
+          return exited;
+        }),
+      );
       rmSync(sandbox, { recursive: true, force: true });
     },
   };

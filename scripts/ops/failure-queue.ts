@@ -25,8 +25,8 @@ export interface ReplayOutcome extends FailureView {
   records?: number;
 }
 
-/** While a replay runs, its message stays hidden from other readers this long (it is deleted after). */
-const REPLAY_VISIBILITY_SECONDS = 900;
+/** While a run lasts, the messages it received stay hidden this long: replayed ones are deleted, the others made visible at its end. */
+const REPLAY_VISIBILITY_SECONDS = 3_600;
 /** Rounds of receives that bring no message not seen yet before a listing stops. */
 const QUIET_ROUNDS = 2;
 
@@ -60,9 +60,10 @@ export async function listFailures(sqs: SQSClient, queueUrl: string, maxMessages
 
 /**
  * Replays every range of the failure queue and deletes each message once its range has landed
- * again, so the queue (and its alarm) empties exactly as the replays succeed. A replay that fails
- * leaves its message on the queue, visible again at once, and the run goes on with the others. With
- * `dryRun`, nothing is replayed or deleted.
+ * again, so the queue (and its alarm) empties exactly as the replays succeed. A message whose replay
+ * fails (or that is not an on-failure record) stays hidden until the run ends, so later receives
+ * bring only messages not tried yet, and is made visible again at the end, for the next run and
+ * the alarm. With `dryRun`, nothing is replayed or deleted.
  */
 export async function replayFailures(
   deps: { sqs: SQSClient; queueUrl: string; replay: (range: ShardRange) => Promise<{ records: number }> },
@@ -71,15 +72,25 @@ export async function replayFailures(
   if (options.dryRun) return (await listFailures(deps.sqs, deps.queueUrl)).map((view) => ({ ...view, outcome: view.range ? 'would-replay' : 'skipped' }));
   const outcomes: ReplayOutcome[] = [];
   const attempted = new Set<string>();
-  for (;;) {
-    const { Messages = [] } = await deps.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: deps.queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: REPLAY_VISIBILITY_SECONDS, WaitTimeSeconds: 1 }),
-    );
-    const fresh = Messages.filter((message) => !attempted.has(message.MessageId ?? ''));
-    if (fresh.length === 0) break;
-    for (const message of fresh) {
-      attempted.add(message.MessageId ?? '');
-      outcomes.push(await replayOne(deps, message));
+  const kept: Message[] = [];
+  try {
+    for (;;) {
+      const { Messages = [] } = await deps.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: deps.queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: REPLAY_VISIBILITY_SECONDS, WaitTimeSeconds: 1 }),
+      );
+      // Nothing left, or only messages tried already (their hiding ran out during a long run).
+      const fresh = Messages.filter((message) => !attempted.has(message.MessageId ?? ''));
+      if (fresh.length === 0) break;
+      for (const message of fresh) {
+        attempted.add(message.MessageId ?? '');
+        const outcome = await replayOne(deps, message);
+        if (outcome.outcome !== 'replayed') kept.push(message);
+        outcomes.push(outcome);
+      }
+    }
+  } finally {
+    for (const message of kept) {
+      await deps.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deps.queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }));
     }
   }
   return outcomes;
@@ -90,12 +101,8 @@ async function replayOne(
   message: Message,
 ): Promise<ReplayOutcome> {
   const view = viewOf(message);
-  const release = () => deps.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deps.queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }));
   // Not an on-failure record: left on the queue for a person to look at (purge it when understood).
-  if (!view.range) {
-    await release();
-    return { ...view, outcome: 'skipped' };
-  }
+  if (!view.range) return { ...view, outcome: 'skipped' };
   try {
     const { records } = await deps.replay(view.range);
     // Nothing read: the stream no longer holds the range. The message stays, as the only trace of the loss.
@@ -103,7 +110,6 @@ async function replayOne(
     await deps.sqs.send(new DeleteMessageCommand({ QueueUrl: deps.queueUrl, ReceiptHandle: message.ReceiptHandle }));
     return { ...view, outcome: 'replayed', records };
   } catch (error) {
-    await release();
     return { ...view, outcome: 'failed', problem: (error as Error).message.split('\n')[0] ?? '' };
   }
 }

@@ -31,6 +31,9 @@ export interface SmokeOptions {
   log?: (check: SmokeCheck) => void;
 }
 
+/** A plain body whose base64 event is over Lambda's 6 MB: 5 MiB. */
+const REFUSED_BODY_BYTES = 5 * 1024 * 1024;
+
 /** Traces the smoke run sends and must find landed: 2 plain, 1 gzip, 1 OTLP, 1 in the body at the ceiling. */
 const EXPECTED_TRACES = 5;
 
@@ -82,9 +85,9 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
   const post = async (path: string, body: Buffer | string, headers: Record<string, string>) => {
     try {
       const response = await fetch(`${target.apiUrl}${path}`, { method: 'POST', headers: { 'X-API-Key': target.apiKey, ...headers }, body });
-      return { status: response.status, text: await response.text() };
+      return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };
     } catch (error) {
-      return { status: 0, text: `no answer: ${(error as Error).message}` };
+      return { status: 0, retryAfter: null, text: `no answer: ${(error as Error).message}` };
     }
   };
   const expectAccepted = async (name: string, path: string, body: Buffer | string, headers: Record<string, string>, accepted?: number) => {
@@ -115,6 +118,13 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     `body of ${MAX_DECODED_BODY_BYTES + 1} bytes refused 413 batch_too_large, not to be retried`,
     over.status === 413 && over.text.includes('"batch_too_large"'),
     `${over.status} ${over.text.slice(0, 200)}`,
+  );
+  // Lambda refuses this event before the function runs; AWS does not document the gateway's answer (docs/deploy.md "One ceiling").
+  const refused = await post(INGEST_ROUTE.path, paddedBatch(batchOf(runId, ['refused'], now), REFUSED_BODY_BYTES), json);
+  record(
+    `body of ${REFUSED_BODY_BYTES} bytes (an event Lambda refuses) answered 4xx/5xx without Retry-After`,
+    refused.status >= 400 && refused.retryAfter === null,
+    `${refused.status}${refused.retryAfter === null ? '' : ` Retry-After: ${refused.retryAfter}`} ${refused.text.slice(0, 200)}`,
   );
 
   const deadline = Date.now() + (options.landingTimeoutMs ?? 120_000);

@@ -24,6 +24,23 @@ async function smokeTenant(deps: AdminDeps): Promise<{ orgId: string; apiKey: st
 
 const like = (orgId: string, runId: string) => `org_id = '${orgId}' AND root_span_name LIKE 'smoke-${runId}-%'`;
 
+/** The target of one run: the tenant's key, and a count over the raw table and over the view by the engine given. */
+function smokeTarget(
+  tenant: { orgId: string; apiKey: string },
+  apiUrl: string,
+  queryEngine: string,
+  count: (table: 'traces_raw' | 'traces', runId: string) => Promise<number>,
+): SmokeTarget {
+  return {
+    apiUrl: apiUrl.replace(/\/$/, ''),
+    apiKey: tenant.apiKey,
+    orgId: tenant.orgId,
+    queryEngine,
+    landedTraces: (runId) => count('traces_raw', runId),
+    queryTracesView: (runId) => count('traces', runId),
+  };
+}
+
 /** The local stack, as `npm start` runs it (or as a test starts it): DuckDB reads the landed Parquet in Athena's place. */
 export async function localSmokeTarget(options: { apiUrl: string; dynamodb: string; tenancyTable: string; landed: LandedData }): Promise<PreparedTarget> {
   const dynamodb = new DynamoDBClient(localClientConfig(options.dynamodb));
@@ -34,14 +51,7 @@ export async function localSmokeTarget(options: { apiUrl: string; dynamodb: stri
     return Number(result?.rows[0]?.n ?? 0);
   };
   return {
-    target: {
-      apiUrl: options.apiUrl.replace(/\/$/, ''),
-      apiKey: tenant.apiKey,
-      orgId: tenant.orgId,
-      queryEngine: 'DuckDB (in Athena\'s place)',
-      landedTraces: (runId) => count('traces_raw', runId),
-      queryTracesView: (runId) => count('traces', runId),
-    },
+    target: smokeTarget(tenant, options.apiUrl, 'DuckDB (in Athena\'s place)', count),
     async close() {
       await revokeApiKey(deps, tenant.keyId);
       dynamodb.destroy();
@@ -84,14 +94,7 @@ export async function deployedSmokeTarget(stackName: string, region: string): Pr
   const count = async (table: string, runId: string) =>
     Number((await athenaScalar(athena, workGroup, database, `SELECT count(*) FROM ${table} WHERE dt = '${today}' AND ${like(tenant.orgId, runId)}`)) ?? 0);
   return {
-    target: {
-      apiUrl: output(OUTPUTS.apiUrl).replace(/\/$/, ''),
-      apiKey: tenant.apiKey,
-      orgId: tenant.orgId,
-      queryEngine: 'Athena',
-      landedTraces: (runId) => count('traces_raw', runId),
-      queryTracesView: (runId) => count('traces', runId),
-    },
+    target: smokeTarget(tenant, output(OUTPUTS.apiUrl), 'Athena', count),
     async close() {
       await revokeApiKey(deps, tenant.keyId);
       dynamodb.destroy();

@@ -16,7 +16,8 @@ const SMOKE_USAGE = `usage: npm run smoke -- --stack <name> [--region <region>]
 
 Checks a deployed stack (or the running local stack) end to end, and says plainly what passed: a plain,
 a gzip and an OTLP batch are accepted; a body exactly at the 4 MiB ceiling is accepted and one a byte
-over it is refused 413 batch_too_large; the rows land; one query over the traces view (Athena, or DuckDB
+over it is refused 413 batch_too_large; a 5 MiB body Lambda cannot take is refused without Retry-After;
+the rows land; one query over the traces view (Athena, or DuckDB
 locally) finds them. Creates an organization smoke-<date>-<id> for the run and revokes its key after.
 
   --stack <name>   the deployed stack (credentials from the usual AWS chain)

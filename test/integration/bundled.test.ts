@@ -123,18 +123,25 @@ describe('the bundles cdk deploy ships', () => {
 
     const { dir, keys } = await suite.downloadBucket();
     for (const dataset of ['traces', 'spans'] as const) {
+      const raw = keys.filter((key) => key.startsWith(`${dataset}/org_id=${org.orgId}/`) && key.endsWith('.parquet'));
+      expect(raw.length).toBeGreaterThan(0);
+      for (const key of raw) expect(await parquetColumns(path.join(dir, key))).toEqual(glueColumns(`${dataset}_raw`));
       const compacted = keys.filter((key) => key.startsWith(`compacted/${dataset}/org_id=${org.orgId}/`) && key.endsWith('.parquet'));
       expect(compacted).toHaveLength(1);
       const file = path.join(dir, compacted[0] as string);
-      const described = await suite.query(`DESCRIBE SELECT * FROM read_parquet('${file}', hive_partitioning = false)`);
-      const parquetColumns = described.map((row) => [row.column_name, duckTypeAsGlue(String(row.column_type))]);
-      expect(parquetColumns).toEqual(glueColumns(`${dataset}_compacted`));
+      expect(await parquetColumns(file)).toEqual(glueColumns(`${dataset}_compacted`));
       const rows = await suite.query(`SELECT count(*)::INT AS n FROM read_parquet('${file}')`);
       // Two plain traces, one gzip, one OTLP; one span each.
       expect(rows[0]?.n).toBe(4);
     }
   });
 });
+
+/** A Parquet file's columns as DuckDB reads them, each type named as Glue names it. */
+async function parquetColumns(file: string): Promise<[string, string][]> {
+  const described = await suite.query(`DESCRIBE SELECT * FROM read_parquet('${file}', hive_partitioning = false)`);
+  return described.map((row) => [String(row.column_name), duckTypeAsGlue(String(row.column_type))]);
+}
 
 /** The columns of a Glue table of the synthesized template, without its partition keys. */
 function glueColumns(tableName: string): [string, string][] {

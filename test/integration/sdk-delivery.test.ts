@@ -5,6 +5,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../scripts/local/engines.js';
 import { NpmStart, ROOT, waitFor } from '../support/npm-start.js';
+import { blockAfter } from '../support/readme-examples.js';
+
+const readme = () => readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 // Both SDKs against `npm start`: 20,000 traces each, from several processes, threads and async
 // tasks, through a `kill -9` of the whole stack and its restart mid-run (with the spool on) and a
@@ -32,6 +35,7 @@ interface SdkReport {
 
 let work: string;
 let stack: NpmStart;
+const launched: ChildProcess[] = [];
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'sdk-delivery-'));
@@ -40,6 +44,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  for (const child of launched) if (child.exitCode === null) child.kill('SIGKILL');
   await stack?.kill9();
   rmSync(work, { recursive: true, force: true });
 });
@@ -49,15 +54,6 @@ async function organization(orgId: string): Promise<string> {
   return (await stack.admin('key', 'create', '--org', orgId, '--name', 'sdk-load')).api_key as string;
 }
 
-/** The body of the fenced block of `language` under the README heading `heading`. */
-function readmeProgram(heading: string, language: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
-  const block = section?.match(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'm'))?.[1];
-  if (!block) throw new Error(`README has no ${language} block under "${heading}"`);
-  return block;
-}
-
 function launch(command: string, args: string[], apiKey: string, cwd = ROOT): { child: ChildProcess; exit: Promise<number | null>; log: () => string } {
   let log = '';
   const child = spawn(command, args, {
@@ -65,6 +61,7 @@ function launch(command: string, args: string[], apiKey: string, cwd = ROOT): { 
     env: { ...process.env, TRACE_INGEST_API_KEY: apiKey, TRACE_INGEST_BASE_URL: stack.endpoints.api, PYTHONPATH: path.join(ROOT, 'sdk/python/src') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  launched.push(child);
   child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   return { child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), log: () => log };
@@ -81,7 +78,12 @@ function rateLimitedRetries(loads: { log: () => string }[], sdk: string): number
   const latest = new Map<string, number>();
   for (const load of loads) {
     for (const [, label, json] of load.log().matchAll(/^progress (\S+) (.*)$/gm)) {
-      if (label?.startsWith(sdk)) latest.set(label, (JSON.parse(json as string) as SdkReport).retried.rate_limited ?? 0);
+      if (!label?.startsWith(sdk)) continue;
+      try {
+        latest.set(label, (JSON.parse(json as string) as SdkReport).retried.rate_limited ?? 0);
+      } catch {
+        // two processes' lines interleaved on the shared pipe: the next line says it again
+      }
     }
   }
   return [...latest.values()].reduce((total, n) => total + n, 0);
@@ -104,7 +106,7 @@ describe('the README programs, verbatim, against npm start', () => {
 
   it('"Send from Python" sends its trace', async () => {
     const file = path.join(work, 'example.py');
-    writeFileSync(file, readmeProgram('Send from Python', 'python'));
+    writeFileSync(file, blockAfter(readme(), '## Send from Python', 'python'));
     await ran(launch('python3', [file], demoKey));
   });
 
@@ -114,7 +116,7 @@ describe('the README programs, verbatim, against npm start', () => {
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'readme-example', private: true, type: 'module' }));
     const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', project], { cwd: path.join(ROOT, 'sdk/typescript'), encoding: 'utf8' }).trim().split('\n').pop() as string;
     execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', `./${tarball}`], { cwd: project });
-    writeFileSync(path.join(project, 'example.mts'), readmeProgram('Send from TypeScript', 'ts'));
+    writeFileSync(path.join(project, 'example.mts'), blockAfter(readme(), '## Send from TypeScript', 'ts'));
     await ran(launch(TSX, [path.join(project, 'example.mts')], demoKey, project));
   });
 

@@ -33,14 +33,14 @@ describe('npm run smoke -- --local', () => {
   it('passes every check against a working stack, and says so', async () => {
     const checks = await runSmoke(prepared.target, { landingTimeoutMs: 30_000, pollIntervalMs: 500 });
     expect(checks.map((check) => [check.name, check.passed, check.passed ? '' : check.detail])).toEqual(checks.map((check) => [check.name, true, '']));
-    expect(checks).toHaveLength(7);
-    expect(smokeReport(checks)).toMatch(/All 7 checks passed\.$/);
+    expect(checks).toHaveLength(8);
+    expect(smokeReport(checks)).toMatch(/All 8 checks passed\.$/);
   });
 
   it('says plainly what failed when the API does not answer', async () => {
     const checks = await runSmoke({ ...prepared.target, apiUrl: 'http://127.0.0.1:9' }, { landingTimeoutMs: 0 });
     expect(checks.filter((check) => !check.passed).map((check) => check.name)).toEqual(checks.map((check) => check.name));
     expect(smokeReport(checks)).toMatch(/FAIL {2}plain JSON batch accepted: 0 no answer/);
-    expect(smokeReport(checks)).toMatch(/7 of 7 checks FAILED\.$/);
+    expect(smokeReport(checks)).toMatch(/8 of 8 checks FAILED\.$/);
   });
 });

@@ -14,7 +14,7 @@ export interface ReadmeExamples {
 const ROOT = path.resolve(__dirname, '../..');
 
 /** The body of the first fenced block of `language` after `marker`. */
-function blockAfter(readme: string, marker: string, language: string): string {
+export function blockAfter(readme: string, marker: string, language: string): string {
   const at = readme.indexOf(marker);
   if (at < 0) throw new Error(`README: no '${marker}'`);
   const open = readme.indexOf(`\`\`\`${language}\n`, at);

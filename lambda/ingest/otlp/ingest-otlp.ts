@@ -1,6 +1,6 @@
-import { MalformedBodyError, refusal, WorkspaceRequiredError } from '../errors.js';
+import { MalformedBodyError, refusal, refusedFor, WorkspaceRequiredError } from '../errors.js';
 import { ingestTraces } from '../ingest-batch.js';
-import type { Arrival } from '../ingest-types.js';
+import type { Arrival, Caller } from '../ingest-types.js';
 import type { IngestDeps } from '../ports.js';
 import { decodeBodyBytes, decodeUtf8, type RawBody } from '../request/decode-body.js';
 import { identifyCaller, singleHeaderValue } from '../steps/identify-caller.js';
@@ -130,6 +130,10 @@ function admitSpans(
  */
 export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promise<OtlpResult> {
   const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
+  return refusedFor(caller.org.orgId, () => ingestExportOf(deps, caller, request));
+}
+
+async function ingestExportOf(deps: IngestDeps, caller: Caller, request: OtlpRequest): Promise<OtlpResult> {
   if (request.format === undefined) {
     throw new UnsupportedMediaTypeError(
       'Unsupported Content-Type: send OTLP as application/x-protobuf or application/json (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json)',

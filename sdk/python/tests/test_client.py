@@ -357,3 +357,28 @@ def test_a_live_process_keeps_its_spooled_batches(tmp_path: Path) -> None:
         assert other.report().recovered == 0
     finally:
         service.close()
+
+
+def test_a_batch_whose_key_is_still_in_progress_waits_aside_while_the_others_go() -> None:
+    first_key: list[str] = []
+
+    def answer(request_traces: list[dict[str, object]]) -> Answer:
+        return Answer(200, {}, {"accepted": len(request_traces), "rejected": 0, "errors": []})
+
+    recorder = Recorder(answer=answer)
+    original_post = recorder.post
+
+    def post(body: bytes, headers: dict[str, str]) -> Answer:
+        if not first_key:
+            first_key.append(headers["Idempotency-Key"])
+            original_post(body, headers)
+            return Answer(409, {"retry-after": "1"}, {"code": "idempotency_in_progress"})
+        return original_post(body, headers)
+
+    recorder.post = post  # type: ignore[method-assign]
+    client = TraceIngest("tik_x", transport=recorder, max_batch_traces=1, flush_interval=0.01)
+    traces(client, 2)
+    report = client.flush(10)
+    keys = [r["headers"]["idempotency-key"] for r in recorder.requests]
+    assert keys[0] == first_key[0] and keys[1] != first_key[0] and keys[2] == first_key[0]
+    assert (report.sent, report.pending, report.retried) == (2, 0, {"idempotency_in_progress": 1})

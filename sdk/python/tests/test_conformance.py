@@ -67,7 +67,9 @@ def test_delivery_decision(name: str, scenario: dict[str, Any]) -> None:
     assert waits == pytest.approx(scenario["waits"])
     report = ledger.report()
     expected = scenario["report"]
-    assert (report.sent, report.rejected, report.dropped, report.pending) == (expected["sent"], expected["rejected"], expected["dropped"], expected["pending"])
+    assert (report.sent, report.rejected, report.dropped, report.pending, report.retried) == (
+        expected["sent"], expected["rejected"], expected["dropped"], expected["pending"], expected["retried"]
+    )
     assert report.accounted
 
 

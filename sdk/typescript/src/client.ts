@@ -1,4 +1,5 @@
-import { Batch, BODY_OVERHEAD, Deliverer, type QueuedTrace, type Sleep } from './delivery.js';
+import { Batch, BODY_OVERHEAD, Deliverer, type Parked, type QueuedTrace, type Sleep } from './delivery.js';
+import { gzip } from './gzip.js';
 import { type DeliveryReport, Ledger, type Undelivered } from './ledger.js';
 import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH } from './limits.js';
 import type { Spool } from './spool.js';
@@ -69,6 +70,8 @@ export class TraceIngest implements TraceSink {
   private queuedBytes = 0;
   private oldest = 0;
   private readonly recovered: Batch[] = [];
+  /** Batches answered 409, by due time: their keys are still held by requests in progress. */
+  private readonly parked: Parked[] = [];
   private inFlight = 0;
   private pumping = false;
   private flushes = 0;
@@ -96,7 +99,7 @@ export class TraceIngest implements TraceSink {
     this.ledger = new Ledger(options.onUndelivered);
     this.transport = options.transport ?? new FetchTransport(baseUrl as string, options.requestTimeoutMs ?? 30_000);
     this.apiKey = apiKey;
-    this.deliverer = this.makeDeliverer(() => undefined);
+    this.deliverer = this.makeDeliverer(() => undefined, (parked) => this.park(parked));
     this.ready = options.spoolDir === undefined ? Promise.resolve() : this.openSpool(options.spoolDir);
     if (typeof process !== 'undefined' && typeof process.on === 'function') this.installExitHandlers();
   }
@@ -170,7 +173,7 @@ export class TraceIngest implements TraceSink {
     this.flushes++;
     try {
       this.kick();
-      await this.until(() => this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0, deadline);
+      await this.until(() => this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0 && this.parked.length === 0, deadline);
     } finally {
       this.flushes--;
     }
@@ -267,7 +270,12 @@ export class TraceIngest implements TraceSink {
     return Batch.of(taken);
   }
 
-  private nextBatch(): { batch: Batch; spooled: boolean } | undefined {
+  private nextBatch(): { batch: Batch; spooled: boolean; resume?: Parked } | undefined {
+    const parked = this.parked[0];
+    if (parked && parked.due <= performance.now()) {
+      this.parked.shift();
+      return { batch: parked.batch, spooled: true, resume: parked };
+    }
     const recovered = this.recovered.shift();
     if (recovered) return { batch: recovered, spooled: true };
     if (this.queue.length === 0) return undefined;
@@ -287,27 +295,51 @@ export class TraceIngest implements TraceSink {
     clearTimeout(this.timer);
     try {
       await this.ready;
-      for (let next = this.nextBatch(); next; next = this.nextBatch()) {
-        this.inFlight++;
-        this.notify(); // room in the queue for a caller told to block
+      // The next batch is taken and compressed while the current one is in flight, so that one
+      // process keeps the connection busy (bench group sdk: delivery ÷ a bare HTTP client).
+      let next = this.takeForDelivery();
+      while (next) {
+        const current = next;
+        const delivering = this.deliverer.deliver(current.batch, current.spooled, current.compressed, current.resume);
+        next = this.takeForDelivery();
         try {
-          await this.deliverer.deliver(next.batch, next.spooled);
+          await delivering;
         } catch (error) {
-          this.ledger.drop('internal_error', String(error), next.batch.traceIds);
+          this.ledger.drop('internal_error', String(error), current.batch.traceIds);
         } finally {
           this.inFlight--;
           this.notify();
         }
+        next ??= this.takeForDelivery(); // a flush or a full batch may have come meanwhile
       }
     } finally {
       this.pumping = false;
-      if (this.queue.length > 0 && !this.stopped) {
-        const wait = Math.max(1, (this.options.flushIntervalMs ?? 1_000) - (performance.now() - this.oldest));
-        this.timer = setTimeout(() => this.kick(), wait);
+      if ((this.queue.length > 0 || this.parked.length > 0) && !this.stopped) {
+        const now = performance.now();
+        const untilBatch = this.queue.length > 0 ? (this.options.flushIntervalMs ?? 1_000) - (now - this.oldest) : Infinity;
+        const untilParked = this.parked.length > 0 ? (this.parked[0] as Parked).due - now : Infinity;
+        this.timer = setTimeout(() => this.kick(), Math.max(1, Math.min(untilBatch, untilParked)));
         this.timer.unref?.();
       }
       this.notify();
     }
+  }
+
+  private park(parked: Parked): void {
+    this.parked.push(parked);
+    this.parked.sort((a, b) => a.due - b.due);
+  }
+
+  /** The next batch due, counted in flight from now on, its gzip under way. */
+  private takeForDelivery(): { batch: Batch; spooled: boolean; compressed: Promise<Uint8Array>; resume?: Parked } | undefined {
+    if (this.stopped) return undefined;
+    const next = this.nextBatch();
+    if (!next) return undefined;
+    this.inFlight++;
+    this.notify(); // room in the queue for a caller told to block
+    const compressed = gzip(next.batch.body);
+    compressed.catch(() => undefined); // a failure surfaces where it is awaited
+    return { ...next, compressed };
   }
 
   private async deliverInline(deadline: number | undefined): Promise<void> {
@@ -325,8 +357,9 @@ export class TraceIngest implements TraceSink {
   }
 
   /** A delivery core whose retry waits end at `deadline` (undefined: only at shutdown). */
-  private makeDeliverer(deadline: () => number | undefined): Deliverer {
+  private makeDeliverer(deadline: () => number | undefined, park?: (parked: Parked) => void): Deliverer {
     return new Deliverer({
+      park,
       transport: this.transport,
       apiKey: this.apiKey,
       ledger: this.ledger,

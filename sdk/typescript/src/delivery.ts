@@ -48,6 +48,17 @@ export class Batch {
   }
 }
 
+/**
+ * A batch set aside until `due` (a `performance.now()` time) because its key is still held by a
+ * request in progress (409): other batches need not wait behind it.
+ */
+export interface Parked {
+  batch: Batch;
+  due: number;
+  attempt: number;
+  startedSeconds: number;
+}
+
 /** Where batches wait on disk until their final answer (the spool); the core writes and deletes, nothing more. */
 export interface BatchStore {
   write(batch: Batch): void;
@@ -66,6 +77,8 @@ export interface DelivererOptions {
   maxRetrySeconds?: number;
   clock?: () => number;
   jitter?: () => number;
+  /** Sets aside a batch answered 409; without it the core waits for the batch itself. */
+  park?: (parked: Parked) => void;
 }
 
 /**
@@ -83,22 +96,26 @@ export class Deliverer {
     this.jitter = options.jitter ?? Math.random;
   }
 
-  /** Sends `batch` (and its parts, if split) to a final answer; false when a deadline stopped it. */
-  async deliver(batch: Batch, spooled = false): Promise<boolean> {
-    if (this.options.spool && !spooled) this.options.spool.write(batch);
+  /**
+   * Sends `batch` (and its parts, if split) to a final answer; false when a deadline stopped it.
+   * `compressed` is its gzip body when the caller already made it (while the previous batch was in flight).
+   */
+  async deliver(batch: Batch, spooled = false, compressed?: Promise<Uint8Array>, resume?: Parked): Promise<boolean> {
+    if (this.options.spool && !spooled && !resume) this.options.spool.write(batch);
     const work = [batch];
     while (work.length > 0) {
       const current = work.shift() as Batch;
-      const parts = await this.send(current);
+      const first = current === batch;
+      const parts = await this.send(current, first ? compressed : undefined, first ? resume : undefined);
       if (parts === undefined) return false;
       work.unshift(...parts);
     }
     return true;
   }
 
-  private async send(batch: Batch): Promise<Batch[] | undefined> {
+  private async send(batch: Batch, prepared?: Promise<Uint8Array>, resume?: Parked): Promise<Batch[] | undefined> {
     const { transport, apiKey, ledger, sleep } = this.options;
-    const compressed = await gzip(batch.body);
+    const compressed = await (prepared ?? gzip(batch.body));
     const headers = {
       'Content-Type': 'application/json',
       'Content-Encoding': 'gzip',
@@ -106,8 +123,8 @@ export class Deliverer {
       'Idempotency-Key': batch.key,
       'User-Agent': USER_AGENT,
     };
-    const started = this.clock();
-    for (let attempt = 0; ; attempt++) {
+    const started = resume?.startedSeconds ?? this.clock();
+    for (let attempt = resume?.attempt ?? 0; ; attempt++) {
       const answer = await transport.post(compressed, headers);
       const decision = decide(answer, batch.traceIds.length, attempt, this.jitter());
       switch (decision.action) {
@@ -127,6 +144,10 @@ export class Deliverer {
             return [];
           }
           ledger.retry(decision.reason);
+          if (answer.status === 409 && this.options.park) {
+            this.options.park({ batch, due: performance.now() + decision.delaySeconds * 1000, attempt: attempt + 1, startedSeconds: started });
+            return [];
+          }
           if (!(await sleep(decision.delaySeconds))) return undefined;
       }
     }

@@ -249,3 +249,22 @@ it('resends a spooled batch after kill -9 with its original key, once', async ()
 function exitOf(child: ChildProcess): Promise<number | NodeJS.Signals> {
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? (code as number))));
 }
+
+it('sets aside a batch whose key is still in progress (409) while the others go', async () => {
+  let firstKey: string | undefined;
+  const recorder = new Recorder();
+  const post = recorder.post.bind(recorder);
+  recorder.post = async (body, headers) => {
+    const answer = await post(body, headers);
+    if (firstKey !== undefined) return answer;
+    firstKey = headers['Idempotency-Key'];
+    return { status: 409, headers: { 'retry-after': '1' }, body: { code: 'idempotency_in_progress' } };
+  };
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxBatchTraces: 1, flushIntervalMs: 10 });
+  await traces(client, 2);
+  const report = await client.flush(10_000);
+  const keys = recorder.requests.map((request) => request.headers['idempotency-key']);
+  assert.deepEqual([keys[0] === firstKey, keys[1] !== firstKey, keys[2] === firstKey], [true, true, true]);
+  assert.deepEqual([report.sent, report.pending, report.retried], [2, 0, { idempotency_in_progress: 1 }]);
+  await client.shutdown();
+});

@@ -15,7 +15,7 @@ interface Scenario {
   answers: ({ status: number | string; headers?: Record<string, string>; body?: unknown } | { failure: 'reset' | 'timeout' })[];
   requests: { traces: number[]; key: string }[];
   waits: number[];
-  report: { sent: number; rejected: Record<string, number>; dropped: Record<string, number>; pending: number };
+  report: { sent: number; rejected: Record<string, number>; dropped: Record<string, number>; pending: number; retried: Record<string, number> };
 }
 
 it('keeps its defaults at the service limits of limits.json', () => {
@@ -76,8 +76,8 @@ describe('delivery decisions (sdk/conformance/delivery.json)', () => {
       keys.forEach((key, i) => keys.forEach((other, j) => assert.equal(key === other, labels[i] === labels[j], `requests ${i} and ${j}`)));
       assert.equal(waits.length, scenario.waits.length);
       waits.forEach((wait, i) => assert.ok(Math.abs(wait - (scenario.waits[i] as number)) < 1e-9, `wait ${i}: ${wait}`));
-      const { sent, rejected, dropped, pending } = ledger.report();
-      assert.deepEqual({ sent, rejected, dropped, pending }, scenario.report);
+      const { sent, rejected, dropped, pending, retried } = ledger.report();
+      assert.deepEqual({ sent, rejected, dropped, pending, retried }, scenario.report);
     });
   }
 });

@@ -40,7 +40,7 @@ const ADMIN = 'scripts/admin/cli.ts';
 const STACK_TRACE = /^\s+at /m;
 
 describe('every command line prints its usage for --help, on stdout, with exit status 0', () => {
-  it('start, compact, replay, query, ops and destroy', async () => {
+  it('start, compact, replay, query, ops, destroy and smoke', async () => {
     const cases: [string, string][] = [
       ['scripts/local/start.ts', START_USAGE],
       ['scripts/local/compact.ts', COMPACT_USAGE],
@@ -50,6 +50,8 @@ describe('every command line prints its usage for --help, on stdout, with exit s
     ];
     const outcomes = await runAll([...cases.map(([script]): [string, string[]] => [script, ['--help']]), ['scripts/ops/cli.ts', ['destroy', '--help']]]);
     cases.push(['scripts/ops/cli.ts destroy', OPS_USAGE]);
+    const smoke = await run('scripts/smoke/smoke.ts', ['--help']);
+    expect(smoke).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run smoke /), stderr: '' });
     outcomes.forEach((outcome, i) => expect({ script: cases[i]?.[0], ...outcome }).toEqual({ script: cases[i]?.[0], code: 0, stdout: cases[i]?.[1], stderr: '' }));
   }, 60_000);
 

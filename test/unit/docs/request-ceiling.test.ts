@@ -33,4 +33,9 @@ describe('the docs state one request-size ceiling, the one in the code', () => {
       expect(row).toContain(`| ${status} |`);
     },
   );
+
+  it.each(Object.entries(GATEWAY_ANSWERS).filter(([, answer]) => answer.status !== undefined))('docs/api.md lists the gateway\'s own answer %s with its status and code', (_, answer) => {
+    const row = read('docs/api.md').split('\n').find((line) => line.startsWith('|') && line.includes(`| ${answer.status} | \`${answer.code}\``));
+    expect(row).toBeDefined();
+  });
 });

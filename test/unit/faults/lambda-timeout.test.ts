@@ -69,4 +69,18 @@ describe('a Lambda timeout between publishing and answering', () => {
 
     expect({ calls: stream.calls, records: stream.records.length, minute: rate.count('minute') }).toEqual({ calls: 0, records: 0, minute: 0 });
   });
+
+  it("one request's deadline does not stop another request running beside it in the same module", async () => {
+    // middy 6 keeps one AbortController per module; the local stack runs concurrent requests in one process.
+    rate.delayMs = 100;
+    const [late, onTime] = await Promise.all([
+      h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(buildBatch(2)), requestId: 'req-late' }), nearDeadline),
+      h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(buildBatch(3)), requestId: 'req-on-time' })),
+    ]);
+    expect(late.statusCode).toBe(503);
+    expect(onTime.statusCode).toBe(200);
+    expect(JSON.parse(onTime.body)).toMatchObject({ accepted: 3 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(stream.records.filter((r) => r.context.request_id === 'req-on-time')).toHaveLength(3);
+  });
 });

@@ -215,6 +215,14 @@ describe('local HTTP gateway: behaves like the deployed API Gateway (issue 19)',
     expect(captured).toHaveLength(1);
   });
 
+  it('answers an event over the invoke payload with the bare 413 "Request Too Long" some deployments show, when configured so', async () => {
+    const url = await gatewayWith({ invokePayloadBytes: 20_000, invokePayloadRefusal: 'request-too-long' });
+    const response = await post(url, 'x'.repeat(15_000));
+    expect(response.status).toBe(413);
+    await expect(response.json()).resolves.toEqual({ message: 'Request Too Long' });
+    expect(captured).toHaveLength(0);
+  });
+
   it('answers 504 gateway_timeout with Retry-After when the function outlives the integration timeout', async () => {
     const url = await gatewayWith({ integrationTimeoutMs: 50 }, () => new Promise((resolve) => setTimeout(() => resolve({ statusCode: 200, body: '{}' }), 500)));
     const response = await post(url, json);

@@ -55,7 +55,7 @@ describe('failures replay', () => {
     expect(sqs).toHaveReceivedCommandTimes(DeleteMessageCommand, 1);
     expect(sqs).toHaveReceivedCommandWith(DeleteMessageCommand, { QueueUrl: QUEUE, ReceiptHandle: 'rh-a' });
     for (const kept of ['rh-b', 'rh-c', 'rh-d']) expect(sqs).toHaveReceivedCommandWith(ChangeMessageVisibilityCommand, { QueueUrl: QUEUE, ReceiptHandle: kept, VisibilityTimeout: 0 });
-    expect(sqs).toHaveReceivedCommandWith(ReceiveMessageCommand, { QueueUrl: QUEUE, VisibilityTimeout: 900 });
+    expect(sqs).toHaveReceivedCommandWith(ReceiveMessageCommand, { QueueUrl: QUEUE, VisibilityTimeout: 3600 });
   });
 
   it('with --dry-run replays and deletes nothing', async () => {

@@ -15,7 +15,7 @@ import weakref
 from collections import deque
 from typing import Any, Callable, Literal, TypeVar
 
-from ._delivery import BODY_OVERHEAD, Batch, Deliverer
+from ._delivery import BODY_OVERHEAD, Batch, Deliverer, Parked
 from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
 from ._spool import HEARTBEAT_SECONDS, Spool
@@ -201,7 +201,7 @@ class TraceIngest:
             self._cond.notify_all()
             try:
                 self._start_worker()
-                while self._queue or self._recovered or self._in_flight:
+                while self._queue or self._recovered or self._in_flight or self._parked:
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
                         break
@@ -299,22 +299,28 @@ class TraceIngest:
     def _worker(self) -> None:
         while True:
             with self._cond:
-                batch, spooled = None, False
+                batch, spooled, resume = None, False, None
                 while batch is None:
-                    if self._recovered:
+                    now = time.monotonic()
+                    if self._parked and self._parked[0].due <= now:
+                        resume = self._parked.pop(0)
+                        batch = resume.batch
+                    elif self._recovered:
                         batch, spooled = self._recovered.popleft(), True
-                    elif self._queue and (self._flushes or self._closed or self._batch_ready() or time.monotonic() - self._oldest >= self.flush_interval):
+                    elif self._queue and (self._flushes or self._closed or self._batch_ready() or now - self._oldest >= self.flush_interval):
                         batch = self._take_batch()
-                    elif self._closed or self._stop.is_set():
+                    elif self._stop.is_set() or (self._closed and not self._parked):
                         return
                     else:
                         if self._spool is not None:
                             self._spool.heartbeat()
-                        wait = self.flush_interval - (time.monotonic() - self._oldest) if self._queue else HEARTBEAT_SECONDS
+                        wait = self.flush_interval - (now - self._oldest) if self._queue else HEARTBEAT_SECONDS
+                        if self._parked:
+                            wait = min(wait, self._parked[0].due - now)
                         self._cond.wait(max(0.01, wait))
                 self._in_flight += 1
             try:
-                self._deliverer.deliver(batch, spooled=spooled)
+                self._deliverer.deliver(batch, spooled=spooled, resume=resume)
             except Exception as error:  # never let the worker die with traces in hand
                 logger.exception("trace_ingest delivery failed")
                 self.ledger.drop("internal_error", repr(error), batch.trace_ids)
@@ -322,6 +328,13 @@ class TraceIngest:
                 with self._cond:
                     self._in_flight -= 1
                     self._cond.notify_all()
+
+    def _park(self, parked: Parked) -> None:
+        """A batch whose key another request still holds waits aside; the worker goes on with the rest."""
+        with self._cond:
+            self._parked.append(parked)
+            self._parked.sort(key=lambda p: p.due)
+            self._cond.notify_all()
 
     def _deliver_inline(self, deadline: float | None) -> None:
         sleep = self._sleeper(lambda: deadline)
@@ -356,8 +369,8 @@ class TraceIngest:
 
         return sleep
 
-    def _make_deliverer(self, sleep: Callable[[float], bool]) -> Deliverer:
-        return Deliverer(self._transport, self._api_key, self.ledger, sleep, spool=self._spool, max_retry_seconds=self._max_retry_seconds)
+    def _make_deliverer(self, sleep: Callable[[float], bool], park: Callable[[Parked], None] | None = None) -> Deliverer:
+        return Deliverer(self._transport, self._api_key, self.ledger, sleep, spool=self._spool, max_retry_seconds=self._max_retry_seconds, park=park)
 
     def _start_worker(self) -> None:
         if self.serverless or (self._thread is not None and self._thread.is_alive()):
@@ -378,7 +391,8 @@ class TraceIngest:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
-        self._deliverer = self._make_deliverer(self._sleeper(lambda: None))
+        self._parked: list[Parked] = []
+        self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
 
     def _recover_spool(self) -> None:
         assert self._spool is not None

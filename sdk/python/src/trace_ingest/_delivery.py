@@ -45,8 +45,15 @@ class Batch:
         return [(tid, json.dumps(t, separators=(",", ":"), ensure_ascii=False).encode()) for tid, t in zip(self.trace_ids, decoded)]
 
 
-class Stopped(Exception):
-    """The deadline of a shutdown or flush passed while a batch waited to be retried."""
+@dataclass(frozen=True)
+class Parked:
+    """A batch set aside until `due` (a clock time) because its key is still held by a request in
+    progress (409): other batches need not wait behind it."""
+
+    batch: Batch
+    due: float
+    attempt: int
+    started: float
 
 
 Sleep = Callable[[float], bool]
@@ -66,6 +73,7 @@ class Deliverer:
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = random.random,
         compress_level: int = 1,
+        park: Callable[[Parked], None] | None = None,
     ) -> None:
         self._transport = transport
         self._api_key = api_key
@@ -76,23 +84,24 @@ class Deliverer:
         self._clock = clock
         self._jitter = jitter
         self._level = compress_level
+        self._park = park
 
-    def deliver(self, batch: Batch, spooled: bool = False) -> bool:
-        """Sends `batch` (and its parts, if split) to a final answer. Returns False when a deadline
-        stopped it: its traces stay pending (and spooled)."""
-        if self._spool is not None and not spooled:
+    def deliver(self, batch: Batch, spooled: bool = False, resume: Parked | None = None) -> bool:
+        """Sends `batch` (and its parts, if split) to a final answer, or parks it (see `Parked`).
+        Returns False when a deadline stopped it: its traces stay pending (and spooled)."""
+        if self._spool is not None and not spooled and resume is None:
             self._spool.write(SpooledBatch(batch.key, list(batch.trace_ids), batch.body))
         work = [batch]
         while work:
             current = work.pop(0)
-            parts = self._send(current)
+            parts = self._send(current, resume if current is batch else None)
             if parts is None:
                 return False
             work[:0] = parts
         return True
 
-    def _send(self, batch: Batch) -> list[Batch] | None:
-        """One batch to its end: [] when settled, its two halves when split, None when stopped."""
+    def _send(self, batch: Batch, resume: Parked | None = None) -> list[Batch] | None:
+        """One batch to its end: [] when settled or parked, its two halves when split, None when stopped."""
         compressed = gzip.compress(batch.body, compresslevel=self._level, mtime=0)
         headers = {
             "Content-Type": "application/json",
@@ -101,8 +110,8 @@ class Deliverer:
             "Idempotency-Key": batch.key,
             "User-Agent": USER_AGENT,
         }
-        started = self._clock()
-        attempt = 0
+        started = self._clock() if resume is None else resume.started
+        attempt = 0 if resume is None else resume.attempt
         while True:
             answer = self._transport.post(compressed, headers)
             decision = decide(answer, len(batch.trace_ids), attempt, self._jitter())
@@ -120,6 +129,9 @@ class Deliverer:
                 self._forget(batch)
                 return []
             self._ledger.retry(decision.reason)
+            if answer.status == 409 and self._park is not None:
+                self._park(Parked(batch, self._clock() + decision.delay, attempt + 1, started))
+                return []
             if not self._sleep(decision.delay):
                 return None
             attempt += 1
