@@ -9,6 +9,7 @@
 import { DEFAULT_SETTLE_MS } from '../lambda/compaction/compact-pending.js';
 import { DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/compaction/compact-slice.js';
 import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/compaction/streamed-object.js';
+import { bucketAlignedParts, hashBlockCount, isBucketAligned } from '../lambda/landing/hash-parts.js';
 import { RAW_RETENTION_DAYS } from '../lib/constructs/landing.js';
 import { CountingBucket } from './cost/counting-bucket.js';
 import { KINESIS_SHARD_LIMITS, LAMBDA_MB_PER_VCPU, PRICES } from './cost/prices.js';
@@ -74,12 +75,6 @@ interface Candidate {
   compactOpenHoursEveryMinutes?: number;
   /** A slice-hour one worker could not finish in {@link SPLIT_AFTER_MS} is compacted by several part workers (modelled). */
   splitLargeHours?: boolean;
-  /**
-   * With splitLargeHours: the landing writes a large group's rows as one row group per hash part, so a part worker
-   * reads (two ranged GETs: the footer, then its row group) and decodes its own rows only (modelled; the row groups
-   * of a landed batch get small: ~60 span rows per part for the one-organization shape).
-   */
-  partRowGroups?: boolean;
   /** Seconds between fan-out runs (shared-fan-out). */
   fanOutSeconds?: number;
   built: boolean;
@@ -96,25 +91,21 @@ export const CANDIDATES: readonly Candidate[] = [
   { id: 'sooner', name: 'per-organization objects, trace-id keys, open hours compacted every 5 min', layout: 'per-organization', partitioning: 'trace', consumer: FIVE_SECONDS, compactOpenHoursEveryMinutes: 5, built: false, landsLike: BEFORE },
   { id: 'shared', name: 'one object per shard batch, organization as a column in its own row groups, per-hour index', layout: 'shared', partitioning: 'trace', consumer: FIVE_SECONDS, built: false },
   { id: 'fan-out', name: 'one object per shard batch, fanned out per organization every 30 s', layout: 'shared-fan-out', partitioning: 'trace', consumer: FIVE_SECONDS, fanOutSeconds: 30, built: false },
-  { id: 'request-keys', name: 'per-organization objects, one partition key per request chunk, 5 s window (chosen, built)', layout: 'per-organization', partitioning: 'request', consumer: FIVE_SECONDS, built: true },
   {
-    id: 'request-keys+split',
-    name: 'request-chunk keys, and a large hour compacted by several part workers (chosen, the split not built)',
+    id: 'request-keys',
+    name: 'per-organization objects, one partition key per request chunk, large groups in hash-ordered row groups, 5 s window (built)',
     layout: 'per-organization',
     partitioning: 'request',
     consumer: FIVE_SECONDS,
-    splitLargeHours: true,
-    built: false,
-    landsLike: 'request-keys',
+    built: true,
   },
   {
-    id: 'request-keys+part-row-groups',
-    name: 'request-chunk keys, a large group landed as one row group per hash part, a large hour compacted by part workers (split not built)',
+    id: 'request-keys+part-workers',
+    name: 'the built design, and a large hour compacted by one worker per hash part (chosen; the part workers not built)',
     layout: 'per-organization',
     partitioning: 'request',
     consumer: FIVE_SECONDS,
     splitLargeHours: true,
-    partRowGroups: true,
     built: false,
     landsLike: 'request-keys',
   },
@@ -221,7 +212,7 @@ function scalingOf(shape: TrafficShape, measured: Measured, candidateId: string)
  * inputs are read once when they total ≤ 32 MiB and once per part (plus once for the row count) otherwise; one
  * compacted object per dataset (multipart above 8 MiB) and the manifest; the raw and compacted prefixes listed.
  */
-function sliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, previousTraces = 0) {
+function sliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, previousTraces = 0, blocks = 1) {
   let ms = 0;
   let gets = 1;
   let puts = 1;
@@ -230,38 +221,47 @@ function sliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, p
     const share = dataset === 'spans' ? s.spansShare : 1 - s.spansShare;
     const bytes = s.rawBytesPerTrace * (traces + previousTraces) * share;
     const rows = (traces + previousTraces) * (dataset === 'spans' ? s.spanRowsPerTrace : 1);
-    const parts = Math.max(1, Math.ceil(rows / DEFAULT_ROWS_PER_PART), Math.ceil(bytes / DEFAULT_BYTES_PER_PART));
+    const parts = bucketAlignedParts(Math.max(1, Math.ceil(rows / DEFAULT_ROWS_PER_PART), Math.ceil(bytes / DEFAULT_BYTES_PER_PART)));
     const inputs = inputsPerDataset + (previousTraces > 0 ? 1 : 0);
     gets += inputs * (bytes <= DEFAULT_BYTES_PER_PART ? 1 : 1 + parts);
     puts += objectPuts(s.compactedBytesPerTrace[dataset] * (traces + previousTraces));
     lists += listPages(inputsPerDataset) + 1;
-    // Every part decodes every input and keeps its own rows: the first pass costs the full rate, each other part a decode.
-    ms += lambdaMs(MEMORY_MB.worker)(s.workerCpuPerRow * rows + s.decodeCpuPerRow * rows * (parts - 1));
+    // Every part decodes the row groups that can hold its rows (every input whole, unless hash-ordered) and keeps its
+    // own: the first pass costs the full rate, each further decode of a row the decode rate.
+    ms += lambdaMs(MEMORY_MB.worker)(s.workerCpuPerRow * rows + s.decodeCpuPerRow * rows * (parts * decodedShare(parts, blocks) - 1));
   }
   ms += S3_REQUEST_MS * (lists + puts + 1 + Math.ceil(gets / 16));
   return { ms, gets, puts, lists };
 }
 
 /**
- * A slice-hour compacted by J part workers at once (modelled, not built): part j of J reads and decodes every input,
- * keeps the rows whose trace_id hashes to j, and writes its own object per dataset; a last step writes the manifest
- * naming the J objects (the manifest and the views already take several files per dataset). J is the hour's span rows
- * over 250,000, so each part worker is one hash part.
+ * A slice-hour compacted by W part workers at once (modelled, not built): W a power of two, worker w taking the hash
+ * parts whose orders fall in its w-th of the range (one contiguous run of each hash-ordered input's row groups: a
+ * footer GET and a ranged GET per input), cutting them into its own parts as `compactSlice` does, and writing its own
+ * object per dataset; a last step writes the manifest naming the W objects (the manifest and the views already take
+ * several files per dataset). W is the fewest workers that each finish within SPLIT_AFTER_MS.
  */
-function splitSliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, partRowGroups = false) {
-  const parts = Math.max(1, Math.ceil((traces * s.spanRowsPerTrace) / DEFAULT_ROWS_PER_PART));
-  let partMs = 0;
-  for (const dataset of ['traces', 'spans'] as const) {
-    const rows = traces * (dataset === 'spans' ? s.spanRowsPerTrace : 1);
-    // Without row groups per part, a part worker decodes every row to find its own.
-    partMs += lambdaMs(MEMORY_MB.worker)((partRowGroups ? 0 : s.decodeCpuPerRow * rows) + s.workerCpuPerRow * (rows / parts));
-  }
-  // Each part worker reads every input once, or with row groups per part its footer and then its own row group.
-  const gets = parts * 2 * inputsPerDataset * (partRowGroups ? 2 : 1) + 1;
-  const puts = parts * 2 + 1;
-  partMs += S3_REQUEST_MS * Math.ceil((2 * inputsPerDataset) / 16) + S3_REQUEST_MS * 4;
-  return { parts, ms: parts * partMs + S3_REQUEST_MS * 4, longestMs: partMs, gets, puts, lists: 2 * listPages(inputsPerDataset) + 2 };
+function splitSliceCompaction(s: Scaling, inputsPerDataset: number, traces: number, blocks: number) {
+  const workerMs = (workers: number) => {
+    let ms = 0;
+    for (const dataset of ['traces', 'spans'] as const) {
+      const rows = traces * (dataset === 'spans' ? s.spanRowsPerTrace : 1);
+      const parts = bucketAlignedParts(Math.max(workers, Math.ceil(rows / DEFAULT_ROWS_PER_PART)));
+      // Its parts each decode the row groups that can hold their rows; the first decode of a row is in the full rate.
+      ms += lambdaMs(MEMORY_MB.worker)(s.workerCpuPerRow * (rows / workers) + s.decodeCpuPerRow * rows * Math.max(0, (parts / workers) * decodedShare(parts, blocks) - 1 / workers));
+    }
+    return ms + S3_REQUEST_MS * (Math.ceil((2 * 2 * inputsPerDataset) / 16) + 4);
+  };
+  let workers = 1;
+  while (workers < 128 && workerMs(workers) > SPLIT_AFTER_MS) workers *= 2;
+  const longestMs = workerMs(workers);
+  const gets = workers * 2 * inputsPerDataset * (blocks > 1 ? 2 : 1) + 1;
+  const puts = workers * 2 + 1;
+  return { parts: workers, ms: workers * longestMs + S3_REQUEST_MS * 4, longestMs, gets, puts, lists: 2 * listPages(inputsPerDataset) + 2 };
 }
+
+/** The share of an input's rows one part decodes: all, or with hash-ordered inputs the row groups of its blocks. */
+const decodedShare = (parts: number, blocks: number) => (blocks > 1 && isBucketAligned(parts) ? Math.max(1 / parts, 1 / blocks) : 1);
 
 /** Every run of the planner lists every raw object kept, organization by organization, and reads the manifest of every closed hour in the listing. */
 function plannerRun(organizations: number, objectsPerOrganizationDatasetHour: number, extraLists = 0) {
@@ -289,6 +289,10 @@ function usageOf(candidate: Candidate, traffic: ShapeTraffic, measured: Measured
 
   if (candidate.layout === 'per-organization') {
     const objectsPerSliceHour = perHour(landed.objects) / s.slicesPerHour / 2;
+    // Hash blocks of the landed groups (the landing's own rule, from their measured size); the trace-keyed candidates
+    // stand for the landing before, which wrote every group in arrival order.
+    const blocks = candidate.partitioning === 'request' ? hashBlockCount((s.spanRowsPerTrace * landed.traces) / (landed.objects / 2)) : 1;
+    if (blocks > 1) notes.push(`landed groups of ~${round((s.spanRowsPerTrace * landed.traces) / (landed.objects / 2))} span rows, in ${blocks} hash blocks`);
     const every = candidate.compactOpenHoursEveryMinutes;
     let worker: HourlyUsage['worker'];
     let planner: HourlyUsage['planner'];
@@ -307,10 +311,10 @@ function usageOf(candidate: Candidate, traffic: ShapeTraffic, measured: Measured
       uncompacted = (every / 2 + longestMs / 60_000) / 60;
       notes.push(`modelled: open hours compacted every ${every} min, each run rereading the hour's previous generation`);
     } else {
-      const one = sliceCompaction(s, objectsPerSliceHour, s.tracesPerSliceHour);
+      const one = sliceCompaction(s, objectsPerSliceHour, s.tracesPerSliceHour, 0, blocks);
       worker = { invocations: s.slicesPerHour, ms: one.ms * s.slicesPerHour, gets: one.gets * s.slicesPerHour, puts: one.puts * s.slicesPerHour, lists: one.lists * s.slicesPerHour, longestMs: one.ms };
       if (candidate.splitLargeHours && one.ms > SPLIT_AFTER_MS) {
-        const split = splitSliceCompaction(s, objectsPerSliceHour, s.tracesPerSliceHour, candidate.partRowGroups);
+        const split = splitSliceCompaction(s, objectsPerSliceHour, s.tracesPerSliceHour, blocks);
         worker = { invocations: (split.parts + 1) * s.slicesPerHour, ms: split.ms * s.slicesPerHour, gets: split.gets * s.slicesPerHour, puts: split.puts * s.slicesPerHour, lists: split.lists * s.slicesPerHour, longestMs: split.longestMs };
         notes.push(`modelled: each slice-hour split across ${split.parts} part workers (one worker alone: ${round(one.ms / 60_000)} min)`);
       }

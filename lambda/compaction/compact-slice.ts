@@ -1,7 +1,7 @@
 import type { AsyncBuffer } from 'hyparquet';
 import { DEFAULT_ROWS_PER_BATCH } from '../landing/column-batches.js';
 import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../landing/landing-schema.js';
-import { HASH_BUCKETS, isBucketAligned, partOf, partOrders } from '../landing/hash-parts.js';
+import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../landing/hash-parts.js';
 import { ParquetStreamWriter } from '../landing/parquet-writer.js';
 import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, rawSlicePrefix, sliceId } from './compaction-keys.js';
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
@@ -103,15 +103,6 @@ const PARQUET = 'application/vnd.apache.parquet';
 
 export { partOf };
 
-/**
- * The part count rounded up to a power of two while that stays within the landing's hash buckets, so that each part
- * is a run of a hash-ordered input's row groups (lambda/landing/hash-parts.ts); beyond, as it is.
- */
-function bucketAligned(parts: number): number {
-  const power = 2 ** Math.ceil(Math.log2(parts));
-  return power <= HASH_BUCKETS ? power : parts;
-}
-
 const rowKey: Record<DatasetName, (row: Row) => string> = {
   traces: (row) => row.trace_id as string,
   spans: (row) => `${row.trace_id as string}\n${row.span_id as string}`,
@@ -207,7 +198,7 @@ async function compactDataset(
   const openInput = (input: number) => (held ? Promise.resolve(held[input]!) : deps.store.open(inputs[input]!));
   let totalRows = 0;
   for (let input = 0; input < inputs.length; input++) totalRows += await rowCount(await openInput(input));
-  const parts = bucketAligned(Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart)));
+  const parts = bucketAlignedParts(Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart)));
   const key = compactedObjectKey(dataset, slice, generation);
   const file = new ParquetStreamWriter(SPECS[dataset]);
   const upload = streamedObject(deps.store, key, PARQUET, deps.uploadPartBytes);

@@ -28,7 +28,7 @@ describe('docs/deploy.md quotes the cost model as it last ran (npm run bench -- 
   const one = '1 org × 1,000 traces/s';
   it.each([
     ['before: per-organization objects, trace-id keys, 5 s window', 'before'],
-    ['**request-chunk keys (built)**', 'request-keys'],
+    ['**request-chunk keys, large groups in hash-ordered row groups (built)**', 'request-keys'],
   ])('%s: totals, PUTs, objects and freshness', (label, id) => {
     const row = candidateRow(label);
     expect(row).toContain(dollars(figure(`${many}, ${id}: all-in`)));
@@ -39,7 +39,7 @@ describe('docs/deploy.md quotes the cost model as it last ran (npm run bench -- 
   });
 
   it('the chosen design\'s modelled total for one organization', () => {
-    expect(candidateRow('**request-chunk keys + one row group per hash part + part workers (chosen)**')).toContain(dollars(figure(`${one}, request-keys+part-row-groups: all-in`)));
+    expect(candidateRow('**the built design + part workers for a large hour (chosen)**')).toContain(dollars(figure(`${one}, request-keys+part-workers: all-in`)));
   });
 });
 
