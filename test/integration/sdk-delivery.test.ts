@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../scripts/local/engines.js';
 import { NpmStart, ROOT, waitFor } from '../support/npm-start.js';
 import { blockAfter } from '../support/readme-examples.js';
+import type { DeliveryReport } from '../../sdk/typescript/src/ledger.js';
 
 const readme = () => readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
@@ -23,15 +24,8 @@ const SMALL_MINUTE_QUOTA = 2_000;
 const LARGE_MINUTE_QUOTA = 1_000_000;
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
-interface SdkReport {
-  handed: number;
-  recovered: number;
-  sent: number;
-  rejected: Record<string, number>;
-  dropped: Record<string, number>;
-  pending: number;
-  retried: Record<string, number>;
-}
+/** Both SDKs print their delivery report in this shape (the Python one with the same keys). */
+type SdkReport = DeliveryReport;
 
 let work: string;
 let stack: NpmStart;
