@@ -382,3 +382,43 @@ def test_a_batch_whose_key_is_still_in_progress_waits_aside_while_the_others_go(
     keys = [r["headers"]["idempotency-key"] for r in recorder.requests]
     assert keys[0] == first_key[0] and keys[1] != first_key[0] and keys[2] == first_key[0]
     assert (report.sent, report.pending, report.retried) == (2, 0, {"idempotency_in_progress": 1})
+
+
+def test_a_split_batch_stopped_by_the_deadline_resends_only_its_unsent_part() -> None:
+    # Whole batch: never fits a window, so split. First half: 200. Second half: 429 past the flush deadline.
+    answers = [
+        Answer(429, {"retry-after": "60"}, {"code": "batch_exceeds_quota"}),
+        Answer(200, {}, {"accepted": 2, "rejected": 0, "errors": []}),
+        Answer(429, {"retry-after": "60"}, {"code": "rate_limited"}),
+    ]
+    recorder = Recorder(answers=answers)
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    ids = traces(client, 4)
+    first = client.flush(1.0)
+    assert (first.sent, first.pending) == (2, 2)
+    second = client.flush()
+    assert (second.handed, second.sent, second.pending) == (4, 4, 0)
+    last = recorder.requests[-1]
+    assert sorted(t["trace_id"] for t in last["body"]["traces"]) == sorted(ids[2:])
+    # The unsent half goes again under the key it was refused with, so a copy the service kept lands once.
+    assert last["headers"]["idempotency-key"] == recorder.requests[2]["headers"]["idempotency-key"]
+
+
+def test_a_value_json_cannot_hold_drops_only_its_own_trace(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    traces(client, 2)
+    with client.trace("bad") as trace:
+        trace.update(input_tokens=float("nan"))
+    report = client.flush()
+    assert (report.sent, sum(report.rejected.values())) == (2, 0)
+    assert sum(report.dropped.values()) == 1 and len(recorder.trace_ids) == 2
+
+
+def test_a_serverless_flush_that_fails_inside_settles_its_batch_and_returns() -> None:
+    def broken(traces: list[dict[str, object]]) -> Answer:
+        raise ValueError("Invalid header value")
+
+    client = TraceIngest("tik_x", transport=Recorder(answer=broken), serverless=True)
+    traces(client, 3)
+    report = client.flush()
+    assert (report.sent, report.pending, report.dropped) == (0, 0, {"internal_error": 3})

@@ -348,9 +348,10 @@ export class TraceIngest implements TraceSink {
       const recovered = this.recovered.shift();
       const batch = recovered ?? (this.queue.length > 0 ? this.takeBatch() : undefined);
       if (!batch) return;
-      if (!(await deliverer.deliver(batch, recovered !== undefined))) {
-        // Not sent by the deadline: first in line, with its key, for the next flush.
-        this.recovered.unshift(batch);
+      const unsent = await deliverer.deliver(batch, recovered !== undefined);
+      if (unsent.length > 0) {
+        // Not sent by the deadline: first in line, each with its key, for the next flush.
+        this.recovered.unshift(...unsent);
         return;
       }
     }

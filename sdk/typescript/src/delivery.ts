@@ -97,20 +97,29 @@ export class Deliverer {
   }
 
   /**
-   * Sends `batch` (and its parts, if split) to a final answer; false when a deadline stopped it.
+   * Sends `batch` (and its parts, if split) to a final answer. Returns what a deadline stopped before
+   * its answer, empty when nothing: the batch itself, or the parts of it still unsent once it was split
+   * (never the whole again, whose other parts may be stored); their traces stay pending (and spooled),
+   * each part with its own key. Never throws: a failure of our own (a spool that cannot be written,
+   * say) drops what it had not settled yet as `internal_error`, so no trace is left unaccounted for.
    * `compressed` is its gzip body when the caller already made it (while the previous batch was in flight).
    */
-  async deliver(batch: Batch, spooled = false, compressed?: Promise<Uint8Array>, resume?: Parked): Promise<boolean> {
-    if (this.options.spool && !spooled && !resume) this.options.spool.write(batch);
+  async deliver(batch: Batch, spooled = false, compressed?: Promise<Uint8Array>, resume?: Parked): Promise<Batch[]> {
     const work = [batch];
-    while (work.length > 0) {
-      const current = work.shift() as Batch;
-      const first = current === batch;
-      const parts = await this.send(current, first ? compressed : undefined, first ? resume : undefined);
-      if (parts === undefined) return false;
-      work.unshift(...parts);
+    try {
+      if (this.options.spool && !spooled && !resume) this.options.spool.write(batch);
+      while (work.length > 0) {
+        const current = work[0] as Batch;
+        const first = current === batch;
+        const parts = await this.send(current, first ? compressed : undefined, first ? resume : undefined);
+        if (parts === undefined) return [...work];
+        work.splice(0, 1, ...parts);
+      }
+    } catch (error) {
+      this.options.ledger.drop('internal_error', String(error), work.flatMap((part) => part.traceIds));
+      for (const part of work) this.forget(part);
     }
-    return true;
+    return [];
   }
 
   private async send(batch: Batch, prepared?: Promise<Uint8Array>, resume?: Parked): Promise<Batch[] | undefined> {

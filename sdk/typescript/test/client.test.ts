@@ -268,3 +268,30 @@ it('sets aside a batch whose key is still in progress (409) while the others go'
   assert.deepEqual([report.sent, report.pending, report.retried], [2, 0, { idempotency_in_progress: 1 }]);
   await client.shutdown();
 });
+
+it('resends only the unsent part of a split batch that the flush deadline stopped, under that part\'s key', async () => {
+  const recorder = new Recorder([
+    { status: 429, headers: { 'retry-after': '60' }, body: { code: 'batch_exceeds_quota' } },
+    ok(2),
+    { status: 429, headers: { 'retry-after': '60' }, body: { code: 'rate_limited' } },
+  ]);
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true });
+  const ids = await traces(client, 4);
+  const first = await client.flush(1_000);
+  assert.deepEqual([first.sent, first.pending], [2, 2]);
+  const second = await client.flush();
+  assert.deepEqual([second.handed, second.sent, second.pending], [4, 4, 0]);
+  const last = recorder.requests.at(-1) as (typeof recorder.requests)[number];
+  assert.deepEqual(last.body.traces.map((trace) => trace.trace_id).sort(), ids.slice(2).sort());
+  assert.equal(last.headers['idempotency-key'], recorder.requests[2]?.headers['idempotency-key']);
+});
+
+it('settles a batch whose serverless flush failed inside, and returns instead of throwing', async () => {
+  const recorder = new Recorder([], () => {
+    throw new TypeError('Invalid header value');
+  });
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true });
+  await traces(client, 3);
+  const report = await client.flush();
+  assert.deepEqual([report.sent, report.pending, report.dropped], [0, 0, { internal_error: 3 }]);
+});

@@ -347,10 +347,11 @@ class TraceIngest:
                     batch, spooled = self._take_batch(), False
                 else:
                     return
-            if not deliverer.deliver(batch, spooled=spooled):
+            unsent = deliverer.deliver(batch, spooled=spooled)
+            if unsent:
                 with self._cond:
-                    # Not sent by the deadline: back at the front, with its key, for the next flush.
-                    self._recovered.appendleft(batch)
+                    # Not sent by the deadline: first in line, each with its key, for the next flush.
+                    self._recovered.extendleft(reversed(unsent))
                 return
 
     def _sleeper(self, deadline: Callable[[], float | None]) -> Callable[[float], bool]:

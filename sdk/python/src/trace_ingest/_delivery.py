@@ -4,6 +4,7 @@ says it can never fit, and accounts for every trace it carried."""
 from __future__ import annotations
 
 import gzip
+import logging
 import random
 import time
 import uuid
@@ -14,6 +15,8 @@ from ._ledger import Ledger
 from ._policy import Answer, decide, rejected_traces
 from ._spool import Spool, SpooledBatch
 from ._transport import USER_AGENT, Transport
+
+logger = logging.getLogger("trace_ingest")
 
 BODY_PREFIX = b'{"traces":['
 BODY_SUFFIX = b"]}"
@@ -86,19 +89,32 @@ class Deliverer:
         self._level = compress_level
         self._park = park
 
-    def deliver(self, batch: Batch, spooled: bool = False, resume: Parked | None = None) -> bool:
+    def deliver(self, batch: Batch, spooled: bool = False, resume: Parked | None = None) -> list[Batch]:
         """Sends `batch` (and its parts, if split) to a final answer, or parks it (see `Parked`).
-        Returns False when a deadline stopped it: its traces stay pending (and spooled)."""
-        if self._spool is not None and not spooled and resume is None:
-            self._spool.write(SpooledBatch(batch.key, list(batch.trace_ids), batch.body))
+        Returns what a deadline stopped before its answer, empty when nothing: the batch itself, or
+        the parts of it still unsent once it was split (never the whole again, whose other parts may
+        be stored). Their traces stay pending (and spooled), each part with its own key.
+        Never raises: a failure of our own (a spool that cannot be written, say) drops what it had not
+        settled yet as ``internal_error``, so no trace is left unaccounted for."""
         work = [batch]
-        while work:
-            current = work.pop(0)
-            parts = self._send(current, resume if current is batch else None)
-            if parts is None:
-                return False
-            work[:0] = parts
-        return True
+        try:
+            if self._spool is not None and not spooled and resume is None:
+                self._spool.write(SpooledBatch(batch.key, list(batch.trace_ids), batch.body))
+            while work:
+                current = work[0]
+                parts = self._send(current, resume if current is batch else None)
+                if parts is None:
+                    return list(work)
+                work[:1] = parts
+        except Exception as error:
+            logger.exception("trace_ingest delivery failed")
+            self._ledger.drop("internal_error", repr(error), [trace_id for part in work for trace_id in part.trace_ids])
+            for part in work:
+                try:
+                    self._forget(part)
+                except OSError:
+                    pass  # left in the spool: resent by a later start, under its key
+        return []
 
     def _send(self, batch: Batch, resume: Parked | None = None) -> list[Batch] | None:
         """One batch to its end: [] when settled or parked, its two halves when split, None when stopped."""

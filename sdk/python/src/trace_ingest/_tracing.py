@@ -305,10 +305,12 @@ def _masked(mask: Mask | None, field: str, value: Any) -> Any:
     return value if mask is None else mask(field, value)
 
 
-# Made once: json.dumps with options builds a new encoder on every call.
-_FIELD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_ASCII_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+# Made once: json.dumps with options builds a new encoder on every call. No NaN or Infinity: they are
+# not JSON, and one in a numeric field made the service refuse the whole batch (400 malformed_body);
+# refused here, only their own trace is dropped (not_serialisable).
+_FIELD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def _json_text(value: Any, empty: str) -> str:
