@@ -422,3 +422,21 @@ def test_a_serverless_flush_that_fails_inside_settles_its_batch_and_returns() ->
     traces(client, 3)
     report = client.flush()
     assert (report.sent, report.pending, report.dropped) == (0, 0, {"internal_error": 3})
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_never_posts_on_its_parents_kept_alive_connection() -> None:
+    from trace_ingest._transport import HttpTransport
+
+    service = FakeService()
+    try:
+        transport = HttpTransport(service.url, 5.0)
+        parent_connection = transport._connection()
+        pid = os.fork()
+        if pid == 0:  # the child: a connection of its own, or exit 1
+            os._exit(0 if transport._connection() is not parent_connection else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0
+        assert transport._connection() is parent_connection
+    finally:
+        service.close()

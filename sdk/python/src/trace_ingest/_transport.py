@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import threading
 import urllib.parse
@@ -32,6 +33,7 @@ class HttpTransport:
         self._path = parsed.path
         self._timeout = timeout
         self._local = threading.local()
+        self._pid = os.getpid()
 
     def post(self, body: bytes, headers: Mapping[str, str]) -> Answer:
         connection = self._connection()
@@ -54,6 +56,11 @@ class HttpTransport:
         return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, parsed)
 
     def _connection(self) -> http.client.HTTPConnection:
+        if self._pid != os.getpid():
+            # A forked child: the parent's kept-alive sockets are shared with it, and a child writing on
+            # one could read the parent's answer as its own. Dropped, not closed: they are the parent's.
+            self._local = threading.local()
+            self._pid = os.getpid()
         connection = getattr(self._local, "connection", None)
         if connection is None:
             cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
