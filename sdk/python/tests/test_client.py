@@ -440,3 +440,17 @@ def test_a_forked_child_never_posts_on_its_parents_kept_alive_connection() -> No
         assert transport._connection() is parent_connection
     finally:
         service.close()
+
+
+def test_a_spool_busy_sending_keeps_its_owner_file_fresh(tmp_path: Path) -> None:
+    # Staleness is read from the owner file's age: one that only idle waits refresh looks dead to another
+    # process while its owner is busy sending, and that process would send its batches again.
+    from trace_ingest._spool import Spool, SpooledBatch
+
+    spool = Spool(tmp_path)
+    owner_file = tmp_path / f"{spool.owner}.owner"
+    long_ago = time.time() - 61
+    os.utime(owner_file, (long_ago, long_ago))
+    spool._beat = time.monotonic() - 11
+    spool.write(SpooledBatch("k1", ["t1"], b"{}"))
+    assert time.time() - owner_file.stat().st_mtime < 5

@@ -32,11 +32,16 @@ export class Spool {
   }
 
   write(batch: Batch): void {
+    // Every write and delete keeps the owner file fresh (at most once per HEARTBEAT_MS): a process busy
+    // sending never reaches the idle waits that beat too, and after STALE_AFTER_MS another process
+    // would take its batches in flight for orphans and send them again.
+    this.heartbeat();
     const header = Buffer.from(`${JSON.stringify({ key: batch.key, trace_ids: batch.traceIds })}\n`);
     writeAtomically(this.file(batch.key), Buffer.concat([header, batch.body]));
   }
 
   delete(key: string): void {
+    this.heartbeat();
     try {
       unlinkSync(this.file(key));
     } catch {

@@ -295,3 +295,17 @@ it('settles a batch whose serverless flush failed inside, and returns instead of
   const report = await client.flush();
   assert.deepEqual([report.sent, report.pending, report.dropped], [0, 0, { internal_error: 3 }]);
 });
+
+it('keeps the spool owner file fresh while the spool is busy, so no other process takes its batches for orphans', async () => {
+  const { Spool } = await import('../src/spool.js');
+  const { Batch } = await import('../src/delivery.js');
+  const { statSync, utimesSync } = await import('node:fs');
+  const directory = mkdtempSync(path.join(tmpdir(), 'spool-beat-'));
+  const spool = new Spool(directory);
+  const ownerFile = path.join(directory, `${spool.owner}.owner`);
+  const longAgo = (Date.now() - 61_000) / 1000;
+  utimesSync(ownerFile, longAgo, longAgo);
+  (spool as unknown as { lastBeat: number }).lastBeat = Date.now() - 11_000;
+  spool.write(new Batch('k1', ['t1'], new Uint8Array([123, 125])));
+  assert.ok(Date.now() - statSync(ownerFile).mtimeMs < 5_000);
+});

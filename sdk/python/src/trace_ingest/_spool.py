@@ -59,10 +59,15 @@ class Spool:
         _write_atomically(self.directory / f"{self.owner}.owner", str(os.getpid()).encode())
 
     def write(self, batch: SpooledBatch) -> None:
+        # Every write and delete keeps the owner file fresh (at most once per HEARTBEAT_SECONDS): a
+        # worker busy sending never reaches the idle waits that beat too, and after STALE_AFTER_SECONDS
+        # another process would take its batches in flight for orphans and send them again.
+        self.heartbeat()
         header = json.dumps({"key": batch.key, "trace_ids": batch.trace_ids}).encode()
         _write_atomically(self._path(batch.key), header + b"\n" + batch.body)
 
     def delete(self, key: str) -> None:
+        self.heartbeat()
         try:
             self._path(key).unlink()
         except FileNotFoundError:
