@@ -5,7 +5,7 @@ import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../land
 import { ParquetStreamWriter } from '../landing/parquet-writer.js';
 import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, rawSlicePrefix, sliceId } from './compaction-keys.js';
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
-import { type Row, readRowGroups, rowBatches, rowCount } from './parquet-rows.js';
+import { inputShape, type Row, readRowGroups, rowBatches } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
 import type { StructuredLogger } from '../shared/runtime/logger.js';
 
@@ -197,8 +197,17 @@ async function compactDataset(
   const held = totalBytes <= bytesPerPart ? await Promise.all(inputs.map((object) => deps.store.open(object))) : undefined;
   const openInput = (input: number) => (held ? Promise.resolve(held[input]!) : deps.store.open(inputs[input]!));
   let totalRows = 0;
-  for (let input = 0; input < inputs.length; input++) totalRows += await rowCount(await openInput(input));
-  const parts = bucketAlignedParts(Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart)));
+  let hashOrderedRows = 0;
+  for (let input = 0; input < inputs.length; input++) {
+    const shape = await inputShape(await openInput(input));
+    totalRows += shape.rows;
+    if (shape.hashOrdered) hashOrderedRows += shape.rows;
+  }
+  const needed = Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart));
+  // A power of two lets each part skip the row groups of hash-ordered inputs, but every extra part decodes the
+  // other inputs whole once more (small landed groups, objects of older versions, the previous generation):
+  // rounded up only when most rows can be skipped, so an hour near the worker's limit is not pushed past it.
+  const parts = hashOrderedRows * 2 >= totalRows ? bucketAlignedParts(needed) : needed;
   const key = compactedObjectKey(dataset, slice, generation);
   const file = new ParquetStreamWriter(SPECS[dataset]);
   const upload = streamedObject(deps.store, key, PARQUET, deps.uploadPartBytes);

@@ -56,10 +56,10 @@ function rowGroupOrders(metadata: { key: string; value?: string }[] | undefined,
   }
 }
 
-/** Rows in the file per its footer, without reading any column. */
-export async function rowCount(file: AsyncBuffer): Promise<number> {
+/** Rows in the file per its footer, and whether its row groups carry hash orders, without reading any column. */
+export async function inputShape(file: AsyncBuffer): Promise<{ rows: number; hashOrdered: boolean }> {
   const metadata = await parquetMetadataAsync(file);
-  return Number(metadata.num_rows);
+  return { rows: Number(metadata.num_rows), hashOrdered: rowGroupOrders(metadata.key_value_metadata, metadata.row_groups.length) !== undefined };
 }
 
 /**
