@@ -73,7 +73,7 @@ export interface HashBlock {
 }
 
 /**
- * A large group's traces in hash order, cut into blocks of 2^k buckets (as many blocks as keep ~64 span rows each,
+ * A large group's traces in hash order, cut into blocks of 2^k buckets (as many blocks as keep at least ROWS_PER_BLOCK, 512, span rows each,
  * at most 128), empty blocks left out; undefined for a group below {@link HASH_ORDERED_FROM_ROWS} span rows,
  * which is written in arrival order as before. The order within a bucket is the arrival order.
  */
