@@ -23,8 +23,13 @@ export const HASH_ORDERED_FROM_ROWS = 1024;
 /** Rows per block a hash-ordered group aims at: more blocks spare compaction decoding, but smaller row groups compress worse (64 rows per block doubled the raw bytes of the one-organization shape; 512 adds ~25 %). */
 const ROWS_PER_BLOCK = 512;
 
-/** The Parquet footer key holding, per row group, the range of hash orders its rows have (JSON `[[first, last], …]`). */
-export const HASH_ORDER_METADATA_KEY = 'trace_ingest.hash_orders';
+/**
+ * The Parquet footer key holding, per row group, the range of hash orders its rows have (JSON `[[first, last], …]`).
+ * It names the hash and the bucket count: compaction skips row groups by these ranges, so a footer written under
+ * another hash must not be trusted. A change of `partOf`, {@link HASH_BUCKETS} or the bit order takes a new key, and
+ * objects with the old one are then read whole, which is always correct.
+ */
+export const HASH_ORDER_METADATA_KEY = 'trace_ingest.hash_orders.fnv1a32-utf16.b128.v1';
 
 function reverseBits(value: number, bits: number): number {
   let reversed = 0;
