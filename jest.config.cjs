@@ -1,6 +1,6 @@
 // Jest runs the TypeScript sources through SWC as CommonJS. middy 5+ ships only ESM,
 // so its packages are transformed too instead of being ignored like the rest of node_modules;
-// so are hyparquet and hyparquet-writer (the landing consumer's Parquet writer, ESM only).
+// so are hyparquet and hyparquet-writer (the Parquet reader and writer, lambda/datasets/parquet/ and compaction; ESM only).
 const swc = ['@swc/jest', {
   jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
   module: { type: 'commonjs' },

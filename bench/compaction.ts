@@ -3,14 +3,15 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COMPACTED_ROOT, rawSlicePrefix, type Slice } from '../lambda/compaction/compaction-keys.js';
+import { COMPACTED_ROOT, type Slice } from '../lambda/compaction/compaction-keys.js';
+import { rawPartitionPrefix } from '../lambda/datasets/object-keys.js';
 import { type CompactionDeps, compactSlice, type CompactionStore, DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART, type StoredObject, type UploadedPart } from '../lambda/compaction/compact-slice.js';
 import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/compaction/streamed-object.js';
 import { COMPACTION_NODE_OPTIONS } from '../lib/constructs/compaction.js';
-import { spanBatches, traceBatches } from '../lambda/landing/column-batches.js';
+import { spanBatches, traceBatches } from '../lambda/datasets/column-batches.js';
 import { landingObjectKey } from '../lambda/landing/landing-keys.js';
-import { SPANS, TRACES } from '../lambda/landing/landing-schema.js';
-import { writeParquet } from '../lambda/landing/parquet-writer.js';
+import { SPANS, TRACES } from '../lambda/datasets/registry.js';
+import { writeParquet } from '../lambda/datasets/parquet/parquet-writer.js';
 import { inFreshProcess } from './fresh-process.js';
 import { landable, peakRssMb, type SyntheticTrace, syntheticTraces } from './landing.js';
 import type { BenchResult } from './types.js';
@@ -204,11 +205,11 @@ async function busyHourRows(): Promise<BenchResult[]> {
   try {
     landRawHour(dir, BUSY_HOUR.traces, BUSY_HOUR.spansPerTrace, BUSY_HOUR.objects);
     const store = new DirectoryStore(dir);
-    const raw = { traces: (await store.list(rawSlicePrefix('traces', SLICE))).length, spans: (await store.list(rawSlicePrefix('spans', SLICE))).length };
+    const raw = { traces: (await store.list(rawPartitionPrefix('traces', SLICE))).length, spans: (await store.list(rawPartitionPrefix('spans', SLICE))).length };
     const limits: Partial<CompactionDeps> = SCALED_LIMITS;
     const summary = await compactSlice({ store, ...limits }, SLICE);
     for (const dataset of ['traces', 'spans'] as const) {
-      const written = (await store.list(`${COMPACTED_ROOT}${rawSlicePrefix(dataset, SLICE)}`)).length;
+      const written = (await store.list(`${COMPACTED_ROOT}${rawPartitionPrefix(dataset, SLICE)}`)).length;
       const perDay = written * 24;
       rows.push({
         group: 'compaction',
@@ -221,9 +222,9 @@ async function busyHourRows(): Promise<BenchResult[]> {
         note: `${perDay <= 24 ? 'met' : 'NOT met'}: counted from what compactSlice wrote for one busy hour (${written} object), × 24 hours. The hour: ${DAY.tracesPerBatch} traces × ${DAY.spansPerTrace} spans per batch at ${DAY.batchesPerSecond} batches/s, landed as ${en(raw[dataset])} raw objects per dataset (${DAY.shards} shards × one per ${DAY.batchingWindowSeconds} s window; baseline: those × 24), at 1/${SCALE} of its rows (${en(summary.rows.traces)} traces, ${en(summary.rows.spans)} spans) with the part limits / ${SCALE} too (${en(SCALED_LIMITS.rowsPerPart)} rows, ${en(SCALED_LIMITS.bytesPerPart)} bytes), so cut into ${summary.hashParts} hash parts for both datasets (the full hour: ${Math.ceil(DAY_TRACES_PER_HOUR / DEFAULT_ROWS_PER_PART)} + ${Math.ceil((DAY_TRACES_PER_HOUR * DAY.spansPerTrace) / DEFAULT_ROWS_PER_PART)} by rows alone, more by bytes)`,
       });
     }
-    const compactedFiles = (await store.list(`${COMPACTED_ROOT}${rawSlicePrefix('spans', SLICE)}`)).map((o) => `'${path.join(dir, o.key)}'`);
+    const compactedFiles = (await store.list(`${COMPACTED_ROOT}${rawPartitionPrefix('spans', SLICE)}`)).map((o) => `'${path.join(dir, o.key)}'`);
     const times = await timeQueries({
-      raw: `read_parquet('${path.join(dir, rawSlicePrefix('spans', SLICE))}*.parquet')`,
+      raw: `read_parquet('${path.join(dir, rawPartitionPrefix('spans', SLICE))}*.parquet')`,
       compacted: `read_parquet([${compactedFiles.join(', ')}])`,
     });
     if (times.raw.result !== times.compacted.result) throw new Error(`raw and compacted answers differ: ${times.raw.result} vs ${times.compacted.result}`);

@@ -9,10 +9,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spanBatches } from '../lambda/landing/column-batches.js';
-import type { LandableTrace } from '../lambda/landing/landable-trace.js';
-import { SPANS } from '../lambda/landing/landing-schema.js';
-import { writeParquet } from '../lambda/landing/parquet-writer.js';
+import { spanBatches } from '../lambda/datasets/column-batches.js';
+import { type LandableTrace, SPANS } from '../lambda/datasets/registry.js';
+import { writeParquet } from '../lambda/datasets/parquet/parquet-writer.js';
 import { duckdbJsonWriteSpans, duckdbWriteSpans, landable, peakRssMb, syntheticTraces } from './landing.js';
 
 const TRACE_COUNT = Number(process.env.TRACES ?? 2_000);

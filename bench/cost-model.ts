@@ -9,7 +9,7 @@
 import { DEFAULT_SETTLE_MS } from '../lambda/compaction/compact-pending.js';
 import { DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/compaction/compact-slice.js';
 import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/compaction/streamed-object.js';
-import { bucketAlignedParts, hashBlockCount, isBucketAligned } from '../lambda/landing/hash-parts.js';
+import { bucketAlignedParts, hashBlockCount, isBucketAligned } from '../lambda/datasets/hash-parts.js';
 import { RAW_RETENTION_DAYS } from '../lib/constructs/landing.js';
 import { CountingBucket } from './cost/counting-bucket.js';
 import { KINESIS_SHARD_LIMITS, LAMBDA_MB_PER_VCPU, PRICES } from './cost/prices.js';

@@ -1,7 +1,7 @@
 import { parquetMetadataAsync } from 'hyparquet';
 import { compactQueuedSlices } from '../../lambda/compaction/compact-queued-slices.js';
 import { readRowGroups } from '../../lambda/compaction/parquet-rows.js';
-import { SPANS, TRACES } from '../../lambda/landing/landing-schema.js';
+import { SPANS, TRACES } from '../../lambda/datasets/registry.js';
 import { planCompaction } from '../../lambda/compaction/plan-compaction.js';
 import type { SliceMessage } from '../../lambda/compaction/slice-message.js';
 import { type LandingRecord, landRecords } from '../../lambda/landing/land-records.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DatasetName } from '../landing/landing-schema.js';
+import type { DatasetName } from '../datasets/registry.js';
 import { type Slice, manifestKey, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
 import { type CompactionDeps, DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, type StoredObject, compactSlice, sliceWork } from './compact-slice.js';
 import { type SliceManifest, parseManifest } from './manifest.js';

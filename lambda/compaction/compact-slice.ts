@@ -1,9 +1,10 @@
 import type { AsyncBuffer } from 'hyparquet';
-import { DEFAULT_ROWS_PER_BATCH } from '../landing/column-batches.js';
-import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../landing/landing-schema.js';
-import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../landing/hash-parts.js';
-import { ParquetStreamWriter } from '../landing/parquet-writer.js';
-import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, rawSlicePrefix, sliceId } from './compaction-keys.js';
+import { DEFAULT_ROWS_PER_BATCH } from '../datasets/column-batches.js';
+import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../datasets/registry.js';
+import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../datasets/hash-parts.js';
+import { ParquetStreamWriter } from '../datasets/parquet/parquet-writer.js';
+import { rawPartitionPrefix } from '../datasets/object-keys.js';
+import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, sliceId } from './compaction-keys.js';
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { inputShape, type Row, readRowGroups, rowBatches } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
@@ -273,7 +274,7 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const grace = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
   const manifestBytes = await deps.store.get(manifestKey(slice));
   const previous = manifestBytes ? parseManifest(manifestBytes, slice) : undefined;
-  const listing = raw ?? { traces: await deps.store.list(rawSlicePrefix('traces', slice)), spans: await deps.store.list(rawSlicePrefix('spans', slice)) };
+  const listing = raw ?? { traces: await deps.store.list(rawPartitionPrefix('traces', slice)), spans: await deps.store.list(rawPartitionPrefix('spans', slice)) };
   const { pending, expired, kept } = sliceWork(previous, listing, now.getTime(), grace);
   const result: SliceCompaction = {
     slice,

@@ -1,20 +1,9 @@
-import { partitionPath } from '../landing/landing-keys.js';
-import type { DatasetName } from '../landing/landing-schema.js';
+import { type Partition, partitionPath, rawPartitionPrefix } from '../datasets/object-keys.js';
+import type { DatasetName } from '../datasets/registry.js';
 import { DATA_PREFIXES } from '../shared/service-constants.js';
 
-/** One unit of compaction: an organization's hour of trace timestamps, both datasets together. */
-export interface Slice {
-  orgId: string;
-  /** `YYYY-MM-DD`, UTC. */
-  dt: string;
-  /** `00`–`23`, UTC. */
-  hour: string;
-}
-
-/** Prefix of the raw objects the landing wrote for a slice (see `landingObjectKey`). */
-export function rawSlicePrefix(dataset: DatasetName, slice: Slice): string {
-  return `${DATA_PREFIXES[dataset]}${partitionPath(slice)}`;
-}
+/** One unit of compaction: an organization's hour of trace timestamps (a partition), both datasets together. */
+export type Slice = Partition;
 
 /** Root prefix of compacted objects; kept apart from the raw prefixes so that a raw glob never reads them. */
 export const COMPACTED_ROOT = DATA_PREFIXES.compacted;
@@ -23,7 +12,7 @@ export const COMPACTED_ROOT = DATA_PREFIXES.compacted;
 export const MANIFEST_ROOT = DATA_PREFIXES.manifests;
 
 export function compactedSlicePrefix(dataset: DatasetName, slice: Slice): string {
-  return `${COMPACTED_ROOT}${DATA_PREFIXES[dataset]}${partitionPath(slice)}`;
+  return `${COMPACTED_ROOT}${rawPartitionPrefix(dataset, slice)}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { DatasetName } from '../landing/landing-schema.js';
+import type { DatasetName } from '../datasets/registry.js';
 import { type Slice, sliceId } from './compaction-keys.js';
 
 /** A raw object folded into the compacted objects, by key and the ETag it had when it was read. */

@@ -1,8 +1,8 @@
 import zlib from 'node:zlib';
 import { type AsyncBuffer, type Compressors, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import type { ColumnBatch, ColumnValues } from '../landing/column-batches.js';
-import { HASH_ORDER_METADATA_KEY } from '../landing/hash-parts.js';
-import type { ColumnSpec, DatasetSpec } from '../landing/landing-schema.js';
+import type { ColumnBatch, ColumnValues } from '../datasets/column-batches.js';
+import { HASH_ORDER_METADATA_KEY } from '../datasets/hash-parts.js';
+import type { ColumnSpec, DatasetSpec } from '../datasets/registry.js';
 
 /** One row as read back: column name → value (strings, numbers, `bigint` for INT64 and timestamps in µs, string lists, null). */
 export type Row = Record<string, unknown>;
@@ -40,7 +40,7 @@ export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec, wante
   }
 }
 
-/** An inclusive range of hash orders (lambda/landing/hash-parts.ts). */
+/** An inclusive range of hash orders (lambda/datasets/hash-parts.ts). */
 export type HashOrders = [number, number];
 
 /** The hash orders of each row group, from the footer the landing wrote for a hash-ordered group; undefined when absent or not one per row group. */

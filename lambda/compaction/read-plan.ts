@@ -1,4 +1,4 @@
-import type { DatasetName } from '../landing/landing-schema.js';
+import type { DatasetName } from '../datasets/registry.js';
 import { sliceId, sliceOfRawKey } from './compaction-keys.js';
 import type { SliceManifest } from './manifest.js';
 

@@ -1,4 +1,4 @@
-import type { DatasetName } from './landing-schema.js';
+import type { DatasetName } from '../datasets/registry.js';
 import type { LandingDeps, LandingLogger } from './ports.js';
 import { ObjectUploads, type UploadFailure } from './steps/object-uploads.js';
 import { PendingGroups } from './steps/pending-groups.js';

@@ -1,25 +1,10 @@
 import { exceedsContainerLimit, exceedsDepthLimit } from '../shared/domain/json-limits.js';
 import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
-import { type ColumnType, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES } from './landing-schema.js';
+import { type ColumnType, type LandableTrace, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES } from '../datasets/registry.js';
 
 /** A record the consumer cannot land as it is (a permanent condition: retrying cannot help). */
 export class UnlandableRecordError extends Error {
   override name = 'UnlandableRecordError';
-}
-
-/** An accepted trace checked and made ready for the row builders: timestamps parsed once, tags extracted. */
-export interface LandableTrace {
-  context: TraceContext;
-  trace: AcceptedTrace;
-  /** UTC date of the trace timestamp, the `dt` partition. */
-  dt: string;
-  /** UTC hour (`00`–`23`) of the trace timestamp, the `hour` partition. */
-  hour: string;
-  timestampMicros: bigint;
-  receivedAtMicros: bigint;
-  tags: string[];
-  spanTimestampMicros: bigint[];
-  spanTags: string[][];
 }
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
@@ -162,7 +147,7 @@ const TRACE_CHECK = rowCheck(TRACES);
 const SPAN_CHECK = rowCheck(SPANS);
 
 /**
- * Checks the shape the row builders rely on: every column of both datasets (landing-schema.ts) takes a value
+ * Checks the shape the row builders rely on: every column of both datasets (lambda/datasets/registry.ts) takes a value
  * of its type from this trace and each of its spans. Throws {@link UnlandableRecordError} with the first problem
  * (`/spans/3/name is not a string`).
  */

@@ -3,7 +3,7 @@ import { CfnWorkGroup } from 'aws-cdk-lib/aws-athena';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec, PARTITION_KEYS } from '../../lambda/landing/landing-schema.js';
+import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec, PARTITION_KEYS } from '../../lambda/datasets/registry.js';
 import { DATA_PREFIXES } from '../../lambda/shared/service-constants.js';
 
 /** Name of the Glue table over the slice manifests. */

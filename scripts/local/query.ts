@@ -11,7 +11,7 @@ import {
 import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/compaction/compaction-keys.js';
 import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
-import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/landing/landing-schema.js';
+import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/datasets/registry.js';
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { LOCAL_NAMES, localPaths } from './local-state.js';
 

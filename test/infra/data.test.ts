@@ -1,5 +1,5 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { COLUMN_TYPE_NAMES, DATASETS } from '../../lambda/landing/landing-schema.js';
+import { COLUMN_TYPE_NAMES, DATASETS } from '../../lambda/datasets/registry.js';
 import { RATE_TABLE, TENANCY_TABLE } from '../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
 import { RAW_RETENTION_DAYS } from '../../lib/constructs/landing.js';

@@ -5,10 +5,10 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC, Vector } from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
-import { type ColumnBatch, spanBatches } from '../../lambda/landing/column-batches.js';
+import { type ColumnBatch, spanBatches } from '../../lambda/datasets/column-batches.js';
 import { toLandableTrace } from '../../lambda/landing/landable-trace.js';
-import { type DatasetSpec, SPANS } from '../../lambda/landing/landing-schema.js';
-import { writeParquet } from '../../lambda/landing/parquet-writer.js';
+import { type DatasetSpec, SPANS } from '../../lambda/datasets/registry.js';
+import { writeParquet } from '../../lambda/datasets/parquet/parquet-writer.js';
 import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../unit/landing/landing-builders.js';
 import { equals } from '@jest/expect-utils';
 

@@ -1,13 +1,12 @@
 import type { LandingRecord, LandingSummary } from '../land-records.js';
-import { DEFAULT_ROWS_PER_BATCH, spanBatches, traceBatches } from '../column-batches.js';
+import { DEFAULT_ROWS_PER_BATCH, spanBatches, traceBatches } from '../../datasets/column-batches.js';
 import { deadLetterObjectKey, landingObjectKey } from '../landing-keys.js';
-import { SPANS, TRACES } from '../landing-schema.js';
-import { writeParquet } from '../parquet-writer.js';
+import { type LandableTrace, SPANS, TRACES } from '../../datasets/registry.js';
+import { writeParquet } from '../../datasets/parquet/parquet-writer.js';
 import type { LandingDeps } from '../ports.js';
 import type { LandingGroup } from './pending-groups.js';
 import { settleLimited } from '../../shared/runtime/limited.js';
-import { HASH_BUCKETS, HASH_ORDER_METADATA_KEY, type HashBlock, hashBlocks } from '../hash-parts.js';
-import type { LandableTrace } from '../landable-trace.js';
+import { HASH_BUCKETS, HASH_ORDER_METADATA_KEY, type HashBlock, hashBlocks } from '../../datasets/hash-parts.js';
 
 /** The hash orders of each row group a block's rows are written as: one entry per `rowsPerRowGroup` rows, none when empty. */
 function rowGroupOrders(block: HashBlock, rowsOf: (traces: readonly LandableTrace[]) => readonly LandableTrace[], spans: boolean, rowsPerRowGroup: number): [number, number][] {

@@ -1,6 +1,6 @@
 import { recordIdentity } from '../../shared/domain/trace-record.js';
 import type { LandingRecord } from '../land-records.js';
-import type { LandableTrace } from '../landable-trace.js';
+import type { LandableTrace } from '../../datasets/registry.js';
 import type { LandingGroupKey } from '../landing-keys.js';
 
 /** The traces of one shard, organization and hour that land together in one object per dataset. */

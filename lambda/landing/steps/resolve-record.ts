@@ -1,6 +1,7 @@
 import { type TraceRecord, TraceRecordDecodeError, decodeTraceRecord, isReferenceRecord } from '../../shared/domain/trace-record.js';
 import type { LandingRecord } from '../land-records.js';
-import { type LandableTrace, UnlandableRecordError, toLandableTrace } from '../landable-trace.js';
+import type { LandableTrace } from '../../datasets/registry.js';
+import { UnlandableRecordError, toLandableTrace } from '../landable-trace.js';
 import { type LandingStore, ReferencedObjectNotFoundError } from '../ports.js';
 
 /** A record read as the trace it lands, or the reason it never can be (it is dead-lettered). */

@@ -8,7 +8,7 @@ import { sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.j
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
-import { type DatasetName, DATASETS } from '../../../lambda/landing/landing-schema.js';
+import { type DatasetName, DATASETS } from '../../../lambda/datasets/registry.js';
 import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
 import { MemoryBucket } from './memory-bucket.js';
 

@@ -7,7 +7,7 @@ import { compactedObjectKey, manifestKey, sliceOfManifestKey } from '../../../la
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
-import type { DatasetName } from '../../../lambda/landing/landing-schema.js';
+import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
 import { MemoryBucket } from './memory-bucket.js';

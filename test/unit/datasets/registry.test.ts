@@ -1,17 +1,18 @@
 import { rowBatches, readRowGroups } from '../../../lambda/compaction/parquet-rows.js';
-import { type ColumnBatch, spanBatches, traceBatches } from '../../../lambda/landing/column-batches.js';
-import { type LandableTrace, toLandableTrace } from '../../../lambda/landing/landable-trace.js';
+import { type ColumnBatch, spanBatches, traceBatches } from '../../../lambda/datasets/column-batches.js';
+import { toLandableTrace } from '../../../lambda/landing/landable-trace.js';
 import {
   type ColumnType,
   DATASETS,
+  type LandableTrace,
   type LandedDataset,
   SPANS,
   type SpanRowSource,
   TRACES,
   type TraceRowSource,
-} from '../../../lambda/landing/landing-schema.js';
-import { writeParquet } from '../../../lambda/landing/parquet-writer.js';
-import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from './landing-builders.js';
+} from '../../../lambda/datasets/registry.js';
+import { writeParquet } from '../../../lambda/datasets/parquet/parquet-writer.js';
+import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../landing/landing-builders.js';
 
 const asyncBuffer = (bytes: Uint8Array) => {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;

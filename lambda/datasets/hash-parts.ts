@@ -1,4 +1,4 @@
-import type { LandableTrace } from './landable-trace.js';
+import type { LandableTrace } from './registry.js';
 
 /** 32-bit FNV-1a of a string's UTF-16 code units: the part of a trace, stable across runs and platforms. */
 export function partOf(traceId: string, parts: number): number {

@@ -1,5 +1,5 @@
 import { parquetMetadata } from 'hyparquet';
-import { ByteWriter, DrainingByteWriter, ParquetWriter, writePageHeader, writeRleBitPackedHybrid } from '../../../lambda/landing/hyparquet-writer-adapter.js';
+import { ByteWriter, DrainingByteWriter, ParquetWriter, writePageHeader, writeRleBitPackedHybrid } from '../../../../lambda/datasets/parquet/hyparquet-writer-adapter.js';
 
 /** What the landing writer relies on in hyparquet-writer beyond its documented API (see hyparquet-writer-adapter.ts). */
 describe('hyparquet-writer internals the landing writer relies on', () => {

@@ -5,7 +5,7 @@
  * types of `npm run query`, and the compaction writer's batches (lambda/compaction/parquet-rows.ts).
  * `org_id`, `dt` and `hour` are not columns: they are Hive partition keys in the object path.
  */
-import type { LandableTrace } from './landable-trace.js';
+import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
 
 /** `timestamp` is INT64 TIMESTAMP(MICROS, UTC); `string_list` is a required LIST of required UTF-8. */
 export type ColumnType = 'string' | 'nullable_string' | 'int32' | 'int64' | 'double' | 'timestamp' | 'string_list';
@@ -68,6 +68,24 @@ export interface ColumnValueTypes {
   double: number;
   timestamp: bigint;
   string_list: string[];
+}
+
+/**
+ * An accepted trace checked and made ready for the row builders: timestamps parsed once, tags extracted. The
+ * landing makes it (`toLandableTrace`, lambda/landing/landable-trace.ts); every accessor below reads it.
+ */
+export interface LandableTrace {
+  context: TraceContext;
+  trace: AcceptedTrace;
+  /** UTC date of the trace timestamp, the `dt` partition. */
+  dt: string;
+  /** UTC hour (`00`–`23`) of the trace timestamp, the `hour` partition. */
+  hour: string;
+  timestampMicros: bigint;
+  receivedAtMicros: bigint;
+  tags: string[];
+  spanTimestampMicros: bigint[];
+  spanTags: string[][];
 }
 
 /** Where a row's values come from: a trace row from its trace, a span row from its trace and the span's index in it. */

@@ -1,12 +1,12 @@
 import { parquetMetadata } from 'hyparquet';
 import * as zlib from 'node:zlib';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { spanBatches, traceBatches } from '../../../lambda/landing/column-batches.js';
-import { toLandableTrace } from '../../../lambda/landing/landable-trace.js';
-import { type DatasetSpec, SPANS, TRACES } from '../../../lambda/landing/landing-schema.js';
-import { parquetCodec } from '../../../lambda/landing/parquet-codec.js';
-import { writeParquet } from '../../../lambda/landing/parquet-writer.js';
-import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from './landing-builders.js';
+import { spanBatches, traceBatches } from '../../../../lambda/datasets/column-batches.js';
+import { toLandableTrace } from '../../../../lambda/landing/landable-trace.js';
+import { type DatasetSpec, SPANS, TRACES } from '../../../../lambda/datasets/registry.js';
+import { parquetCodec } from '../../../../lambda/datasets/parquet/parquet-codec.js';
+import { writeParquet } from '../../../../lambda/datasets/parquet/parquet-writer.js';
+import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../../landing/landing-builders.js';
 
 const arrayBuffer = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 

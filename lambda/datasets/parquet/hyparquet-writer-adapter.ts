@@ -1,6 +1,6 @@
 /**
  * Everything of hyparquet-writer that is not its documented API, in one place. The version is pinned
- * (package.json) and `test/unit/landing/hyparquet-writer-contract.test.ts` pins what is relied on here;
+ * (package.json) and `test/unit/datasets/parquet/hyparquet-writer-contract.test.ts` pins what is relied on here;
  * upgrading the package means running that test first.
  *
  * Relied on:

@@ -1,9 +1,9 @@
 import { parquetMetadata } from 'hyparquet';
-import { spanBatches } from '../../../lambda/landing/column-batches.js';
-import { toLandableTrace } from '../../../lambda/landing/landable-trace.js';
-import { SPANS } from '../../../lambda/landing/landing-schema.js';
-import { ParquetStreamWriter, writeParquet } from '../../../lambda/landing/parquet-writer.js';
-import { acceptedTrace, parquetRows, traceContext } from './landing-builders.js';
+import { spanBatches } from '../../../../lambda/datasets/column-batches.js';
+import { toLandableTrace } from '../../../../lambda/landing/landable-trace.js';
+import { SPANS } from '../../../../lambda/datasets/registry.js';
+import { ParquetStreamWriter, writeParquet } from '../../../../lambda/datasets/parquet/parquet-writer.js';
+import { acceptedTrace, parquetRows, traceContext } from '../../landing/landing-builders.js';
 
 const concat = (pieces: Uint8Array[]) => Buffer.concat(pieces);
 

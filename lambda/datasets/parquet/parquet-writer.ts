@@ -1,6 +1,6 @@
 import { DrainingByteWriter, ParquetWriter } from './hyparquet-writer-adapter.js';
-import type { ColumnBatch, ColumnValues } from './column-batches.js';
-import type { ColumnSpec, ColumnType, DatasetSpec } from './landing-schema.js';
+import type { ColumnBatch, ColumnValues } from '../column-batches.js';
+import type { ColumnSpec, ColumnType, DatasetSpec } from '../registry.js';
 import { type ParquetCodec, parquetCodec } from './parquet-codec.js';
 import { type NumberValues, writeNumberChunk } from './number-chunks.js';
 import { writeStringListChunk } from './list-chunks.js';

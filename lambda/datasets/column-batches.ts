@@ -1,5 +1,4 @@
-import type { LandableTrace } from './landable-trace.js';
-import { type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES, type TraceRowSource } from './landing-schema.js';
+import { type LandableTrace, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES, type TraceRowSource } from './registry.js';
 
 /** The values of one column for a run of rows, typed for the Parquet writer. */
 export type ColumnValues = string[] | (string | null)[] | Int32Array | BigInt64Array | Float64Array | string[][];
