@@ -1,7 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
-import { type LandingRecord, landRecords } from './land-records.js';
+import { landRecords } from './land-records.js';
+import type { LandingRecord } from './landing-types.js';
 import type { LandingDeps } from './ports.js';
 
 /** Maps an event source mapping record (`eventID` is `<shardId>:<sequenceNumber>`). */

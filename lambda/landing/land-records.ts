@@ -1,16 +1,8 @@
-import type { DatasetName } from '../datasets/registry.js';
+import type { LandingRecord, LandingSummary } from './landing-types.js';
 import type { LandingDeps, LandingLogger } from './ports.js';
 import { ObjectUploads, type UploadFailure } from './steps/object-uploads.js';
 import { PendingGroups } from './steps/pending-groups.js';
 import { resolveRecord } from './steps/resolve-record.js';
-
-/** One record of a shard, as the event source mapping or the replay command reads it. */
-export interface LandingRecord {
-  shardId: string;
-  sequenceNumber: string;
-  data: Uint8Array;
-  approximateArrivalTimestamp: Date;
-}
 
 /**
  * What one landing holds in memory at most, whatever the batch: the decoded traces waiting to be
@@ -20,17 +12,6 @@ export interface LandingRecord {
  * `npm run bench -- landing-worst-case`.
  */
 export const LANDING_MEMORY_BOUNDS = { maxPendingSpanRows: 100_000, maxPendingTextCharacters: 48 * 1024 * 1024 } as const;
-
-/** What one landing did: records in, dead-lettered and skipped as copies; rows, objects and bytes written. */
-export interface LandingSummary {
-  recordsIn: number;
-  deadLettered: number;
-  /** Records skipped because a copy with the same identity came earlier in the batch. */
-  duplicatesSkipped: number;
-  rows: Record<DatasetName, number>;
-  objectsWritten: number;
-  bytesWritten: number;
-}
 
 /** At least one object of the batch was not written; the whole batch must be retried. */
 export class LandingBatchError extends Error {

@@ -1,5 +1,6 @@
 import { GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
-import { type LandingRecord, type LandingSummary, landRecords } from '../../lambda/landing/land-records.js';
+import { landRecords } from '../../lambda/landing/land-records.js';
+import type { LandingRecord, LandingSummary } from '../../lambda/landing/landing-types.js';
 import type { LandingDeps, LandingStore } from '../../lambda/landing/ports.js';
 
 /** A shard and an inclusive sequence range, as the on-failure destination reports it. */

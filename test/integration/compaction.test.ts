@@ -8,7 +8,8 @@ import { DeleteObjectsCommand, HeadObjectCommand, ListObjectsV2Command, S3Client
 import { tableFromIPC } from 'apache-arrow';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
-import { type LandingRecord, landRecords } from '../../lambda/landing/land-records.js';
+import { landRecords } from '../../lambda/landing/land-records.js';
+import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import type { AcceptedTrace, TraceContext } from '../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';

@@ -4,7 +4,8 @@ import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@a
 import type { KinesisStreamEvent } from 'aws-lambda';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
-import { type LandingRecord, landRecords } from '../../lambda/landing/land-records.js';
+import { landRecords } from '../../lambda/landing/land-records.js';
+import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import type { LandingStore } from '../../lambda/landing/ports.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import type { AcceptedTrace, TraceContext } from '../../lambda/shared/domain/trace.js';

@@ -5,7 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import type { LandingRecord } from '../../lambda/landing/land-records.js';
+import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
 import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';

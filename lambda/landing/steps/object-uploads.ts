@@ -1,4 +1,4 @@
-import type { LandingRecord, LandingSummary } from '../land-records.js';
+import type { LandingRecord, LandingSummary } from '../landing-types.js';
 import { DEFAULT_ROWS_PER_BATCH, spanBatches, traceBatches } from '../../datasets/column-batches.js';
 import { deadLetterObjectKey, landingObjectKey } from '../landing-keys.js';
 import { type LandableTrace, SPANS, TRACES } from '../../datasets/registry.js';

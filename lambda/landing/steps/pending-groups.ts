@@ -1,5 +1,5 @@
 import { recordIdentity } from '../../shared/domain/trace-record.js';
-import type { LandingRecord } from '../land-records.js';
+import type { LandingRecord } from '../landing-types.js';
 import type { LandableTrace } from '../../datasets/registry.js';
 import type { LandingGroupKey } from '../landing-keys.js';
 

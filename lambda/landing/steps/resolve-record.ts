@@ -1,5 +1,5 @@
 import { type TraceRecord, TraceRecordDecodeError, decodeTraceRecord, isReferenceRecord } from '../../shared/domain/trace-record.js';
-import type { LandingRecord } from '../land-records.js';
+import type { LandingRecord } from '../landing-types.js';
 import type { LandableTrace } from '../../datasets/registry.js';
 import { UnlandableRecordError, toLandableTrace } from '../landable-trace.js';
 import { type LandingStore, ReferencedObjectNotFoundError } from '../ports.js';

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { type LandingRecord, landRecords } from '../../../lambda/landing/land-records.js';
+import { landRecords } from '../../../lambda/landing/land-records.js';
+import type { LandingRecord } from '../../../lambda/landing/landing-types.js';
 import type { LandingStore } from '../../../lambda/landing/ports.js';
 import { acceptedTrace, inlineRecord, parquetRows, traceContext } from './landing-builders.js';
 

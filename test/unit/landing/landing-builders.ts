@@ -1,7 +1,7 @@
 import { parquetReadObjects } from 'hyparquet';
 import zlib, { gunzipSync } from 'node:zlib';
 import type { KinesisStreamEvent } from 'aws-lambda';
-import type { LandingRecord } from '../../../lambda/landing/land-records.js';
+import type { LandingRecord } from '../../../lambda/landing/landing-types.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { kinesisEventRecord } from '../../../scripts/local/lambda-events.js';
