@@ -1,4 +1,4 @@
-import type { StoredObject, UploadedPart } from '../../lambda/compaction/compact-slice.js';
+import type { StoredObject, UploadedPart } from '../../lambda/compaction/ports.js';
 import { MemoryBucket } from '../../test/unit/compaction/memory-bucket.js';
 
 /** Who is calling S3, so that each request is billed to the line it belongs to. */

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { DatasetName } from '../datasets/registry.js';
 import { type Slice, manifestKey, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
-import { type CompactionDeps, DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, type StoredObject, compactSlice, sliceWork } from './compact-slice.js';
+import { DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, compactSlice, sliceWork } from './compact-slice.js';
+import type { CompactionDeps, StoredObject } from './ports.js';
 import { type SliceManifest, parseManifest } from './manifest.js';
 import { settleLimited } from '../shared/runtime/limited.js';
 

@@ -1,6 +1,7 @@
 import { type Slice, sliceId } from './compaction-keys.js';
 import { compactOneSlice } from './compact-pending.js';
-import type { CompactionDeps, SliceCompaction } from './compact-slice.js';
+import type { SliceCompaction } from './compact-slice.js';
+import type { CompactionDeps } from './ports.js';
 import { parseSliceMessage } from './slice-message.js';
 
 /** A message of the compaction queue as the worker receives it. */

@@ -8,74 +8,7 @@ import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, slic
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { inputShape, type Row, readRowGroups, rowBatches } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
-import type { StructuredLogger } from '../shared/runtime/logger.js';
-
-/** An object as listed: its key, its ETag (which changes when it is overwritten) and its size. */
-export interface StoredObject {
-  key: string;
-  etag: string;
-  size: number;
-}
-
-/** The data bucket as compaction needs it. */
-export interface CompactionStore {
-  /** Every object under `prefix`. */
-  list(prefix: string): Promise<StoredObject[]>;
-  /** The object's bytes, or undefined when it does not exist. */
-  get(key: string): Promise<Uint8Array | undefined>;
-  /** The object as a byte source for the Parquet reader; reads fail if it no longer has the listed ETag. */
-  open(object: StoredObject): Promise<AsyncBuffer>;
-  /** Writes an object whole in one request. */
-  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
-  /** Starts a multipart upload of `key` and returns its upload id; nothing is visible under the key until it completes. */
-  createMultipartUpload(key: string, contentType: string): Promise<string>;
-  /** Uploads part `partNumber` (1-based) and returns how completion must name it; every part but the last must be at least 5 MiB (S3). */
-  uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<UploadedPart>;
-  /** Makes the object of these parts, in this order, visible under `key` at once. */
-  completeMultipartUpload(key: string, uploadId: string, parts: readonly UploadedPart[]): Promise<void>;
-  /** Drops an upload and its parts; the object under `key`, if any, is untouched. */
-  abortMultipartUpload(key: string, uploadId: string): Promise<void>;
-  delete(keys: readonly string[]): Promise<void>;
-}
-
-/** A part of a multipart upload, as CompleteMultipartUpload names it. */
-export interface UploadedPart {
-  partNumber: number;
-  etag: string;
-  /** The part's CRC32 (base64) where the store checksums parts: an upload created with a checksum algorithm must name each part's checksum at completion. */
-  checksumCrc32?: string;
-}
-
-export type CompactionLogger = Pick<StructuredLogger, 'info' | 'error'>;
-
-export interface CompactionDeps {
-  store: CompactionStore;
-  logger?: CompactionLogger;
-  now?: () => Date;
-  /**
-   * Most input rows (before deduplication) per part: a larger slice is split into ceil(rows / rowsPerPart)
-   * parts by a hash of `trace_id`, and only one part's rows are held at a time. Every part goes into the same
-   * compacted object, as its own row groups.
-   */
-  rowsPerPart?: number;
-  /**
-   * Most input bytes (the listed sizes of the compressed Parquet inputs) per part: the slice is also split into
-   * ceil(bytes / bytesPerPart) parts, so a part's decoded rows stay bounded however wide its rows are.
-   * Inputs are held open across parts only while their total is within this budget; else each part reopens them.
-   */
-  bytesPerPart?: number;
-  rowsPerRowGroup?: number;
-  /** Bytes per part of the multipart upload of a compacted object (at least S3's 5 MiB); a smaller object is one PUT. */
-  uploadPartBytes?: number;
-  /**
-   * A full garbage collection (`globalThis.gc` under `--expose-gc`), run before each part is read: the previous
-   * part's rows are garbage by then, but V8 may not collect them until the next part's rows are built too, which
-   * nearly doubled the 1,000,000-span hour's peak RSS (1.9–2.1 GB instead of ~1.07 GB). Cheap then: little is live.
-   */
-  collectGarbage?: () => void;
-  /** How long a replaced generation's objects are kept for queries that started before the switch. */
-  supersededGraceMs?: number;
-}
+import type { CompactionDeps, StoredObject } from './ports.js';
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
 export const DEFAULT_BYTES_PER_PART = 32 * 1024 * 1024;

@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { COMPACTION_QUEUE_VISIBILITY_SECONDS, METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 import type { PendingOptions } from './compact-pending.js';
-import type { CompactionStore } from './compact-slice.js';
+import type { CompactionStore } from './ports.js';
 import { createPlannerHandler } from './create-planner-handler.js';
 import { type SliceRetries, createWorkerHandler } from './create-worker-handler.js';
 import type { SliceQueue } from './plan-compaction.js';

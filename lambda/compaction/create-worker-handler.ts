@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { CompactionDeps } from './compact-slice.js';
+import type { CompactionDeps } from './ports.js';
 import { compactQueuedSlices } from './compact-queued-slices.js';
 
 /** Brings a failed message back sooner than the queue's visibility timeout would. */

@@ -1,6 +1,6 @@
 import { sliceId } from './compaction-keys.js';
 import { type PendingOptions, type PendingReason, type RawOrganizations, findPendingSlices } from './compact-pending.js';
-import type { CompactionDeps } from './compact-slice.js';
+import type { CompactionDeps } from './ports.js';
 import { type SliceMessage, sliceMessage } from './slice-message.js';
 
 /** The compaction queue as the planner needs it. */

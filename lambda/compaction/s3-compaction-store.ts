@@ -11,7 +11,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { type AsyncBuffer, cachedAsyncBuffer } from 'hyparquet';
-import type { CompactionStore, StoredObject, UploadedPart } from './compact-slice.js';
+import type { CompactionStore, StoredObject, UploadedPart } from './ports.js';
 
 /** Objects up to this size are read in one GET; larger ones (big compacted parts) by byte ranges as the reader asks. */
 const WHOLE_OBJECT_BYTES = 32 * 1024 * 1024;

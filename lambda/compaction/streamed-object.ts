@@ -1,4 +1,4 @@
-import type { CompactionStore, UploadedPart } from './compact-slice.js';
+import type { CompactionStore, UploadedPart } from './ports.js';
 
 /**
  * S3's multipart limits (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html): every part but

@@ -2,7 +2,7 @@ import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type CompactionRun, type PendingOptions, compactPending } from '../../lambda/compaction/compact-pending.js';
-import type { CompactionDeps } from '../../lambda/compaction/compact-slice.js';
+import type { CompactionDeps } from '../../lambda/compaction/ports.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
 import { type LocalEndpoints, type LocalPaths, isProcessAlive, removeFile } from './local-state.js';
 import { localClientConfig } from './provision.js';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
-import { type CompactionDeps, compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
+import { compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
+import type { CompactionDeps } from '../../../lambda/compaction/ports.js';
 import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
 import { compactedObjectKey, manifestKey, sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';

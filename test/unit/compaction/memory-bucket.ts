@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CompactionStore, StoredObject, UploadedPart } from '../../../lambda/compaction/compact-slice.js';
+import type { CompactionStore, StoredObject, UploadedPart } from '../../../lambda/compaction/ports.js';
 import { S3_MULTIPART } from '../../../lambda/compaction/streamed-object.js';
 import { type LandingStore, ReferencedObjectNotFoundError } from '../../../lambda/landing/ports.js';
 
