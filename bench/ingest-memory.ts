@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
 import { inFreshProcess } from './fresh-process.js';
-import { fakedIngestHandler, realisticBatch } from './ingest.js';
+import { fakedIngestHandler, realisticBatch } from './ingest-workload.js';
 
 export interface IngestMemory {
   /** RSS after the handler module and one batch's body were loaded, before the first request. */

@@ -17,7 +17,7 @@ import { startLocalStack } from '../scripts/local/local-stack.js';
 import { localPaths } from '../scripts/local/local-state.js';
 import { localClientConfig } from '../scripts/local/provision.js';
 import { round, withCleanup, within } from './engines-util.js';
-import { realisticBatch } from './ingest.js';
+import { realisticBatch } from './ingest-workload.js';
 import type { BenchResult } from './types.js';
 
 /**
@@ -184,7 +184,7 @@ export async function runLocalStackBench(): Promise<BenchResult[]> {
           note:
             `${stack.description}; autocannon in its own process on loopback, same machine (${cpus().length} CPUs, load average ${loadAverage} ` +
             `when the bench started). ` +
-            `${(Buffer.byteLength(body) / 1024).toFixed(0)} KiB of JSON per request (bench/ingest.ts realisticBatch, 8 spans per trace, uncompressed); ` +
+            `${(Buffer.byteLength(body) / 1024).toFixed(0)} KiB of JSON per request (bench/ingest-workload.ts realisticBatch, 8 spans per trace, uncompressed); ` +
             `every trace accepted (checked on one request first). Ratio = traces/s ÷ the ${versus}, i.e. the share of the handler's own ` +
             `ceiling left once the emulated engines are in the path`,
         },

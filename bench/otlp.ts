@@ -5,7 +5,7 @@ import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
 import { decodeExportRequest } from '../lambda/ingest/otlp/otlp-protobuf.js';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
 import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';
-import { fakedIngestHandler } from './ingest.js';
+import { fakedIngestHandler } from './ingest-workload.js';
 import type { BenchResult } from './types.js';
 
 /** A BatchSpanProcessor-sized export: 512 spans, 64 agent runs of 8 GenAI spans. */

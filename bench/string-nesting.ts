@@ -8,7 +8,7 @@ import { encodeTraceRecord } from '../lambda/shared/domain/trace-record.js';
 import { gatewayEvent, lambdaContext, liveTrace } from '../test/support/trace-builders.js';
 import { acceptedTrace, landingRecord, traceContext } from '../test/unit/landing/landing-builders.js';
 import { inFreshProcess } from './fresh-process.js';
-import { fakedIngestHandler } from './ingest.js';
+import { fakedIngestHandler } from './ingest-workload.js';
 import type { BenchResult } from './types.js';
 
 /**

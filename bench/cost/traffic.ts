@@ -5,7 +5,7 @@ import { PartitionChunks } from '../../lambda/ingest/steps/publish-traces.js';
 import { type InlineTraceRecord, compressRecordJson, decodeTraceRecord, isReferenceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { gatewayEvent, lambdaContext } from '../../test/support/trace-builders.js';
 import { cpuMicrosAsync } from '../engines-util.js';
-import { fakedIngestHandler, realisticBatch } from '../ingest.js';
+import { fakedIngestHandler, realisticBatch } from '../ingest-workload.js';
 
 /** A traffic shape of the model: how many organizations send, and how fast each. */
 export interface TrafficShape {
@@ -44,7 +44,7 @@ export interface IngestSample {
 
 /**
  * Runs the real ingest handler (in-memory fakes of AWS) on requests of {@link TRACES_PER_REQUEST} traces cut from
- * the bench's realistic batch (`bench/ingest.ts`: 8 spans and chat-style input/output per trace): the records it
+ * the bench's realistic batch (`bench/ingest-workload.ts`: 8 spans and chat-style input/output per trace): the records it
  * publishes are the templates of the simulated traffic, its CPU the ingest function's compute.
  */
 export async function sampleIngest(rounds = 6): Promise<IngestSample> {
