@@ -1,6 +1,6 @@
 import { GATEWAY_MAX_HEADER_BYTES, LAMBDA_SYNC_PAYLOAD_BYTES, MAX_DECODED_BODY_BYTES } from '../lambda/shared/request-limits.js';
-import { restApiEvent } from '../scripts/local/lambda-events.js';
-import { buildBatch } from '../test/support/trace-builders.js';
+import { restApiEvent } from '../devkit/lambda/lambda-events.js';
+import { buildBatch } from '../devkit/builders/trace-builders.js';
 import type { BenchResult } from './types.js';
 
 /** Headers filling API Gateway's 10,240-byte allowance, in 64 headers. */

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Quotas } from '../lambda/shared/domain/tenancy.js';
-import { type Design, simulateHotOrg, type SimulationResult } from '../scripts/local/dynamo/hot-org-simulation.js';
-import { startDynamoProxy } from '../scripts/local/dynamo/proxy.js';
-import { startDynamoDbLocal } from '../scripts/local/engines.js';
-import { createTables, localClientConfig } from '../scripts/local/provision.js';
-import { fakeTenancy, rateWindowsOnlyIngest } from '../test/support/fake-tenancy.js';
-import { gatewayEvent, lambdaContext, liveBatch } from '../test/support/trace-builders.js';
+import { type Design, simulateHotOrg, type SimulationResult } from '../devkit/dynamo/hot-org-simulation.js';
+import { startDynamoProxy } from '../devkit/dynamo/proxy.js';
+import { startDynamoDbLocal } from '../devkit/engines/engines.js';
+import { createTables, localClientConfig } from '../devkit/engines/provision.js';
+import { fakeTenancy, rateWindowsOnlyIngest } from '../devkit/fakes/fake-tenancy.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../devkit/builders/trace-builders.js';
 import { round, withCleanup } from './engines-util.js';
 import type { BenchResult } from './types.js';
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
+import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';
 import { inFreshProcess } from './fresh-process.js';
 import { fakedIngestHandler, realisticBatch } from './ingest-workload.js';
 

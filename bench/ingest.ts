@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { compressRecordJson } from '../lambda/shared/domain/trace-record.js';
-import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
+import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';
 import type { BenchResult } from './types.js';
 import { bundleAndLoad } from './bundle.js';
 import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';

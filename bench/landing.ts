@@ -9,7 +9,7 @@ import { toLandableTrace } from '../lambda/landing/landable-trace.js';
 import { COLUMN_TYPE_NAMES, type LandableTrace, SPANS, TRACES } from '../lambda/datasets/registry.js';
 import { parquetCodec } from '../lambda/datasets/parquet/parquet-codec.js';
 import { writeParquet } from '../lambda/datasets/parquet/parquet-writer.js';
-import { seededRandom } from '../scripts/local/dynamo/virtual-clock.js';
+import { seededRandom } from '../devkit/dynamo/virtual-clock.js';
 import { inFreshProcess } from './fresh-process.js';
 import type { BenchResult } from './types.js';
 

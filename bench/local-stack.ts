@@ -11,11 +11,11 @@ import { DynamoDbTenancyStore } from '../lambda/shared/adapters/dynamodb-tenancy
 import { type ApiKey, type Organization, generateApiKeySecret, overridesOf } from '../lambda/shared/domain/tenancy.js';
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
-import { startHttpGateway } from '../scripts/local/http-gateway.js';
-import { lambdaContext } from '../scripts/local/lambda-context.js';
-import { startLocalStack } from '../scripts/local/local-stack.js';
-import { localPaths } from '../scripts/local/local-state.js';
-import { localClientConfig } from '../scripts/local/provision.js';
+import { startHttpGateway } from '../devkit/local-stack/http-gateway.js';
+import { lambdaContext } from '../devkit/lambda/lambda-context.js';
+import { startLocalStack } from '../devkit/local-stack/local-stack.js';
+import { localPaths } from '../devkit/local-stack/local-state.js';
+import { localClientConfig } from '../devkit/engines/provision.js';
 import { round, withCleanup, within } from './engines-util.js';
 import { realisticBatch } from './ingest-workload.js';
 import type { BenchResult } from './types.js';

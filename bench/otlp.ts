@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { opentelemetry } from '../lambda/ingest/generated/otlp-trace.js';
 import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
 import { decodeExportRequest } from '../lambda/ingest/otlp/otlp-protobuf.js';
-import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';
+import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';
 import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';
 import { fakedIngestHandler } from './ingest-workload.js';
 import type { BenchResult } from './types.js';

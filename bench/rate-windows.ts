@@ -7,8 +7,8 @@ import { countersFor } from '../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../lambda/shared/domain/tenancy.js';
 import { sleep as realSleep } from '../lambda/shared/runtime/backoff.js';
 import { rateKeys } from '../lambda/shared/tables.js';
-import { startDynamoDbLocal } from '../scripts/local/engines.js';
-import { createTables, localClientConfig } from '../scripts/local/provision.js';
+import { startDynamoDbLocal } from '../devkit/engines/engines.js';
+import { createTables, localClientConfig } from '../devkit/engines/provision.js';
 import { percentile, round, withCleanup } from './engines-util.js';
 import type { BenchResult } from './types.js';
 

@@ -10,8 +10,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTenancyStore } from '../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
-import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../scripts/local/local-state.js';
-import { localClientConfig } from '../scripts/local/provision.js';
+import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../devkit/local-stack/local-state.js';
+import { localClientConfig } from '../devkit/engines/provision.js';
 import { SPANS_PER_TRACE, sdkBenchTrace } from './sdk-workload.js';
 import type { BenchResult } from './types.js';
 

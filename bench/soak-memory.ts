@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeHeapSnapshot } from 'node:v8';
-import { startLocalStack } from '../scripts/local/local-stack.js';
-import { localPaths } from '../scripts/local/local-state.js';
+import { startLocalStack } from '../devkit/local-stack/local-stack.js';
+import { localPaths } from '../devkit/local-stack/local-state.js';
 import { loadBatchBody, unlimitedOrganizationKey } from './overload-copies.js';
 
 /**

@@ -14,7 +14,7 @@ export const BINARY_MEDIA_TYPES: readonly string[] = ['*/*'];
 /**
  * The answers API Gateway gives itself, before or instead of the function, in the API's JSON error
  * shape. The stack turns each into an `AWS::ApiGateway::GatewayResponse` (lib/constructs/ingest-api.ts)
- * and the local gateway (scripts/local/http-gateway.ts) answers from the same records, so the two
+ * and the local gateway (devkit/local-stack/http-gateway.ts) answers from the same records, so the two
  * cannot drift. Types and default statuses: https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html
  */
 export interface GatewayAnswer {

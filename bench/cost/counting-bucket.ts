@@ -1,5 +1,5 @@
 import type { StoredObject, UploadedPart } from '../../lambda/compaction/ports.js';
-import { MemoryBucket } from '../../test/unit/compaction/memory-bucket.js';
+import { MemoryBucket } from '../../devkit/fakes/memory-bucket.js';
 
 /** Who is calling S3, so that each request is billed to the line it belongs to. */
 export type Caller = 'landing' | 'planner' | 'worker';

@@ -3,7 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { StreamRecord } from '../../lambda/ingest/ports.js';
 import { PartitionChunks } from '../../lambda/ingest/steps/publish-traces.js';
 import { type InlineTraceRecord, compressRecordJson, decodeTraceRecord, isReferenceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { gatewayEvent, lambdaContext } from '../../test/support/trace-builders.js';
+import { gatewayEvent, lambdaContext } from '../../devkit/builders/trace-builders.js';
 import { cpuMicrosAsync } from '../engines-util.js';
 import { fakedIngestHandler, realisticBatch } from '../ingest-workload.js';
 

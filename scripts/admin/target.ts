@@ -1,8 +1,8 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { stackOutputs } from '../cli/stack.js';
-import { type LocalPaths, localPaths, readLocalEndpoints } from '../local/local-state.js';
-import { localClientConfig } from '../local/provision.js';
+import { type LocalPaths, localPaths, readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
+import { localClientConfig } from '../../devkit/engines/provision.js';
 import { AdminCommandError } from './commands.js';
 import type { TargetSpec } from './run-command.js';
 

@@ -3,9 +3,9 @@
  * included (the timer of `npm start` waits for an hour to close). Prints one line per compacted hour.
  */
 import { parseCommandLine, reportFailure } from '../cli/command-line.js';
-import { compactLocal } from './local-compaction.js';
+import { compactLocal } from '../../devkit/local-stack/local-compaction.js';
 import { COMPACT_USAGE } from './usage.js';
-import { localPaths, readLocalEndpoints } from './local-state.js';
+import { localPaths, readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 

@@ -13,7 +13,7 @@ import { InvalidManifestError, type SliceManifest, parseManifest } from '../../l
 import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/datasets/registry.js';
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
-import { LOCAL_NAMES, localPaths } from './local-state.js';
+import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';
 
 /** s3rver keeps each object in a file named `<last key segment>._S3rver_object`. */
 const S3RVER_OBJECT_SUFFIX = '._S3rver_object';

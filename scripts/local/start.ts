@@ -1,8 +1,8 @@
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { DEFAULT_LOCAL_PORT, START_USAGE } from './usage.js';
-import { type DemoTenant, startLocalStack } from './local-stack.js';
-import { localPaths } from './local-state.js';
+import { type DemoTenant, startLocalStack } from '../../devkit/local-stack/local-stack.js';
+import { localPaths } from '../../devkit/local-stack/local-state.js';
 
 
 

@@ -14,8 +14,8 @@ import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
-import { readLocalEndpoints } from '../local/local-state.js';
-import { localClientConfig } from '../local/provision.js';
+import { readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
+import { localClientConfig } from '../../devkit/engines/provision.js';
 import { type ShardRange, rangeFromFailureMessage, replayRange } from './replay-range.js';
 import { REPLAY_USAGE } from './replay-usage.js';
 

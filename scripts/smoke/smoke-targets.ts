@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { type AdminDeps, createApiKey, createOrganization, revokeApiKey } from '../admin/commands.js';
 import { type LandedData, queryLanded } from '../local/query.js';
-import { localClientConfig } from '../local/provision.js';
+import { localClientConfig } from '../../devkit/engines/provision.js';
 import type { SmokeTarget } from './smoke-checks.js';
 
 /** A smoke target and what to undo after the run (the smoke key is revoked). */

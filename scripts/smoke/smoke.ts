@@ -5,7 +5,7 @@
  */
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { localLandedData } from '../local/query.js';
-import { readLocalEndpoints } from '../local/local-state.js';
+import { readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
 import { runSmoke, smokeReport } from './smoke-checks.js';
 import { deployedSmokeTarget, localSmokeTarget, type PreparedTarget } from './smoke-targets.js';
 

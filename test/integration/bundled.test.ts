@@ -6,12 +6,12 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { MAX_DECODED_BODY_BYTES } from '../../lambda/shared/request-limits.js';
-import { type BundledFunctions, startBundledFunctions } from '../../scripts/local/bundled-functions.js';
-import type { CloudAssembly } from '../../scripts/local/cloud-assembly.js';
-import { type HttpGateway, startHttpGateway } from '../../scripts/local/http-gateway.js';
-import { kinesisEventRecord } from '../../scripts/local/lambda-events.js';
-import { LOCAL_REGION } from '../../scripts/local/provision.js';
-import { provisionOrg, type ProvisionedOrg } from '../support/engine-fixtures.js';
+import { type BundledFunctions, startBundledFunctions } from '../../devkit/local-stack/bundled-functions.js';
+import type { CloudAssembly } from '../../devkit/local-stack/cloud-assembly.js';
+import { type HttpGateway, startHttpGateway } from '../../devkit/local-stack/http-gateway.js';
+import { kinesisEventRecord } from '../../devkit/lambda/lambda-events.js';
+import { LOCAL_REGION } from '../../devkit/engines/provision.js';
+import { provisionOrg, type ProvisionedOrg } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
 
 /**

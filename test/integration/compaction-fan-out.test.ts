@@ -7,11 +7,11 @@ import { composePlanner, composeWorker } from '../../lambda/compaction/compose.j
 import type { SliceMessage } from '../../lambda/compaction/slice-message.js';
 import { landRecords } from '../../lambda/landing/land-records.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
-import { type Engine, startS3rver } from '../../scripts/local/engines.js';
-import { createBucket, localClientConfig } from '../../scripts/local/provision.js';
+import { type Engine, startS3rver } from '../../devkit/engines/engines.js';
+import { createBucket, localClientConfig } from '../../devkit/engines/provision.js';
 import { queryLanded } from '../../scripts/local/query.js';
-import { quietTelemetry } from '../support/quiet-telemetry.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../unit/landing/landing-builders.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../../devkit/builders/landing-builders.js';
 
 /**
  * The deployed compaction path on s3rver, through the composition roots of both functions: the planner lists

@@ -13,11 +13,11 @@ import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import type { AcceptedTrace, TraceContext } from '../../lambda/shared/domain/trace.js';
 import { encodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { type Engine, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
-import { createBucket, createStream, localClientConfig } from '../../scripts/local/provision.js';
+import { type Engine, startKinesalite, startS3rver } from '../../devkit/engines/engines.js';
+import { createBucket, createStream, localClientConfig } from '../../devkit/engines/provision.js';
 import { type LandedData, queryLanded } from '../../scripts/local/query.js';
 import { replayRange } from '../../scripts/replay/replay-range.js';
-import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../unit/landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../devkit/builders/landing-builders.js';
 
 const wasm = createRequire(__filename)('parquet-wasm/node') as typeof import('parquet-wasm/node');
 

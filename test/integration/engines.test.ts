@@ -7,8 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamSummaryCommand, KinesisClient, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
-import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
+import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../devkit/engines/engines.js';
+import { createBucket, createStream, createTables, localClientConfig } from '../../devkit/engines/provision.js';
 
 describe('local engines', () => {
   const engines: Engine[] = [];
@@ -81,7 +81,7 @@ describe('local engines', () => {
     }
   });
 
-  // A contract test pinned to s3rver 3.7.1's FilesystemStore internals (scripts/local/s3rver-atomic-writes.ts).
+  // A contract test pinned to s3rver 3.7.1's FilesystemStore internals (devkit/engines/s3rver-atomic-writes.ts).
   it('s3rver writes objects atomically: complete on disk when PutObject answers, no partial file left or listed', async () => {
     const dataDir = path.join(stateDir, 's3-atomic');
     const s3 = await startS3rver({ dataDir });
@@ -102,7 +102,7 @@ describe('local engines', () => {
       client.destroy();
     }
   });
-  // A contract test pinned to s3rver 3.7.1's listing internals (scripts/local/s3rver-continuation-tokens.ts).
+  // A contract test pinned to s3rver 3.7.1's listing internals (devkit/engines/s3rver-continuation-tokens.ts).
   it('s3rver pages a listing with continuation tokens (no DES, which OpenSSL 3 lacks) and refuses a token it did not issue', async () => {
     const s3 = await startS3rver();
     engines.push(s3);

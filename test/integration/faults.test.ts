@@ -3,12 +3,12 @@ import { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { startKinesalite } from '../../scripts/local/engines.js';
-import { createStream, localClientConfig } from '../../scripts/local/provision.js';
-import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { startKinesalite } from '../../devkit/engines/engines.js';
+import { createStream, localClientConfig } from '../../devkit/engines/provision.js';
+import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { quietTelemetry } from '../support/quiet-telemetry.js';
-import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
 
 /**
  * Faults the real engines can produce: a stream that does not exist, a Kinesis endpoint that went

@@ -13,12 +13,12 @@ import { leaseSlackPerContainer } from '../../lambda/shared/adapters/lease-optio
 import { LeasingRateLimiter } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../lambda/shared/domain/tenancy.js';
-import { type DynamoProxy, startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
-import { type Engine, startDynamoDbLocal } from '../../scripts/local/engines.js';
-import { createTables, localClientConfig } from '../../scripts/local/provision.js';
-import { awayFromMinuteEdge, windowCount } from '../support/engine-fixtures.js';
-import { fakeTenancy, rateWindowsOnlyIngest } from '../support/fake-tenancy.js';
-import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
+import { type DynamoProxy, startDynamoProxy } from '../../devkit/dynamo/proxy.js';
+import { type Engine, startDynamoDbLocal } from '../../devkit/engines/engines.js';
+import { createTables, localClientConfig } from '../../devkit/engines/provision.js';
+import { awayFromMinuteEdge, windowCount } from '../../devkit/engines/engine-fixtures.js';
+import { fakeTenancy, rateWindowsOnlyIngest } from '../../devkit/fakes/fake-tenancy.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
 
 /** Rate windows under leases on DynamoDB Local, plain and behind the proxy that adds DynamoDB's conflicts. */
 

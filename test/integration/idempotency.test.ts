@@ -5,12 +5,12 @@ import type { StreamRecord, TraceSink } from '../../lambda/ingest/ports.js';
 import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
 import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
 import { rateKeys } from '../../lambda/shared/tables.js';
-import { startDynamoProxy } from '../../scripts/local/dynamo/proxy.js';
-import { localClientConfig } from '../../scripts/local/provision.js';
-import { provisionOrg } from '../support/engine-fixtures.js';
+import { startDynamoProxy } from '../../devkit/dynamo/proxy.js';
+import { localClientConfig } from '../../devkit/engines/provision.js';
+import { provisionOrg } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { quietTelemetry } from '../support/quiet-telemetry.js';
-import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
 
 /** Idempotency-Key against DynamoDB Local, whose conditional writes are the real ones. */
 describe('Idempotency-Key', () => {

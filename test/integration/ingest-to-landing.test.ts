@@ -3,11 +3,11 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import { composeLanding } from '../../lambda/landing/compose.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { provisionOrg } from '../support/engine-fixtures.js';
+import { provisionOrg } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { quietTelemetry } from '../support/quiet-telemetry.js';
-import { buildSpan, buildTrace, gatewayEvent, lambdaContext } from '../support/trace-builders.js';
-import { kinesisEvent } from '../unit/landing/landing-builders.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+import { buildSpan, buildTrace, gatewayEvent, lambdaContext } from '../../devkit/builders/trace-builders.js';
+import { kinesisEvent } from '../../devkit/builders/landing-builders.js';
 
 type Json = Record<string, unknown>;
 

@@ -3,10 +3,10 @@ import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TraceSink } from '../../lambda/ingest/ports.js';
 import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';
+import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { quietTelemetry } from '../support/quiet-telemetry.js';
-import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../support/trace-builders.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+import { gatewayEvent, lambdaContext, liveBatch, liveTrace } from '../../devkit/builders/trace-builders.js';
 
 /**
  * The ingest handler against real engines: DynamoDB Local (the official jar) and kinesalite.

@@ -12,7 +12,7 @@ import type { AcceptedTrace, TraceContext } from '../../lambda/shared/domain/tra
 import { encodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { replayRange } from '../../scripts/replay/replay-range.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { acceptedSpan, acceptedTrace, kinesisEvent, traceContext } from '../unit/landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, kinesisEvent, traceContext } from '../../devkit/builders/landing-builders.js';
 
 /**
  * The landing consumer against kinesalite and s3rver: records published to a real stream, read back

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { createApiKey, createOrganization } from '../../scripts/admin/commands.js';
-import { type LocalStack, startLocalStack } from '../../scripts/local/local-stack.js';
-import { LOCAL_NAMES, localPaths } from '../../scripts/local/local-state.js';
-import { localClientConfig } from '../../scripts/local/provision.js';
+import { type LocalStack, startLocalStack } from '../../devkit/local-stack/local-stack.js';
+import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';
+import { localClientConfig } from '../../devkit/engines/provision.js';
 import { queryLanded } from '../../scripts/local/query.js';
 
 /**

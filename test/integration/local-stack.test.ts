@@ -6,8 +6,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../scripts/local/engines.js';
-import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../scripts/local/local-state.js';
+import { freePort } from '../../devkit/engines/engines.js';
+import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../devkit/local-stack/local-state.js';
 import { readmeExamples } from '../support/readme-examples.js';
 
 // `npm start` as a user runs it, driven over HTTP and through the admin CLI and `npm run query`.

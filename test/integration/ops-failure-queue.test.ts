@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateQueueCommand, GetQueueAttributesCommand, ListQueuesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { freePort } from '../../scripts/local/engines.js';
+import { freePort } from '../../devkit/engines/engines.js';
 import { listFailures, purgeQueue, replayFailures } from '../../scripts/ops/failure-queue.js';
 
 // `npm run ops -- failures replay` and `queue purge` against moto's SQS server (real queue semantics:

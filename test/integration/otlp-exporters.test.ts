@@ -9,17 +9,17 @@ import { composeLanding } from '../../lambda/landing/compose.js';
 import { KinesisTraceSink } from '../../lambda/shared/adapters/kinesis-trace-sink.js';
 import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
-import { type HttpGateway, startHttpGateway } from '../../scripts/local/http-gateway.js';
-import { awayFromMinuteEdge, provisionOrg, readStream } from '../support/engine-fixtures.js';
+import { type HttpGateway, startHttpGateway } from '../../devkit/local-stack/http-gateway.js';
+import { awayFromMinuteEdge, provisionOrg, readStream } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { quietTelemetry } from '../support/quiet-telemetry.js';
-import { lambdaContext } from '../support/trace-builders.js';
-import { kinesisEvent } from '../unit/landing/landing-builders.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+import { lambdaContext } from '../../devkit/builders/trace-builders.js';
+import { kinesisEvent } from '../../devkit/builders/landing-builders.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const CLIENT = path.join(ROOT, 'test/support/otlp-export-client.ts');
+const CLIENT = path.join(ROOT, 'devkit/clients/otlp-export-client.ts');
 
 /**
  * The official OpenTelemetry JS exporters (http/protobuf and http/json) pointed at the local

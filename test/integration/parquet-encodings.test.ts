@@ -9,7 +9,7 @@ import { type ColumnBatch, spanBatches } from '../../lambda/datasets/column-batc
 import { toLandableTrace } from '../../lambda/landing/landable-trace.js';
 import { type DatasetSpec, SPANS } from '../../lambda/datasets/registry.js';
 import { writeParquet } from '../../lambda/datasets/parquet/parquet-writer.js';
-import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../unit/landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../../devkit/builders/landing-builders.js';
 import { equals } from '@jest/expect-utils';
 
 const wasm = createRequire(__filename)('parquet-wasm/node') as typeof import('parquet-wasm/node');

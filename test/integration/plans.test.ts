@@ -4,10 +4,10 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
 import { tenancyKeys } from '../../lambda/shared/tables.js';
 import { createPlan, migrateOrganizations, updateOrganization, updatePlan } from '../../scripts/admin/commands.js';
-import { awayFromMinuteEdge } from '../support/engine-fixtures.js';
+import { awayFromMinuteEdge } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
-import { rateWindowsOnlyIngest } from '../support/fake-tenancy.js';
-import { gatewayEvent, lambdaContext, liveBatch } from '../support/trace-builders.js';
+import { rateWindowsOnlyIngest } from '../../devkit/fakes/fake-tenancy.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
 
 // Plans as records on DynamoDB Local: an organization written before plans keeps its quotas, the
 // migration rewrites it in place, and a plan change reaches ingest (the tenancy cache off here).

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../scripts/local/engines.js';
+import { freePort } from '../../devkit/engines/engines.js';
 import { NpmStart, ROOT, waitFor } from '../support/npm-start.js';
 import { blockAfter } from '../support/readme-examples.js';
 import type { DeliveryReport } from '../../sdk/typescript/src/ledger.js';

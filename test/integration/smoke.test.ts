@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type LocalStack, startLocalStack } from '../../scripts/local/local-stack.js';
-import { localPaths } from '../../scripts/local/local-state.js';
+import { type LocalStack, startLocalStack } from '../../devkit/local-stack/local-stack.js';
+import { localPaths } from '../../devkit/local-stack/local-state.js';
 import { runSmoke, smokeReport } from '../../scripts/smoke/smoke-checks.js';
 import { localSmokeTarget, type PreparedTarget } from '../../scripts/smoke/smoke-targets.js';
 

@@ -7,9 +7,9 @@ import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../scripts/local/engines.js';
-import { createBucket, createStream, createTables, localClientConfig } from '../../scripts/local/provision.js';
-import { readStream } from './engine-fixtures.js';
+import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../devkit/engines/engines.js';
+import { createBucket, createStream, createTables, localClientConfig } from '../../devkit/engines/provision.js';
+import { readStream } from '../../devkit/engines/engine-fixtures.js';
 
 /** What an integration suite runs on; each engine starts only when asked for. */
 export interface EngineNeeds {

@@ -9,7 +9,7 @@ import { composeIngest } from '../../lambda/ingest/compose.js';
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
-import { lambdaContext, NOW_MICROS } from './trace-builders.js';
+import { lambdaContext, NOW_MICROS } from '../../devkit/builders/trace-builders.js';
 
 export const ddbMock = mockClient(DynamoDBClient);
 export const kinesisMock = mockClient(KinesisClient);

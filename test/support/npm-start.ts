@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../scripts/local/local-state.js';
+import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../devkit/local-stack/local-state.js';
 
 const run = promisify(execFile);
 export const ROOT = path.resolve(__dirname, '../..');

@@ -5,7 +5,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { localTarget, stackTarget } from '../../../scripts/admin/target.js';
-import { localPaths } from '../../../scripts/local/local-state.js';
+import { localPaths } from '../../../devkit/local-stack/local-state.js';
 
 const OUTPUT_NAMES = { tenancyTableName: 'TenancyTableName', rateTableName: 'RateTableName' };
 

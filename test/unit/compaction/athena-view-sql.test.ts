@@ -9,8 +9,8 @@ import { type SliceManifest, parseManifest } from '../../../lambda/compaction/ma
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { type DatasetName, DATASETS } from '../../../lambda/datasets/registry.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
-import { MemoryBucket } from './memory-bucket.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 /**
  * The Athena views (Trino SQL, never run here: there is no Athena) against the read plan `npm run query` uses,

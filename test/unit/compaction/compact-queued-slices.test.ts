@@ -4,9 +4,9 @@ import { composeWorker } from '../../../lambda/compaction/compose.js';
 import { retryDelaySeconds } from '../../../lambda/compaction/create-worker-handler.js';
 import { COMPACTION_QUEUE_VISIBILITY_SECONDS } from '../../../lambda/shared/service-constants.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
-import { quietTelemetry } from '../../support/quiet-telemetry.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
-import { MemoryBucket } from './memory-bucket.js';
+import { quietTelemetry } from '../../../devkit/fakes/quiet-telemetry.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 const slice = (orgId: string) => ({ orgId, dt: '2026-11-22', hour: '10' });
 const body = (orgId: string) => JSON.stringify({ v: 1, org_id: orgId, dt: '2026-11-22', hour: '10', reason: 'new', planned_at: '2026-11-23T12:00:00.000Z' });

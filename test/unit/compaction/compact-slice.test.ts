@@ -10,8 +10,8 @@ import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
-import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
-import { MemoryBucket } from './memory-bucket.js';
+import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 const SLICE = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
 const NOW = new Date('2026-11-23T12:00:00Z');

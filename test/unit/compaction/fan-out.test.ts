@@ -6,10 +6,10 @@ import { planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { parseSliceMessage } from '../../../lambda/compaction/slice-message.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT } from '../../../lib/constructs/compaction.js';
-import { FifoQueueModel, type WorkerInvocation, drainWithEventSource } from '../../support/fifo-queue-model.js';
-import { quietTelemetry } from '../../support/quiet-telemetry.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
-import { MemoryBucket } from './memory-bucket.js';
+import { FifoQueueModel, type WorkerInvocation, drainWithEventSource } from '../../../devkit/fakes/fifo-queue-model.js';
+import { quietTelemetry } from '../../../devkit/fakes/quiet-telemetry.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 const MINUTE = 60_000;

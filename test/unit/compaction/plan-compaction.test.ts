@@ -4,9 +4,9 @@ import { composePlanner, plannerConfigFromEnv } from '../../../lambda/compaction
 import { type PlannerDeps, planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { InvalidSliceMessageError, type SliceMessage, parseSliceMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
-import { quietTelemetry } from '../../support/quiet-telemetry.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../landing/landing-builders.js';
-import { MemoryBucket } from './memory-bucket.js';
+import { quietTelemetry } from '../../../devkit/fakes/quiet-telemetry.js';
+import { acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 

@@ -1,5 +1,5 @@
 import { S3_MULTIPART, streamedObject } from '../../../lambda/compaction/streamed-object.js';
-import { MemoryBucket } from './memory-bucket.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 const MIB = 1024 * 1024;
 const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);

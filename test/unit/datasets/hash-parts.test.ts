@@ -6,8 +6,8 @@ import { readRowGroups } from '../../../lambda/compaction/parquet-rows.js';
 import { HASH_BUCKETS, HASH_ORDERED_FROM_ROWS, HASH_ORDER_METADATA_KEY, hashOrder, isBucketAligned, partOf, partOrders } from '../../../lambda/datasets/hash-parts.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { SPANS, TRACES } from '../../../lambda/datasets/registry.js';
-import { MemoryBucket } from '../compaction/memory-bucket.js';
-import { acceptedTrace, inlineRecord } from '../landing/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
+import { acceptedTrace, inlineRecord } from '../../../devkit/builders/landing-builders.js';
 
 const SLICE = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
 const asFile = (body: Uint8Array) => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;

@@ -12,7 +12,7 @@ import {
   type TraceRowSource,
 } from '../../../lambda/datasets/registry.js';
 import { writeParquet } from '../../../lambda/datasets/parquet/parquet-writer.js';
-import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../../../devkit/builders/landing-builders.js';
 
 const asyncBuffer = (bytes: Uint8Array) => {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
-import { NOW_MICROS, iso } from '../../support/trace-builders.js';
+import { NOW_MICROS, iso } from '../../../devkit/builders/trace-builders.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');

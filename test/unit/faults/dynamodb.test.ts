@@ -1,6 +1,6 @@
 import { GetItemCommand, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { ddbMock, type Harness, TEST_POLICY } from '../../support/ingest-harness.js';
-import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
+import { buildBatch, gatewayEvent } from '../../../devkit/builders/trace-builders.js';
 import { type Batch, type DynamoFault, expectRetryable, freshFaultSetup, type RateTableFake, type StreamFake, traceIdsOf } from './fault-fakes.js';
 
 /**

@@ -7,7 +7,7 @@ import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js
 import { HOSTILE_CORPUS, type HostileCase } from '../../fixtures/hostile/corpus.js';
 import { type Keys, toEvent } from '../../fixtures/hostile/to-event.js';
 import { createHarness, ddbMock, type Harness, kinesisMock, s3Mock } from '../../support/ingest-harness.js';
-import { acceptedTrace, inlineRecord, parquetRows } from '../landing/landing-builders.js';
+import { acceptedTrace, inlineRecord, parquetRows } from '../../../devkit/builders/landing-builders.js';
 
 /** Lambda refuses a synchronous response over 6 MB; API Gateway would then answer 502. */
 const MAX_RESPONSE_BYTES = 6 * 1000 * 1000;

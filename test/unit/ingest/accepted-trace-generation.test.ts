@@ -3,7 +3,7 @@ import path from 'node:path';
 // @ts-expect-error -- a build script in plain JavaScript, without type declarations
 import { acceptedTraceSources } from '../../../scripts/accepted-trace-sources.mjs';
 import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
-import { NOW_MICROS, iso } from '../../support/trace-builders.js';
+import { NOW_MICROS, iso } from '../../../devkit/builders/trace-builders.js';
 
 type Schema = { properties: Record<string, Record<string, unknown>>; required: string[]; $defs: { span: { properties: Record<string, Record<string, unknown>>; required: string[] } } };
 const ROOT = path.resolve(__dirname, '../../..');

@@ -1,9 +1,9 @@
 import { gzipSync } from 'node:zlib';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { type ContentEncodingBehaviour, type HttpGateway, startHttpGateway } from '../../../scripts/local/http-gateway.js';
+import { type ContentEncodingBehaviour, type HttpGateway, startHttpGateway } from '../../../devkit/local-stack/http-gateway.js';
 import { createHarness, type Harness, publishedRecords } from '../../support/ingest-harness.js';
-import { buildBatch, NOW_MICROS } from '../../support/trace-builders.js';
+import { buildBatch, NOW_MICROS } from '../../../devkit/builders/trace-builders.js';
 
 /** One span from the official SDK, started a minute before the harness clock. */
 function sdkSpans() {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { createHarness, type Harness } from '../../support/ingest-harness.js';
-import { buildTrace, gatewayEvent } from '../../support/trace-builders.js';
+import { buildTrace, gatewayEvent } from '../../../devkit/builders/trace-builders.js';
 
 const DOCUMENTED = new Set([200, 400, 401, 402, 403, 413, 429, 503]);
 

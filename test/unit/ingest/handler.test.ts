@@ -7,7 +7,7 @@ import 'aws-sdk-client-mock-jest';
 import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
 import { decodeTraceRecord, type InlineTraceRecord, type TraceReferenceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { createHarness, ddbMock, type Harness, kinesisMock, publishedRecords, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
-import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../support/trace-builders.js';
+import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../../devkit/builders/trace-builders.js';
 
 const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 const post = (h: Harness, payload: unknown, options: Parameters<typeof gatewayEvent>[0] = {}) =>

@@ -1,6 +1,6 @@
 import { PARTITION_CHUNK, PartitionChunks, publishTraces } from '../../../lambda/ingest/steps/publish-traces.js';
 import type { StreamRecord } from '../../../lambda/ingest/ports.js';
-import { traceContext } from '../landing/landing-builders.js';
+import { traceContext } from '../../../devkit/builders/landing-builders.js';
 
 const keys = (chunks: PartitionChunks, sizes: readonly number[]) => sizes.map((bytes) => chunks.keyFor(bytes));
 

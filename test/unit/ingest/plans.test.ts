@@ -6,7 +6,7 @@ import { identifyCaller } from '../../../lambda/ingest/steps/identify-caller.js'
 import { CachedTenancyReader, DEFAULT_TENANCY_CACHE } from '../../../lambda/ingest/tenancy-cache.js';
 import { type ApiKey, generateApiKeySecret, type Organization, type Plan } from '../../../lambda/shared/domain/tenancy.js';
 import { createHarness, ddbMock } from '../../support/ingest-harness.js';
-import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
+import { buildBatch, gatewayEvent } from '../../../devkit/builders/trace-builders.js';
 
 const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 const TEAM = { minute: 2, hour: 1000, day: 10_000, month: 100_000 };

@@ -3,7 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
 import { rateLimitHeaders } from '../../../lambda/ingest/quota-headers.js';
 import { createHarness, ddbMock, type Harness } from '../../support/ingest-harness.js';
-import { buildBatch, buildTrace, gatewayEvent, NOW_MS } from '../../support/trace-builders.js';
+import { buildBatch, buildTrace, gatewayEvent, NOW_MS } from '../../../devkit/builders/trace-builders.js';
 
 // The harness's clock is 2026-11-22T12:00:00Z: every window resets at its full length except the month (8.5 days left of 30).
 const POLICY = '"per-minute";q=1000;w=60, "per-hour";q=10000;w=3600, "per-day";q=100000;w=86400, "per-month";q=1000000;w=2592000';

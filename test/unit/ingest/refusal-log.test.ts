@@ -2,8 +2,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../../lambda/ingest/compose.js';
-import { fakeTenancy } from '../../support/fake-tenancy.js';
-import { gatewayEvent, lambdaContext, liveBatch } from '../../support/trace-builders.js';
+import { fakeTenancy } from '../../../devkit/fakes/fake-tenancy.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../../../devkit/builders/trace-builders.js';
 
 /** The ingest handler over fakes, with a logger whose `info` lines the test reads. */
 function handlerLoggingTo(orgId: string) {

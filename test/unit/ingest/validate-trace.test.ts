@@ -1,6 +1,6 @@
 import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
 import { MAX_SPANS_PER_TRACE } from '../../../lambda/ingest/validation/issue-codes.js';
-import { buildSpan, buildTrace, iso, NOW_MICROS } from '../../support/trace-builders.js';
+import { buildSpan, buildTrace, iso, NOW_MICROS } from '../../../devkit/builders/trace-builders.js';
 
 let counter = 0;
 const newId = () => `00000000-0000-4000-8000-${String(++counter).padStart(12, '0')}`;

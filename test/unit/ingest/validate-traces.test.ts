@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IdSource, validateTraces } from '../../../lambda/ingest/steps/validate-traces.js';
 import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { derivedIds } from '../../../lambda/shared/domain/derived-ids.js';
-import { buildBatch, NOW_MS } from '../../support/trace-builders.js';
+import { buildBatch, NOW_MS } from '../../../devkit/builders/trace-builders.js';
 
 const NOW_MICROS = NOW_MS * 1000;
 const CONTEXT = { org_id: 'org-a', api_key_id: 'key-a', request_id: 'req-1', received_at: '2026-11-22T12:00:00.000000Z' };

@@ -2,8 +2,8 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { composeLanding } from '../../../lambda/landing/compose.js';
-import { quietTelemetry } from '../../support/quiet-telemetry.js';
-import { SHARD, acceptedTrace, inlineRecord, kinesisEvent, sequenceNumber } from './landing-builders.js';
+import { quietTelemetry } from '../../../devkit/fakes/quiet-telemetry.js';
+import { SHARD, acceptedTrace, inlineRecord, kinesisEvent, sequenceNumber } from '../../../devkit/builders/landing-builders.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 const s3Mock = mockClient(S3Client);

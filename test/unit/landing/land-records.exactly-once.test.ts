@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { LandingRecord } from '../../../lambda/landing/landing-types.js';
 import type { LandingStore } from '../../../lambda/landing/ports.js';
-import { acceptedTrace, inlineRecord, parquetRows, traceContext } from './landing-builders.js';
+import { acceptedTrace, inlineRecord, parquetRows, traceContext } from '../../../devkit/builders/landing-builders.js';
 
 /** An in-memory bucket whose writes to chosen keys fail a given number of times first. */
 class FlakyBucket implements LandingStore {

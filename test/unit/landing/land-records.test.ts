@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { LandingBatchError, landRecords } from '../../../lambda/landing/land-records.js';
 import { S3LandingStore } from '../../../lambda/landing/s3-landing-store.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
-import { SHARD, acceptedSpan, acceptedTrace, inlineRecord, landingRecord, parquetRows, sequenceNumber, traceContext } from './landing-builders.js';
+import { SHARD, acceptedSpan, acceptedTrace, inlineRecord, landingRecord, parquetRows, sequenceNumber, traceContext } from '../../../devkit/builders/landing-builders.js';
 
 const s3Mock = mockClient(S3Client);
 const deps = () => ({ store: new S3LandingStore(new S3Client({ region: 'us-east-1' }), 'data-bucket') });

@@ -1,5 +1,5 @@
 import { UnlandableRecordError, timestampMicros, toLandableTrace } from '../../../lambda/landing/landable-trace.js';
-import { acceptedSpan, acceptedTrace, traceContext } from './landing-builders.js';
+import { acceptedSpan, acceptedTrace, traceContext } from '../../../devkit/builders/landing-builders.js';
 
 describe('timestampMicros', () => {
   it.each([

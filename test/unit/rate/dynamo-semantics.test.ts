@@ -8,9 +8,9 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoModel } from '../../../scripts/local/dynamo/model.js';
-import { DynamoSemantics, writeUnits } from '../../../scripts/local/dynamo/semantics.js';
-import { VirtualClock } from '../../../scripts/local/dynamo/virtual-clock.js';
+import { DynamoModel } from '../../../devkit/dynamo/model.js';
+import { DynamoSemantics, writeUnits } from '../../../devkit/dynamo/semantics.js';
+import { VirtualClock } from '../../../devkit/dynamo/virtual-clock.js';
 
 const target = (pk: string, sk: string, sizeBytes = 100) => ({ table: 't', key: { pk: { S: pk }, sk: { S: sk } }, sizeBytes });
 const fixed = () => 0;

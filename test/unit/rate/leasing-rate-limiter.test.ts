@@ -3,9 +3,9 @@ import { leaseSlackPerContainer } from '../../../lambda/shared/adapters/lease-op
 import { LeasingRateLimiter } from '../../../lambda/shared/adapters/leasing-rate-limiter.js';
 import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
-import { RATE_TABLE_NAME, simulateHotOrg } from '../../../scripts/local/dynamo/hot-org-simulation.js';
-import { DynamoModel } from '../../../scripts/local/dynamo/model.js';
-import { seededRandom, VirtualClock } from '../../../scripts/local/dynamo/virtual-clock.js';
+import { RATE_TABLE_NAME, simulateHotOrg } from '../../../devkit/dynamo/hot-org-simulation.js';
+import { DynamoModel } from '../../../devkit/dynamo/model.js';
+import { seededRandom, VirtualClock } from '../../../devkit/dynamo/virtual-clock.js';
 import { rateKeys } from '../../../lambda/shared/tables.js';
 
 /** Invariants of quota leases, on the DynamoDB model (conflicts, throttling, lost answers). */

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as tenancy from '../../../lambda/shared/domain/tenancy.js';
 import { createHarness } from '../../support/ingest-harness.js';
-import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
+import { buildBatch, gatewayEvent } from '../../../devkit/builders/trace-builders.js';
 
 /**
  * Secret comparison is constant-time because there is none: a key is hashed (SHA-256) and looked up

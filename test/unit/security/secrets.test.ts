@@ -4,7 +4,7 @@ import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { createHarness, ddbMock, type Harness, kinesisMock, s3Mock } from '../../support/ingest-harness.js';
-import { buildBatch, gatewayEvent } from '../../support/trace-builders.js';
+import { buildBatch, gatewayEvent } from '../../../devkit/builders/trace-builders.js';
 
 /**
  * No API key secret is stored or logged in plain text. The harness's handler gets a Logger at

@@ -6,7 +6,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DynamoDbTenancyStore } from '../../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { createHarness, type Harness, kinesisMock, s3Mock } from '../../support/ingest-harness.js';
-import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../support/trace-builders.js';
+import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../../devkit/builders/trace-builders.js';
 
 /**
  * A key can land data only under its own organization, and a workspace key only in its workspace:

@@ -1,4 +1,4 @@
-import { restApiEvent } from '../../../scripts/local/lambda-events.js';
+import { restApiEvent } from '../../../devkit/lambda/lambda-events.js';
 import {
   base64Length,
   GATEWAY_MAX_HEADER_BYTES,

@@ -3,7 +3,7 @@ import { spanBatches } from '../../../../lambda/datasets/column-batches.js';
 import { toLandableTrace } from '../../../../lambda/landing/landable-trace.js';
 import { SPANS } from '../../../../lambda/datasets/registry.js';
 import { ParquetStreamWriter, writeParquet } from '../../../../lambda/datasets/parquet/parquet-writer.js';
-import { acceptedTrace, parquetRows, traceContext } from '../../landing/landing-builders.js';
+import { acceptedTrace, parquetRows, traceContext } from '../../../../devkit/builders/landing-builders.js';
 
 const concat = (pieces: Uint8Array[]) => Buffer.concat(pieces);
 

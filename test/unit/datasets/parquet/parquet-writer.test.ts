@@ -6,7 +6,7 @@ import { toLandableTrace } from '../../../../lambda/landing/landable-trace.js';
 import { type DatasetSpec, SPANS, TRACES } from '../../../../lambda/datasets/registry.js';
 import { parquetCodec } from '../../../../lambda/datasets/parquet/parquet-codec.js';
 import { writeParquet } from '../../../../lambda/datasets/parquet/parquet-writer.js';
-import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../../landing/landing-builders.js';
+import { acceptedSpan, acceptedTrace, parquetRows, traceContext } from '../../../../devkit/builders/landing-builders.js';
 
 const arrayBuffer = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 

@@ -9,7 +9,7 @@ import { google, opentelemetry } from '../../../../lambda/ingest/generated/otlp-
 import type { InlineTraceRecord } from '../../../../lambda/shared/domain/trace-record.js';
 import { loadOtlpFixture } from '../../../fixtures/otlp/load-fixture.js';
 import { createHarness, ddbMock, type Harness, publishedRecords } from '../../../support/ingest-harness.js';
-import { type EventOptions, gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
+import { type EventOptions, gatewayEvent, NOW_MICROS } from '../../../../devkit/builders/trace-builders.js';
 
 const START_NANOS = BigInt(NOW_MICROS - 60_000_000) * 1000n;
 const JSON_TYPE = { 'Content-Type': 'application/json' };

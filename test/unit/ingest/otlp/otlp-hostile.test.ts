@@ -1,6 +1,6 @@
 import { google, opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
 import { createHarness, type Harness, publishedRecords } from '../../../support/ingest-harness.js';
-import { gatewayEvent, NOW_MICROS } from '../../../support/trace-builders.js';
+import { gatewayEvent, NOW_MICROS } from '../../../../devkit/builders/trace-builders.js';
 
 const Request = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 type SpanProps = opentelemetry.proto.trace.v1.Span.$Properties;

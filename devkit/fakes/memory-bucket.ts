@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { CompactionStore, StoredObject, UploadedPart } from '../../../lambda/compaction/ports.js';
-import { S3_MULTIPART } from '../../../lambda/compaction/streamed-object.js';
-import { type LandingStore, ReferencedObjectNotFoundError } from '../../../lambda/landing/ports.js';
+import type { CompactionStore, StoredObject, UploadedPart } from '../../lambda/compaction/ports.js';
+import { S3_MULTIPART } from '../../lambda/compaction/streamed-object.js';
+import { type LandingStore, ReferencedObjectNotFoundError } from '../../lambda/landing/ports.js';
 
 /** The writes a test can make fail: each is a point at which a real run could be killed. */
 export type WriteOperation = 'put' | 'createMultipartUpload' | 'uploadPart' | 'completeMultipartUpload';

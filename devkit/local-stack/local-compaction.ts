@@ -5,7 +5,7 @@ import { type CompactionRun, type PendingOptions, compactPending } from '../../l
 import type { CompactionDeps } from '../../lambda/compaction/ports.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
 import { type LocalEndpoints, type LocalPaths, isProcessAlive, removeFile } from './local-state.js';
-import { localClientConfig } from './provision.js';
+import { localClientConfig } from '../engines/provision.js';
 
 /** Another compaction of the same local stack is running (the timer of `npm start`, or `npm run compact`). */
 export class CompactionBusyError extends Error {

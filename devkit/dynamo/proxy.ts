@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AttributeValue, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { Engine } from '../engines.js';
+import type { Engine } from '../engines/engines.js';
 import { reasonMessage } from './model.js';
 import { type DynamoSemanticsOptions, DynamoSemantics, itemSizeBytes, type WriteTarget } from './semantics.js';
 

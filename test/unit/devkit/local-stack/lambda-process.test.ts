@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FunctionError, type LambdaProcess, startLambdaProcess } from '../../../scripts/local/lambda-process.js';
+import { FunctionError, type LambdaProcess, startLambdaProcess } from '../../../../devkit/local-stack/lambda-process.js';
 
 // A handler that reports how many invocations its process was running at once.
 const HANDLER = `

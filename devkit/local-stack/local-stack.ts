@@ -9,11 +9,11 @@ import { composeLanding, landingConfigFromEnv } from '../../lambda/landing/compo
 import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
-import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../admin/commands.js';
-import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from './engines.js';
+import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../../scripts/admin/commands.js';
+import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../engines/engines.js';
 import { type BundledFunctions, startBundledFunctions } from './bundled-functions.js';
 import { type HttpGateway, startHttpGateway } from './http-gateway.js';
-import { lambdaContext } from './lambda-context.js';
+import { lambdaContext } from '../lambda/lambda-context.js';
 import { bundledCompaction, startCompactionTimer } from './local-compaction.js';
 import {
   isProcessAlive,
@@ -24,8 +24,8 @@ import {
   removeFile,
   writeJsonFile,
 } from './local-state.js';
-import { createBucket, createStream, createTables, LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig } from './provision.js';
-import { type CheckpointStore, type PollerSettings, type StreamPoller, startStreamPoller } from './stream-poller.js';
+import { createBucket, createStream, createTables, LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig } from '../engines/provision.js';
+import { type CheckpointStore, type PollerSettings, type StreamPoller, startStreamPoller } from '../engines/stream-poller.js';
 
 /** The demo tenant seeded on the first start; its secrets are kept in `demo-keys.json` to be shown again. */
 export interface DemoTenant {

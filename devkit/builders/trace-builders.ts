@@ -3,8 +3,8 @@ import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { AcceptedSpan, AcceptedTrace } from '../../lambda/shared/domain/trace.js';
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
-import { lambdaContext as localLambdaContext } from '../../scripts/local/lambda-context.js';
-import { restApiEvent } from '../../scripts/local/lambda-events.js';
+import { lambdaContext as localLambdaContext } from '../lambda/lambda-context.js';
+import { restApiEvent } from '../lambda/lambda-events.js';
 
 /** A fixed server clock for tests: 2026-11-22T12:00:00Z. */
 export const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);

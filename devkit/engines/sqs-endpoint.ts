@@ -11,7 +11,7 @@ export type QueuedRecord = SQSRecord;
  * (`X-Amz-Target: AmazonSQS.<Action>`): SendMessage(Batch) keeps the messages for `drain()`, which
  * hands them out as event records; ChangeMessageVisibility and DeleteMessage are accepted. Enough
  * to run the bundled planner and worker end to end; not a queue (no visibility, FIFO groups or
- * redrive: test/support/fifo-queue-model.ts models those).
+ * redrive: devkit/fakes/fifo-queue-model.ts models those).
  */
 export interface SqsEndpoint {
   readonly endpoint: string;

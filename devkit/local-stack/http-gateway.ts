@@ -10,7 +10,7 @@ import {
 } from '../../lambda/shared/request-limits.js';
 import { INGEST_ROUTE, ROUTES_SENTENCE } from '../../lambda/shared/service-constants.js';
 import { BINARY_MEDIA_TYPES, type GatewayAnswer, type GatewayAnswerName, GATEWAY_ANSWERS, gatewayAnswerHeaders } from '../../lib/gateway-responses.js';
-import { API_ROUTE_PATHS, restApiEvent } from './lambda-events.js';
+import { API_ROUTE_PATHS, restApiEvent } from '../lambda/lambda-events.js';
 
 /**
  * What the gateway does with a `Content-Encoding: gzip` or `deflate` request. AWS documents that API

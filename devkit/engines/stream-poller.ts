@@ -7,7 +7,7 @@ import {
   type _Record as KinesisRecord,
 } from '@aws-sdk/client-kinesis';
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
-import { kinesisEventRecord } from './lambda-events.js';
+import { kinesisEventRecord } from '../lambda/lambda-events.js';
 
 export type KinesisHandler = (event: KinesisStreamEvent) => Promise<unknown>;
 

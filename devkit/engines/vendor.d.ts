@@ -32,7 +32,7 @@ declare module 's3rver' {
   class S3rver {
     constructor(options?: S3rverOptions);
     httpServer?: Server;
-    /** Internal: the `FilesystemStore` (see scripts/local/s3rver-atomic-writes.ts). */
+    /** Internal: the `FilesystemStore` (see devkit/engines/s3rver-atomic-writes.ts). */
     store: unknown;
     run(): Promise<AddressInfo>;
     close(): Promise<void>;

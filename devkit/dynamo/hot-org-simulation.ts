@@ -1,10 +1,10 @@
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import type { RateLimiter } from '../../../lambda/ingest/ports.js';
-import { LeasingRateLimiter } from '../../../lambda/shared/adapters/leasing-rate-limiter.js';
-import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
-import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
-import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
-import { backoffDelay, type BackoffPolicy } from '../../../lambda/shared/runtime/backoff.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
+import type { RateLimiter } from '../../lambda/ingest/ports.js';
+import { LeasingRateLimiter } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
+import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';
+import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
+import type { Quotas } from '../../lambda/shared/domain/tenancy.js';
+import { backoffDelay, type BackoffPolicy } from '../../lambda/shared/runtime/backoff.js';
 import { DynamoModel, type ModelOptions } from './model.js';
 import { seededRandom, VirtualClock } from './virtual-clock.js';
 

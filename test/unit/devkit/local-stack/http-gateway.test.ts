@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type GatewayBehaviour, type HttpGateway, type ProxyHandler, routePath, startHttpGateway } from '../../../scripts/local/http-gateway.js';
+import { type GatewayBehaviour, type HttpGateway, type ProxyHandler, routePath, startHttpGateway } from '../../../../devkit/local-stack/http-gateway.js';
 
 /** What came back on a raw socket: the status line, the headers by lower-case name, the body. */
 interface RawAnswer {

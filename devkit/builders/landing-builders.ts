@@ -1,11 +1,11 @@
 import { parquetReadObjects } from 'hyparquet';
 import zlib, { gunzipSync } from 'node:zlib';
 import type { KinesisStreamEvent } from 'aws-lambda';
-import type { LandingRecord } from '../../../lambda/landing/landing-types.js';
-import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../../lambda/shared/domain/trace.js';
-import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
-import { kinesisEventRecord } from '../../../scripts/local/lambda-events.js';
-import { SMALL_SPAN, SMALL_TRACE } from '../../support/trace-builders.js';
+import type { LandingRecord } from '../../lambda/landing/landing-types.js';
+import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../../lambda/shared/domain/trace.js';
+import { encodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
+import { kinesisEventRecord } from '../lambda/lambda-events.js';
+import { SMALL_SPAN, SMALL_TRACE } from './trace-builders.js';
 
 let counter = 0;
 const id = () => {

@@ -1,8 +1,8 @@
 import type { SQSBatchResponse } from 'aws-lambda';
 import { type CloudAssembly, type FunctionRole, resolveEnvironment, synthesizeAssembly } from './cloud-assembly.js';
 import { type LambdaProcess, startLambdaProcess } from './lambda-process.js';
-import { LOCAL_CREDENTIALS } from './provision.js';
-import { type SqsEndpoint, startSqsEndpoint } from './sqs-endpoint.js';
+import { LOCAL_CREDENTIALS } from '../engines/provision.js';
+import { type SqsEndpoint, startSqsEndpoint } from '../engines/sqs-endpoint.js';
 
 export interface BundledFunctionsOptions {
   projectRoot: string;
