@@ -7,7 +7,7 @@ import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const schemaPath = join(root, 'lambda/ingest/validation/trace.schema.json');
+const schemaPath = join(root, 'lambda/ingest/core/validation/trace.schema.json');
 const outDir = join(root, 'lambda/ingest/generated');
 const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
 

@@ -1,15 +1,15 @@
-import { MalformedBodyError, refusal, refusedFor, WorkspaceRequiredError } from '../errors.js';
-import { ingestTraces } from '../ingest-batch.js';
-import type { Arrival, Caller } from '../ingest-types.js';
-import type { IngestDeps } from '../ports.js';
-import { decodeBodyBytes, decodeUtf8, type RawBody } from '../request/decode-body.js';
-import { identifyCaller, singleHeaderValue } from '../steps/identify-caller.js';
-import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
+import { MalformedBodyError, refusal, refusedFor, WorkspaceRequiredError } from '../core/errors.js';
+import { ingestTraces } from '../json/ingest-batch.js';
+import type { Arrival, Caller } from '../core/ingest-types.js';
+import type { IngestDeps } from '../core/ports.js';
+import { decodeBodyBytes, decodeUtf8, type RawBody } from '../http/decode-body.js';
+import { identifyCaller, singleHeaderValue } from '../core/tenancy/identify-caller.js';
+import { type TraceValidation, validateTrace } from '../core/validation/validate-trace.js';
 import { buildTrace, groupSpans, type RejectedSpan, type SpanGroup, type TraceInput } from './map-export.js';
 import { decodeExportRequestJson } from './otlp-json.js';
 import type { OtlpExport } from './otlp-model.js';
-import type { QuotaState } from '../quota-headers.js';
-import { readQuotaState } from '../steps/read-quota-state.js';
+import type { QuotaState } from '../core/rate/quota-headers.js';
+import { readQuotaState } from '../core/rate/read-quota-state.js';
 import { decodeExportRequest, UndecodableRequestError } from './otlp-protobuf.js';
 
 /** The two OTLP/HTTP encodings; the answer is written in the request's. */

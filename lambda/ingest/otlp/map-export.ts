@@ -1,4 +1,4 @@
-import { formatMicros } from '../validation/timestamps.js';
+import { formatMicros } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
 import type { JsonObject, JsonValue, OtlpExport, OtlpSpan } from './otlp-model.js';
 

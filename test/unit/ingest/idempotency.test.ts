@@ -1,5 +1,5 @@
-import { withIdempotency } from '../../../lambda/ingest/steps/idempotency.js';
-import type { IdempotencyStore } from '../../../lambda/ingest/ports.js';
+import { withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
+import type { IdempotencyStore } from '../../../lambda/ingest/core/ports.js';
 
 const log = { warn: () => undefined, error: () => undefined };
 const request = (store: IdempotencyStore) => ({ store, log, orgId: 'org', apiKeyId: 'key', idempotencyKey: 'k', body: '{}', receivedAtMicros: 1_700_000_000_000_000 });

@@ -1,5 +1,5 @@
-import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
-import { MAX_SPANS_PER_TRACE } from '../../../lambda/ingest/validation/issue-codes.js';
+import { validateTrace } from '../../../lambda/ingest/core/validation/validate-trace.js';
+import { MAX_SPANS_PER_TRACE } from '../../../lambda/ingest/core/validation/issue-codes.js';
 import { buildSpan, buildTrace, iso, NOW_MICROS } from '../../support/trace-builders.js';
 
 let counter = 0;

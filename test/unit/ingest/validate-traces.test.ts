@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type IdSource, validateTraces } from '../../../lambda/ingest/steps/validate-traces.js';
+import { type IdSource, validateTraces } from '../../../lambda/ingest/core/validation/validate-candidates.js';
 import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { derivedIds } from '../../../lambda/shared/domain/derived-ids.js';
 import { buildBatch, NOW_MS } from '../../support/trace-builders.js';
