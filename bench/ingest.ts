@@ -3,7 +3,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../lambda/ingest/compose.js';
-import type { StreamRecord } from '../lambda/ingest/core/ports.js';
+import type { StreamRecord } from '../lambda/ingest/core/publish/ports.js';
 import { compressRecordJson } from '../lambda/shared/domain/trace-record.js';
 import { fakeTenancy } from '../test/support/fake-tenancy.js';
 import { gatewayEvent, lambdaContext } from '../test/support/trace-builders.js';

@@ -75,7 +75,7 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const body = Buffer.from(genAiExport());
   const { handler, apiKey, stats } = fakedIngestHandler();
   const otlpEvent = gatewayEvent({ route: 'otlp', apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body });
-  const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => buildTrace(group, undefined).input);
+  const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => buildTrace(group, undefined).candidate.trace);
   const jsonBody = JSON.stringify({ traces });
   const jsonEvent = gatewayEvent({ apiKey, body: jsonBody });
   const invoke = async (event: APIGatewayProxyEvent) => {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { StreamRecord } from '../../lambda/ingest/core/ports.js';
+import type { StreamRecord } from '../../lambda/ingest/core/publish/ports.js';
 import { PartitionChunks } from '../../lambda/ingest/core/publish/publish-traces.js';
 import { type InlineTraceRecord, compressRecordJson, decodeTraceRecord, isReferenceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { gatewayEvent, lambdaContext } from '../../test/support/trace-builders.js';

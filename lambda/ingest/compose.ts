@@ -34,7 +34,7 @@ export interface IngestConfig {
   /** Clients to use instead of the default ones (built with the deployed timeouts). */
   clients?: { dynamodb?: DynamoDBClient; kinesis?: KinesisClient; s3?: S3Client };
   /** Ports to use instead of the adapters built from `resources`: fakes, wrappers, failing doubles. */
-  ports?: Partial<Omit<IngestDeps, 'log'>>;
+  ports?: Partial<Omit<IngestDeps, 'logger'>>;
   /** Tenancy lookups cached in a warm container (the default), or read every time (`false`). */
   tenancyCache?: TenancyCacheOptions | false;
   /** Honour the Idempotency-Key header (default true). */
@@ -86,7 +86,7 @@ export function ingestConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Inges
 }
 
 /** The ports of the use case: the ones given, and adapters over AWS for the rest. */
-export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
+export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'logger'> {
   const given = config.ports ?? {};
   let defaults: ReturnType<typeof defaultIngestClients> | undefined;
   const client = <K extends 'dynamodb' | 'kinesis' | 's3'>(name: K) =>

@@ -5,14 +5,15 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DeadlineReachedError, IngestError } from './core/errors.js';
-import { errorResponse, type GatewayEvent, requestIdOf, successResponse, toIngestRequest } from './http/gateway.js';
+import { type GatewayEvent, requestIdOf } from './http/gateway.js';
 import { ingestBatch } from './json/ingest-batch.js';
+import { errorResponse, successResponse, toIngestRequest } from './json/json-http.js';
 import { ingestOtlp } from './otlp/ingest-otlp.js';
 import { isOtlpTracesEvent, otlpErrorResponse, otlpFormatOf, otlpSuccessResponse, toOtlpRequest } from './otlp/otlp-http.js';
 import type { IngestDeps } from './core/ports.js';
 
 export interface IngestHandlerOptions {
-  deps: Omit<IngestDeps, 'log'>;
+  deps: Omit<IngestDeps, 'logger'>;
   logger: Logger;
   metrics: Metrics;
   /** Microseconds since the epoch; injectable so tests can pin the clock. */
@@ -93,7 +94,7 @@ export function createIngestHandler(options: IngestHandlerOptions) {
   const nowMicros = options.nowMicros ?? defaultNowMicros;
   const deps: IngestDeps = {
     ...options.deps,
-    log: { warn: (message, extra) => logger.warn(message, extra ?? {}), error: (message, extra) => logger.error(message, extra ?? {}) },
+    logger: { warn: (message, extra) => logger.warn(message, extra), error: (message, extra) => logger.error(message, extra) },
   };
 
   const ingest = async (event: GatewayEvent, context: Context): Promise<APIGatewayProxyResult> => {

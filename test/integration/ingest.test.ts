@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
-import type { TraceSink } from '../../lambda/ingest/core/ports.js';
+import type { TraceSink } from '../../lambda/ingest/core/publish/ports.js';
 import { KinesisTraceSink } from '../../lambda/ingest/core/publish/kinesis-trace-sink.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../support/engine-fixtures.js';

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
-import type { TraceSink } from '../../lambda/ingest/core/ports.js';
+import type { TraceSink } from '../../lambda/ingest/core/publish/ports.js';
 import { composeLanding } from '../../lambda/landing/compose.js';
 import { KinesisTraceSink } from '../../lambda/ingest/core/publish/kinesis-trace-sink.js';
 import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';

@@ -1,16 +1,7 @@
 import type { ApiKey, Organization, Quotas } from '../../shared/domain/tenancy.js';
 import type { QuotaState } from './rate/quota-headers.js';
-import type { RawBody } from '../http/decode-body.js';
+import type { DroppedSpans } from './validation/validate-candidates.js';
 import type { ValidationIssue } from './validation/issue-codes.js';
-
-/** One ingest request, as the HTTP layer hands it to the use case. */
-export interface IngestRequest extends Arrival {
-  /** Every value of every `X-API-Key` header sent; exactly one distinct value is valid. */
-  apiKeyValues: readonly string[];
-  body: RawBody;
-  /** Every value of every `Idempotency-Key` header sent. */
-  idempotencyKeyValues?: readonly string[];
-}
 
 /** Who sent a request: an active key of an organization that may ingest, and the quotas it runs under. */
 export interface Caller {
@@ -51,4 +42,6 @@ export interface IngestResult {
   replayed?: boolean;
   /** The organization's windows after this request, for the `RateLimit` headers. */
   quotaState?: QuotaState[];
+  /** Spans left out of traces that landed without them (`drops-span` candidates only). */
+  droppedSpans?: DroppedSpans[];
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import { IngestError, UnavailableError } from '../core/errors.js';
-import type { IngestRequest, IngestResult } from '../core/ingest-types.js';
 import { rateLimitHeaders } from '../core/rate/quota-headers.js';
 import type { RawBody } from './decode-body.js';
 
@@ -39,47 +38,6 @@ export function rawBodyOf(event: GatewayEvent): RawBody {
     isBase64Encoded: event.isBase64Encoded === true,
     contentEncoding: encodings.length > 0 ? encodings.join(',') : undefined,
   };
-}
-
-export function toIngestRequest(event: GatewayEvent, requestId: string, receivedAtMicros: number): IngestRequest {
-  return {
-    requestId,
-    apiKeyValues: headerValues(event, 'x-api-key'),
-    idempotencyKeyValues: headerValues(event, 'idempotency-key'),
-    body: rawBodyOf(event),
-    receivedAtMicros,
-  };
-}
-
-function json(status: number, requestId: string, body: unknown, extraHeaders: Record<string, string> = {}): APIGatewayProxyResult {
-  return {
-    statusCode: status,
-    headers: {
-      'Content-Type': 'application/json',
-      'Cache-Control': 'no-store',
-      'X-Request-Id': requestId,
-      ...extraHeaders,
-    },
-    body: JSON.stringify(body),
-  };
-}
-
-export function successResponse(result: IngestResult, requestId: string): APIGatewayProxyResult {
-  return json(
-    200,
-    requestId,
-    { accepted: result.accepted, rejected: result.rejected, errors: result.errors },
-    { ...rateLimitHeaders(result.quotaState), ...(result.replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-  );
-}
-
-/**
- * The one place that writes a refusal: status, code and `Retry-After` come from the error itself.
- * Anything that is not an {@link IngestError} becomes a 503 that leaks nothing.
- */
-export function errorResponse(error: unknown, requestId: string): APIGatewayProxyResult {
-  const refusal = asRefusal(error, 'retry the whole batch');
-  return json(refusal.status, requestId, { detail: refusal.message, code: refusal.code, ...refusal.bodyFields(), request_id: requestId }, refusalHeaders(refusal));
 }
 
 /** The error as a refusal to answer with: an {@link IngestError} as it is, anything else a 503 that leaks nothing. */

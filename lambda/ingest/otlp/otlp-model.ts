@@ -1,12 +1,9 @@
+import type { JsonObject } from '../../shared/domain/json.js';
+
 /**
  * One decoded OTLP export, whichever encoding it came in: the protobuf and OTLP/JSON decoders both
  * produce this shape, and the mapping reads nothing else. Attribute values are already plain JSON.
  */
-
-/** A JSON value converted from an OTLP `AnyValue`. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
-export type JsonObject = Record<string, JsonValue>;
 
 export interface OtlpEvent {
   name: string;

@@ -1,4 +1,4 @@
-import type { WindowUsageReader } from '../../../lambda/ingest/core/ports.js';
+import type { WindowUsageReader } from '../../../lambda/ingest/core/rate/ports.js';
 import { ThrottledWindowUsage } from '../../../lambda/ingest/core/rate/window-usage-cache.js';
 import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
 

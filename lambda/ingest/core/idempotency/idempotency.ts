@@ -6,7 +6,8 @@ import {
   InvalidIdempotencyKeyError,
 } from '../errors.js';
 import type { IngestResult } from '../ingest-types.js';
-import type { IdempotencyStore, IngestLog } from '../ports.js';
+import type { IdempotencyStore } from './ports.js';
+import type { IngestLogger } from '../ports.js';
 import { singleHeaderValue } from '../tenancy/identify-caller.js';
 
 /** Printable ASCII without spaces, 1 to 255 characters: a UUID, a ULID or any client token fits. */
@@ -30,7 +31,7 @@ export function idempotentRequestIdentity(orgId: string, idempotencyKey: string,
 
 export interface IdempotentRequest {
   store: IdempotencyStore;
-  log: IngestLog;
+  logger: IngestLogger;
   orgId: string;
   apiKeyId: string;
   idempotencyKey: string;
@@ -45,13 +46,13 @@ export interface IdempotentRequest {
  * is still running gets 409. Only a 200 is remembered: any refusal frees the key for a retry.
  */
 export async function withIdempotency(request: IdempotentRequest, run: () => Promise<IngestResult>): Promise<IngestResult> {
-  const { store, log, orgId, apiKeyId, idempotencyKey } = request;
+  const { store, logger, orgId, apiKeyId, idempotencyKey } = request;
   const bodyHash = createHash('sha256').update(request.body, 'utf8').digest('base64url');
   const nowSeconds = Math.floor(request.receivedAtMicros / 1_000_000);
   const claimToken = randomUUID();
   const release = () =>
     store.release(orgId, idempotencyKey, claimToken).catch((releaseError: unknown) => {
-      log.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
+      logger.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
     });
   let claim;
   try {
@@ -82,10 +83,10 @@ export async function withIdempotency(request: IdempotentRequest, run: () => Pro
   }
   const response = JSON.stringify({ accepted: result.accepted, rejected: result.rejected, errors: result.errors });
   const stored = await store.complete(orgId, idempotencyKey, response, nowSeconds, claimToken).catch((error: unknown) => {
-    log.error('Could not store an idempotent response', { orgId, error: (error as Error).name });
+    logger.error('Could not store an idempotent response', { orgId, error: (error as Error).name });
     return false;
   });
   // The batch is accepted either way; an unstored response only means a later repeat is not recognised.
-  if (!stored) log.warn('Idempotent response not stored; a repeat within the lock time gets 409', { orgId });
+  if (!stored) logger.warn('Idempotent response not stored; a repeat within the lock time gets 409', { orgId });
   return result;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AcceptedTrace, TraceContext } from '../../../shared/domain/trace.js';
+import type { TraceContext } from '../../../shared/domain/trace.js';
+import type { ValidTrace } from '../validation/validate-candidates.js';
 import {
   compressRecordJson,
   MAX_INLINE_RECORD_BYTES,
@@ -7,7 +8,7 @@ import {
   TRACE_RECORD_VERSION,
   type TraceReferenceRecord,
 } from '../../../shared/domain/trace-record.js';
-import type { OverflowStore, StreamRecord, TraceSink } from '../ports.js';
+import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
 
 /**
  * Puts the accepted traces on the stream, all or an error. A trace too large for one record goes
@@ -101,18 +102,8 @@ export interface EncodedTrace {
 /** The context every trace of one request shares; each trace adds its own workspace. */
 export type RequestContext = Omit<TraceContext, 'workspace_slug' | 'record_id'>;
 
-/**
- * Encodes a trace as soon as it validates, so the normalized copy dies young instead of outliving
- * the reserve (less handler CPU on a full batch), at the price of encoding a batch the rate windows
- * then refuse.
- */
-export function encodeTrace(
-  requestContext: RequestContext,
-  requestIdentity: string,
-  index: number,
-  trace: AcceptedTrace,
-  spansOnly = false,
-): EncodedTrace {
+/** A valid trace as its stream record, serialised and compressed; `spans_only` marks a trace whose row another request carries. */
+export function encodeTrace(requestContext: RequestContext, requestIdentity: string, { index, trace, spansOnly }: ValidTrace): EncodedTrace {
   const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug, record_id: `${requestIdentity}/${index}` };
   if (spansOnly) context.spans_only = true;
   return { context, index, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };

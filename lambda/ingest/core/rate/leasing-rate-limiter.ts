@@ -3,7 +3,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import { countersFor, type WindowCounter } from '../../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../../shared/domain/tenancy.js';
-import type { RateDecision, RateLimiter } from '../ports.js';
+import type { RateDecision, RateLimiter } from './ports.js';
 import type { DynamoDbRateLimiter } from './dynamodb-rate-limiter.js';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from './lease-options.js';
 

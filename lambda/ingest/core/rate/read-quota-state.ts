@@ -1,7 +1,8 @@
 import { countersFor, windowBounds, windowLengthSeconds } from '../../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../../shared/domain/tenancy.js';
 import type { Arrival } from '../ingest-types.js';
-import type { IngestLog, WindowCounts, WindowUsageReader } from '../ports.js';
+import type { IngestLogger } from '../ports.js';
+import type { WindowCounts, WindowUsageReader } from './ports.js';
 import type { QuotaState } from './quota-headers.js';
 
 /** The answer does not wait longer than this for the counters; past it, it goes without `RateLimit`. */
@@ -14,7 +15,7 @@ export const QUOTA_READ_TIMEOUT_MS = 250;
  * count a cancelled transaction returned) and win over the read.
  */
 export async function readQuotaState(
-  ports: { windowUsage?: WindowUsageReader | undefined; log: IngestLog },
+  ports: { windowUsage?: WindowUsageReader | undefined; logger: IngestLogger },
   caller: { org: { orgId: string }; quotas: Quotas },
   arrival: Pick<Arrival, 'receivedAtMicros'>,
   known: WindowCounts = {},
@@ -38,7 +39,7 @@ export async function readQuotaState(
 }
 
 async function readInTime(
-  ports: { windowUsage?: WindowUsageReader | undefined; log: IngestLog },
+  ports: { windowUsage?: WindowUsageReader | undefined; logger: IngestLogger },
   orgId: string,
   counters: Parameters<WindowUsageReader['read']>[1],
   justAdmitted: number,
@@ -50,10 +51,10 @@ async function readInTime(
   });
   try {
     const counts = await Promise.race([(ports.windowUsage as WindowUsageReader).read(orgId, counters, justAdmitted), late]);
-    if (counts === undefined) ports.log.warn('Rate-window counters not read in time; answered without RateLimit', { orgId });
+    if (counts === undefined) ports.logger.warn('Rate-window counters not read in time; answered without RateLimit', { orgId });
     return counts;
   } catch (error) {
-    ports.log.warn('Rate-window counters not read; answered without RateLimit', { orgId, error: (error as Error).name });
+    ports.logger.warn('Rate-window counters not read; answered without RateLimit', { orgId, error: (error as Error).name });
     return undefined;
   } finally {
     clearTimeout(timer);

@@ -2,7 +2,8 @@ import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type Wi
 import type { Quotas } from '../../../shared/domain/tenancy.js';
 import { BatchExceedsQuotaError, dependencyUnavailable, RateLimitedError } from '../errors.js';
 import type { Arrival } from '../ingest-types.js';
-import type { FullWindow, IngestLog, RateLimiter } from '../ports.js';
+import type { FullWindow, RateLimiter } from './ports.js';
+import type { IngestLogger } from '../ports.js';
 
 /** A reservation that a later failure gives back, so a refused batch counts nothing. */
 export interface Reservation {
@@ -15,7 +16,7 @@ export interface Reservation {
  * a 429 when a window has no room and a 503 when DynamoDB does not answer.
  */
 export async function reserveRateWindows(
-  ports: { rateLimiter: RateLimiter; log: IngestLog },
+  ports: { rateLimiter: RateLimiter; logger: IngestLogger },
   caller: { org: { orgId: string }; quotas: Quotas },
   arrival: Arrival,
   count: number,
@@ -58,11 +59,11 @@ function rateLimited(counters: readonly FullWindow[], count: number, batchTooLar
   return new RateLimitedError(message, window, quota, retryAfter, { used, remaining, requested: count });
 }
 
-async function giveBack(ports: { rateLimiter: RateLimiter; log: IngestLog }, orgId: string, counters: WindowCounter[], count: number, requestId: string) {
+async function giveBack(ports: { rateLimiter: RateLimiter; logger: IngestLogger }, orgId: string, counters: WindowCounter[], count: number, requestId: string) {
   try {
     await ports.rateLimiter.release(orgId, counters, count, requestId);
   } catch (error) {
     // The counters stay too high until their windows pass: the safe direction for a quota.
-    ports.log.error('Could not give back rate-window increments', { orgId, count, error: (error as Error).name });
+    ports.logger.error('Could not give back rate-window increments', { orgId, count, error: (error as Error).name });
   }
 }

@@ -1,5 +1,5 @@
 import type { WindowCounter } from '../../../shared/domain/rate-windows.js';
-import type { WindowCounts, WindowUsageReader } from '../ports.js';
+import type { WindowCounts, WindowUsageReader } from './ports.js';
 
 interface RecentRead {
   at: number;

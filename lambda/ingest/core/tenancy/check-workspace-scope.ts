@@ -1,15 +1,17 @@
 import { isJsonObject } from '../../../shared/domain/json.js';
 import { type ApiKey, WORKSPACE_SLUG_PATTERN } from '../../../shared/domain/tenancy.js';
+import type { CandidateTrace } from '../candidate.js';
 import { echo } from '../echo.js';
 import { WorkspaceOutOfScopeError, WorkspaceRequiredError } from '../errors.js';
-import type { TenancyReader } from '../ports.js';
+import type { TenancyReader } from './ports.js';
 
 /**
  * Checks 6 and 7 (docs/contract.md §1): every trace object targets a workspace the key may reach. A
  * workspace-scoped key needs its own slug on every trace; an organization key needs slugs that
  * exist in its organization. One trace out of scope refuses the whole batch.
  */
-export async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, traces: readonly unknown[]): Promise<void> {
+export async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, candidates: readonly CandidateTrace[]): Promise<void> {
+  const traces = candidates.map((candidate) => candidate.trace);
   if (key.workspaceSlug !== null) {
     checkScopedKey(key.workspaceSlug, traces);
     return;

@@ -1,7 +1,7 @@
 import { type ApiKey, effectiveQuotas, hashApiKey, isWellFormedApiKey, type Organization, type Quotas } from '../../../shared/domain/tenancy.js';
 import { InvalidApiKeyError, NoActivePlanError, PaymentRequiredError } from '../errors.js';
 import type { Caller } from '../ingest-types.js';
-import type { TenancyReader } from '../ports.js';
+import type { TenancyReader } from './ports.js';
 
 /** Checks 1 to 3: the request's API key is active and its organization may ingest. */
 export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: readonly string[]): Promise<Caller> {

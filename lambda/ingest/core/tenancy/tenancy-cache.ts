@@ -1,5 +1,5 @@
 import type { ApiKey, Organization, Plan } from '../../../shared/domain/tenancy.js';
-import type { TenancyReader } from '../ports.js';
+import type { TenancyReader } from './ports.js';
 
 export interface TenancyCacheOptions {
   /** How long a found key, organization or workspace is trusted: the revocation delay. */

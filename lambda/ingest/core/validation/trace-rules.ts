@@ -1,5 +1,6 @@
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
+import type { RouteWritten } from '../candidate.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
@@ -17,9 +18,10 @@ export interface RuleResult {
   spanMicros: (number | undefined)[];
 }
 
-function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
+/** `written` holds the micros a route formatted the text from: the range is checked, the text is not parsed again. */
+function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[], written?: number): number | undefined {
   if (typeof value !== 'string') return undefined;
-  const micros = parseTimestampMicros(value);
+  const micros = written ?? parseTimestampMicros(value);
   if (micros === undefined) {
     issues.push({ path, code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' });
     return undefined;
@@ -50,13 +52,14 @@ function tooDeep(value: string, path: string, issues: ValidationIssue[]): boolea
   return true;
 }
 
-function checkJsonText(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues)) return;
+/** `written`: the route wrote or parsed the text itself (see `RouteWritten.jsonTexts`), so only its depth is checked. */
+function checkJsonText(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
+  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
   if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
 }
 
-function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues)) return;
+function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
+  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
     issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });
@@ -91,10 +94,12 @@ function checkWellFormed(subject: JsonObject, members: readonly string[], base: 
   }
 }
 
-export function checkTraceRules(trace: JsonObject, nowMicros: number): RuleResult {
+/** `written`: what the route that built the trace wrote itself, and so is not parsed again. */
+export function checkTraceRules(trace: JsonObject, nowMicros: number, written?: RouteWritten): RuleResult {
   const issues: ValidationIssue[] = [];
-  const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues);
-  checkAttributes(trace.attributes, '/attributes', issues);
+  const ownText = written?.jsonTexts === true;
+  const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues, written?.traceMicros);
+  checkAttributes(trace.attributes, '/attributes', issues, ownText);
   checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
@@ -110,10 +115,10 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number): RuleResul
       spanMicros.push(undefined);
       continue;
     }
-    spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues));
-    checkJsonText(span.input, `${base}/input`, issues);
-    checkJsonText(span.output, `${base}/output`, issues);
-    checkAttributes(span.attributes, `${base}/attributes`, issues);
+    spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues, written?.spanMicros[i]));
+    checkJsonText(span.input, `${base}/input`, issues, ownText);
+    checkJsonText(span.output, `${base}/output`, issues, ownText);
+    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText);
     checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();

@@ -1,14 +1,13 @@
 import type { ErrorObject } from 'ajv';
 import validateDetailed from '../../generated/validate-trace-detailed.js';
 import validateFast from '../../generated/validate-trace-fast.js';
+import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import type { AcceptedTrace } from '../../../shared/domain/trace.js';
+import type { CandidateTrace } from '../candidate.js';
 import { normalizeTrace } from '../../generated/normalize-trace.js';
 import { MAX_ISSUES_PER_TRACE, type IssueCode, type ValidationIssue } from './issue-codes.js';
 import { checkTraceRules } from './trace-rules.js';
 
-export type TraceValidation = { ok: true; trace: AcceptedTrace } | { ok: false; issues: ValidationIssue[] };
-
-type Json = Record<string, unknown>;
 
 const UUID_FIELDS = new Set(['trace_id', 'span_id', 'parent_span_id']);
 const REQUIRED_FIELDS = new Set(['timestamp', 'name']);
@@ -25,7 +24,7 @@ function valueAt(root: unknown, pointer: string): unknown {
   let node = root;
   for (const part of pointer.split('/').slice(1)) {
     if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Json)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+    node = (node as JsonObject)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
   }
   return node;
 }
@@ -63,6 +62,7 @@ function toIssue(error: ErrorObject, trace: unknown): ValidationIssue | undefine
   }
 }
 
+/** The schema's and the rules' issues, each path and code once, in that order; uncapped. */
 function collectIssues(schemaErrors: readonly ErrorObject[], trace: unknown, ruleIssues: readonly ValidationIssue[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
@@ -75,24 +75,72 @@ function collectIssues(schemaErrors: readonly ErrorObject[], trace: unknown, rul
   };
   for (const error of schemaErrors) add(toIssue(error, trace));
   for (const issue of ruleIssues) add(issue);
-  return issues.slice(0, MAX_ISSUES_PER_TRACE);
+  return issues;
 }
 
+/** The issues a rejected trace is answered with: at most MAX_ISSUES_PER_TRACE. */
+const capped = (issues: ValidationIssue[]): ValidationIssue[] => issues.slice(0, MAX_ISSUES_PER_TRACE);
+
+/** A span left out of a trace that lands without it (`drops-span`): its position as sent and its issues, paths inside the span. */
+export interface DroppedSpan {
+  spanIndex: number;
+  issues: ValidationIssue[];
+}
+
+export type TraceValidation =
+  | { ok: true; trace: AcceptedTrace; droppedSpans: DroppedSpan[] }
+  | { ok: false; issues: ValidationIssue[] };
+
+const SPAN_PATH = /^\/spans\/(\d+)(?=\/|$)/;
+
 /**
- * Validates one trace of a batch and, when it is valid, returns it normalized: defaults applied,
- * ids lower-cased or generated, timestamps in UTC to the microsecond. Only known members are
- * copied, so unknown members (including `__proto__`) never travel further.
+ * Validates one candidate once and, when it is valid, returns it normalized: defaults applied, ids
+ * lower-cased or generated, timestamps in UTC to the microsecond. Only known members are copied, so
+ * unknown members (including `__proto__`) never travel further. A `drops-span` candidate whose only
+ * issues are inside some of its spans lands without them, as long as one span is left.
  */
-export function validateTrace(input: unknown, nowMicros: number, newId: () => string): TraceValidation {
+export function validateCandidate(candidate: CandidateTrace, nowMicros: number, newId: () => string): TraceValidation {
+  const input = candidate.trace;
   const schemaValid = validateFast(input);
-  if (!schemaValid && (typeof input !== 'object' || input === null || Array.isArray(input))) {
+  if (!schemaValid && !isJsonObject(input)) {
     return { ok: false, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] };
   }
-  const trace = input as Json;
-  const rules = checkTraceRules(trace, nowMicros);
-  if (!schemaValid || rules.issues.length > 0) {
-    const schemaErrors = schemaValid ? [] : (validateDetailed(input), validateDetailed.errors ?? []);
-    return { ok: false, issues: collectIssues(schemaErrors, trace, rules.issues) };
+  const trace = input as JsonObject;
+  const rules = checkTraceRules(trace, nowMicros, candidate.written);
+  if (schemaValid && rules.issues.length === 0) {
+    return { ok: true, trace: normalizeTrace(trace, rules.traceMicros as number, rules.spanMicros, newId), droppedSpans: [] };
   }
-  return { ok: true, trace: normalizeTrace(trace, rules.traceMicros as number, rules.spanMicros, newId) };
+  const schemaErrors = schemaValid ? [] : (validateDetailed(input), validateDetailed.errors ?? []);
+  const issues = collectIssues(schemaErrors, trace, rules.issues);
+  if (candidate.invalidSpan === 'rejects-trace') return { ok: false, issues: capped(issues) };
+  return withoutInvalidSpans(trace, issues, rules.traceMicros, rules.spanMicros, newId);
+}
+
+/** A `drops-span` trace whose issues all lie inside spans, normalized without those spans; otherwise rejected. */
+function withoutInvalidSpans(
+  trace: JsonObject,
+  issues: ValidationIssue[],
+  traceMicros: number | undefined,
+  spanMicros: readonly (number | undefined)[],
+  newId: () => string,
+): TraceValidation {
+  const bySpan = new Map<number, ValidationIssue[]>();
+  for (const issue of issues) {
+    const match = SPAN_PATH.exec(issue.path);
+    if (!match) return { ok: false, issues: capped(issues) };
+    const spanIndex = Number(match[1]);
+    const own = bySpan.get(spanIndex) ?? bySpan.set(spanIndex, []).get(spanIndex)!;
+    own.push({ ...issue, path: issue.path.slice(match[0].length) });
+  }
+  const spans = trace.spans as JsonObject[];
+  const kept = spans.filter((_, i) => !bySpan.has(i));
+  if (kept.length === 0) return { ok: false, issues: capped(issues) };
+  const keptMicros = spanMicros.filter((_, i) => !bySpan.has(i));
+  const droppedSpans = [...bySpan].map(([spanIndex, spanIssues]) => ({ spanIndex, issues: capped(spanIssues) }));
+  return { ok: true, trace: normalizeTrace({ ...trace, spans: kept }, traceMicros as number, keptMicros, newId), droppedSpans };
+}
+
+/** {@link validateCandidate} for a trace a client sent as JSON (`rejects-trace`). */
+export function validateTrace(input: unknown, nowMicros: number, newId: () => string): TraceValidation {
+  return validateCandidate({ trace: input, spansOnly: false, invalidSpan: 'rejects-trace' }, nowMicros, newId);
 }
