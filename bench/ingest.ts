@@ -99,7 +99,8 @@ export function fakedIngestHandler(onPublish: (records: readonly StreamRecord[])
 export async function runIngestBench(rounds = 15): Promise<BenchResult[]> {
   const body = realisticBatch();
   const { handler, apiKey, stats } = fakedIngestHandler();
-  const event = gatewayEvent({ apiKey, body });
+  // Base64, as the deployed REST API hands every body to Lambda (binaryMediaTypes '*/*', lib/constructs/ingest-api.ts).
+  const event = gatewayEvent({ apiKey, body: Buffer.from(body) });
 
   const bare = () => {
     const parsed = JSON.parse(body) as { traces: unknown[] };

@@ -19,6 +19,12 @@ export interface CandidateTrace {
    * `partial_success`). Issues of the trace's own members reject the trace either way.
    */
   readonly invalidSpan: 'rejects-trace' | 'drops-span';
+  /**
+   * True when no string of the trace, nor of JSON held in its strings, can hold a lone surrogate: its text was
+   * strict UTF-8 without a surrogate escape (`mayHoldLoneSurrogates`), or protobuf strings, which are UTF-8 by
+   * definition. Validation then skips the `lone_surrogate` checks. Absent or false: every string is checked.
+   */
+  readonly wellFormedText?: boolean;
   /** What the route wrote itself, and so is not checked a second time. Absent: the client wrote all of it. */
   readonly written?: RouteWritten;
 }

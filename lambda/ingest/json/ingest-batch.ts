@@ -5,6 +5,7 @@ import { ingestCandidates } from '../core/ingest-candidates.js';
 import type { Arrival, IngestResult } from '../core/ingest-types.js';
 import type { IngestDeps } from '../core/ports.js';
 import { identifyCaller } from '../core/tenancy/identify-caller.js';
+import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
 import { decodeBody, type RawBody } from '../http/decode-body.js';
 import { parseBatch } from './parse-batch.js';
 
@@ -27,7 +28,8 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   return refusedFor(caller.org.orgId, async () => {
     const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
     const body = decodeBody(request.body);
-    const candidates = parseBatch(body).map((trace): CandidateTrace => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace' }));
+    const wellFormedText = !mayHoldLoneSurrogates(body);
+    const candidates = parseBatch(body).map((trace): CandidateTrace => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText }));
     return ingestCandidates(deps, caller, request, candidates, idempotencyKey === undefined ? undefined : { key: idempotencyKey, body });
   });
 }

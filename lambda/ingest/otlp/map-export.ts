@@ -162,6 +162,8 @@ export interface SpanGroup {
 
 export interface GroupedExport {
   groups: SpanGroup[];
+  /** As decoded: no string of the export can hold a lone surrogate. */
+  wellFormedText: boolean;
   rejected: RejectedSpan[];
   /** Spans in the export, rejected ones included. */
   spanCount: number;
@@ -198,7 +200,7 @@ export function groupSpans(decoded: OtlpExport): GroupedExport {
       }
     }
   }
-  return { groups: [...groups.values()], rejected, spanCount };
+  return { groups: [...groups.values()], rejected, spanCount, wellFormedText: decoded.wellFormedText };
 }
 
 /** A trace built from one group: the candidate the core validates, and the spans it was built from. */
@@ -215,7 +217,7 @@ export interface BuiltTrace {
  * group's spans. Without a root span the object carries the spans only (`spansOnly`): timestamp and
  * duration then span the group, so the record still validates and partitions by date.
  */
-export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined): BuiltTrace {
+export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, wellFormedText = false): BuiltTrace {
   const spans = group.spans;
   const root = spans.filter((span) => span.isRoot).sort((a, b) => a.startMicros - b.startMicros)[0];
   const first = root ?? spans.reduce((a, b) => (b.startMicros < a.startMicros ? b : a));
@@ -247,7 +249,7 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined):
   };
   if (workspaceSlug !== undefined) input.workspace_slug = workspaceSlug;
   const written = { jsonTexts: true, traceMicros: start, spanMicros: spans.map((span) => span.startMicros) } as const;
-  const candidate: CandidateTrace = { trace: input, spansOnly: root === undefined, invalidSpan: 'drops-span', written };
+  const candidate: CandidateTrace = { trace: input, spansOnly: root === undefined, invalidSpan: 'drops-span', written, wellFormedText };
   return { traceHex: group.traceHex, candidate, spans };
 }
 

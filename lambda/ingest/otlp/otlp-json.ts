@@ -1,5 +1,6 @@
 import { isJsonObject as isObject, type JsonObject, type JsonValue } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
+import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
 import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 import { UndecodableRequestError } from './otlp-protobuf.js';
 
@@ -157,6 +158,7 @@ export function decodeExportRequestJson(text: string): OtlpExport {
   }
   if (!isObject(body)) throw new UndecodableRequestError('the body must be a JSON ExportTraceServiceRequest object');
   return {
+    wellFormedText: !mayHoldLoneSurrogates(text),
     resourceSpans: arrayAt(body, 'resourceSpans', 'resource_spans', '').map((resourceSpans, r) => {
       const rPath = `/resourceSpans/${r}`;
       if (!isObject(resourceSpans)) throw new UndecodableRequestError(`${rPath} must be an object`);

@@ -45,6 +45,11 @@ export interface OtlpResourceSpans {
 
 export interface OtlpExport {
   resourceSpans: OtlpResourceSpans[];
+  /**
+   * True when no decoded string can hold a lone surrogate: protobuf strings are strict UTF-8, and OTLP/JSON
+   * text without a surrogate escape (`mayHoldLoneSurrogates`) parses to none.
+   */
+  wellFormedText: boolean;
 }
 
 /** `AnyValue`s nested deeper than this (arrays and key-value lists) make their span invalid. */

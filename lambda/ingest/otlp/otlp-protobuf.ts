@@ -97,6 +97,8 @@ export function decodeExportRequest(bytes: Uint8Array): OtlpExport {
     throw new UndecodableRequestError(`not a valid protobuf ExportTraceServiceRequest (${(error as Error).message})`, { cause: error });
   }
   return {
+    // protobufjs reads strings as strict UTF-8 (invalid bytes throw above), so none holds a lone surrogate.
+    wellFormedText: true,
     resourceSpans: (request.resourceSpans ?? []).map((resourceSpans) => ({
       resourceAttributes: convertAttributes(resourceSpans.resource?.attributes, putKeyValue).attributes,
       scopeSpans: (resourceSpans.scopeSpans ?? []).map((scopeSpans) => ({

@@ -1,6 +1,6 @@
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
-import type { RouteWritten } from '../candidate.js';
+import type { CandidateTrace } from '../candidate.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
 
@@ -58,7 +58,7 @@ function checkJsonText(value: unknown, path: string, issues: ValidationIssue[], 
   if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
 }
 
-function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
+function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean, wellFormedText: boolean): void {
   if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
@@ -69,7 +69,7 @@ function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]
     const tags = parsed.tags;
     if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) {
       issues.push({ path, code: 'invalid_tags', message: 'tags inside attributes must be an array of strings' });
-    } else if (!tags.every(isWellFormed)) {
+    } else if (!wellFormedText && !tags.every(isWellFormed)) {
       // Only the tags leave the JSON text (as a list of UTF-8 strings); an escaped lone surrogate
       // elsewhere in the text is kept as the escape it is.
       issues.push({ path, code: 'lone_surrogate', message: LONE_SURROGATE_MESSAGE });
@@ -94,13 +94,13 @@ function checkWellFormed(subject: JsonObject, members: readonly string[], base: 
   }
 }
 
-/** `written`: what the route that built the trace wrote itself, and so is not parsed again. */
-export function checkTraceRules(trace: JsonObject, nowMicros: number, written?: RouteWritten): RuleResult {
+/** `written` and `wellFormedText`: what the route that decoded the trace knows of it, and so is not checked again. */
+export function checkTraceRules(trace: JsonObject, nowMicros: number, { written, wellFormedText = false }: Pick<CandidateTrace, 'written' | 'wellFormedText'> = {}): RuleResult {
   const issues: ValidationIssue[] = [];
   const ownText = written?.jsonTexts === true;
   const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues, written?.traceMicros);
-  checkAttributes(trace.attributes, '/attributes', issues, ownText);
-  checkWellFormed(trace, TRACE_TEXT, '', issues);
+  checkAttributes(trace.attributes, '/attributes', issues, ownText, wellFormedText);
+  if (!wellFormedText) checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
   if (spans.length > MAX_SPANS_PER_TRACE) {
@@ -118,8 +118,8 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number, written?: 
     spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues, written?.spanMicros[i]));
     checkJsonText(span.input, `${base}/input`, issues, ownText);
     checkJsonText(span.output, `${base}/output`, issues, ownText);
-    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText);
-    checkWellFormed(span, SPAN_TEXT, base, issues);
+    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText, wellFormedText);
+    if (!wellFormedText) checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();
       const first = seenSpanIds.get(id);

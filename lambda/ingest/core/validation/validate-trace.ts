@@ -106,7 +106,7 @@ export function validateCandidate(candidate: CandidateTrace, nowMicros: number, 
     return { ok: false, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] };
   }
   const trace = input as JsonObject;
-  const rules = checkTraceRules(trace, nowMicros, candidate.written);
+  const rules = checkTraceRules(trace, nowMicros, candidate);
   if (schemaValid && rules.issues.length === 0) {
     return { ok: true, trace: normalizeTrace(trace, rules.traceMicros as number, rules.spanMicros, newId), droppedSpans: [] };
   }
