@@ -1,4 +1,4 @@
-import { parseTimestampMicros } from '../../../lambda/ingest/core/validation/timestamps.js';
+import { formatMicros, parseTimestampMicros } from '../../../lambda/ingest/core/validation/timestamps.js';
 
 /** What the contract says a timestamp means, computed independently: Date.parse to the ms, then the fraction's next 3 digits. */
 function expected(text: string): number | undefined {
@@ -47,4 +47,17 @@ describe('parseTimestampMicros', () => {
     expect(parseTimestampMicros('2026-02-30T12:35:07Z')).toBeUndefined();
     expect(parseTimestampMicros('2026-11-22T12:34:59.999999Z')).toBe(expected('2026-11-22T12:34:59.999999Z'));
   });
+});
+
+describe('formatMicros', () => {
+  it.each([0, 1, 999_999, 1_000_000, 1_764_000_000_123_456, 1_764_000_000_999_999, 1_764_000_001_000_000, 4_102_444_799_999_999])(
+    'writes %d as toISOString does, to the microsecond',
+    (micros) => {
+      const ms = Math.floor(micros / 1000);
+      const reference = `${new Date(ms).toISOString().slice(0, 23)}${String(micros - ms * 1000).padStart(3, '0')}Z`;
+      formatMicros(micros - 1); // a neighbour first: the per-second memo must not leak into the next second
+      expect(formatMicros(micros)).toBe(reference);
+      expect(parseTimestampMicros(formatMicros(micros))).toBe(micros);
+    },
+  );
 });

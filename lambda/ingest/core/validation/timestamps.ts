@@ -89,11 +89,19 @@ export function parseTimestampMicros(text: string): number | undefined {
   return epochMs * 1000 + micros;
 }
 
+// The second of the last timestamp formatted and its `YYYY-MM-DDTHH:MM:SS`: an export's spans fall in a few
+// seconds, so most skip building a Date.
+let lastSecond = Number.NaN;
+let lastSecondText = '';
+
 /** `2026-11-22T10:00:00.123456Z`: UTC with exactly six fractional digits. */
 export function formatMicros(epochMicros: number): string {
-  const ms = Math.floor(epochMicros / 1000);
-  const extra = epochMicros - ms * 1000;
-  return `${new Date(ms).toISOString().slice(0, 23)}${String(extra).padStart(3, '0')}Z`;
+  const second = Math.floor(epochMicros / 1_000_000);
+  if (second !== lastSecond) {
+    lastSecondText = new Date(second * 1000).toISOString().slice(0, 19);
+    lastSecond = second;
+  }
+  return `${lastSecondText}.${String(epochMicros - second * 1_000_000).padStart(6, '0')}Z`;
 }
 
 export const DAY_MICROS = 24 * 60 * 60 * 1_000_000;
