@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { composeIngest } from '../lambda/ingest/compose.js';
-import type { StreamRecord } from '../lambda/ingest/ports.js';
+import type { StreamRecord } from '../lambda/ingest/core/publish/ports.js';
 import { fakeTenancy } from '../devkit/fakes/fake-tenancy.js';
 
 /** The most of these traces (~15.6 KB each) one request may carry under MAX_DECODED_BODY_BYTES (4 MiB): 500 of them are two requests. */

@@ -11,7 +11,8 @@ import { SPANS, TRACES, fakedIngestHandler, realisticBatch } from './ingest-work
 export async function runIngestBench(rounds = 15): Promise<BenchResult[]> {
   const body = realisticBatch();
   const { handler, apiKey, stats } = fakedIngestHandler();
-  const event = gatewayEvent({ apiKey, body });
+  // Base64, as the deployed REST API hands every body to Lambda (binaryMediaTypes '*/*', lib/constructs/ingest-api.ts).
+  const event = gatewayEvent({ apiKey, body: Buffer.from(body) });
 
   const bare = () => {
     const parsed = JSON.parse(body) as { traces: unknown[] };

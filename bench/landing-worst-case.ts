@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { MAX_SPANS_PER_TRACE } from '../lambda/ingest/validation/issue-codes.js';
+import { MAX_SPANS_PER_TRACE } from '../lambda/ingest/core/validation/issue-codes.js';
 import { LANDING_MEMORY_BOUNDS, landRecords } from '../lambda/landing/land-records.js';
 import type { LandingRecord } from '../lambda/landing/landing-types.js';
 import type { AcceptedSpan, AcceptedTrace, TraceContext } from '../lambda/shared/domain/trace.js';

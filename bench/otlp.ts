@@ -75,9 +75,10 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const body = Buffer.from(genAiExport());
   const { handler, apiKey, stats } = fakedIngestHandler();
   const otlpEvent = gatewayEvent({ route: 'otlp', apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body });
-  const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => buildTrace(group, undefined).input);
+  const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => buildTrace(group, undefined).candidate.trace);
   const jsonBody = JSON.stringify({ traces });
-  const jsonEvent = gatewayEvent({ apiKey, body: jsonBody });
+  // Base64 like the protobuf export, as the deployed REST API hands every body to Lambda (binaryMediaTypes '*/*').
+  const jsonEvent = gatewayEvent({ apiKey, body: Buffer.from(jsonBody) });
   const invoke = async (event: APIGatewayProxyEvent) => {
     const response = (await handler(event, lambdaContext)) as APIGatewayProxyResult;
     if (response.statusCode !== 200 || (event === otlpEvent && response.body !== '')) {

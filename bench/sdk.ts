@@ -7,7 +7,7 @@ import { type Answer, TraceIngest, type Transport } from '../sdk/typescript/src/
 import { round, withCleanup } from './engines-util.js';
 import { inFreshProcess } from './fresh-process.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../devkit/local-stack/local-state.js';

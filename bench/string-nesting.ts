@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { MAX_DECODED_BODY_BYTES } from '../lambda/ingest/request/decode-body.js';
+import { MAX_DECODED_BODY_BYTES } from '../lambda/ingest/http/decode-body.js';
 import { landRecords } from '../lambda/landing/land-records.js';
 import { MAX_JSON_CONTAINERS, MAX_JSON_TEXT_DEPTH } from '../lambda/shared/domain/json-limits.js';
 import type { AcceptedTrace } from '../lambda/shared/domain/trace.js';

@@ -7,7 +7,7 @@ import { ROUTES_SENTENCE } from '../lambda/shared/service-constants.js';
  * JSON escaping could double it). A gzip or deflate body is inflated by API Gateway first, which keeps the
  * Content-Encoding header ("By default, API Gateway supports decompression of the method request
  * payload", https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-gzip-compression-decompression.html);
- * the function reads a body in either state (lambda/ingest/request/decode-body.ts).
+ * the function reads a body in either state (lambda/ingest/http/decode-body.ts).
  */
 export const BINARY_MEDIA_TYPES: readonly string[] = ['*/*'];
 

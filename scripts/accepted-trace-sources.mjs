@@ -54,18 +54,18 @@ export function acceptedTraceSources(schema) {
   const traceFields = fields(schema, ['spans']);
   if (schema.properties.spans?.items?.$ref !== '#/$defs/span') throw new Error('spans: an array of #/$defs/span expected');
 
-  const types = `${header}/** A span as accepted: the shape after validation, with every default applied (lambda/ingest/validation/trace.schema.json). */
+  const types = `${header}/** A span as accepted: the shape after validation, with every default applied (lambda/ingest/core/validation/trace.schema.json). */
 export interface AcceptedSpan {
 ${members(spanFields)}}
 
-/** A trace as accepted: the shape after validation, with every default applied (lambda/ingest/validation/trace.schema.json). */
+/** A trace as accepted: the shape after validation, with every default applied (lambda/ingest/core/validation/trace.schema.json). */
 export interface AcceptedTrace {
 ${members(traceFields)}  spans: AcceptedSpan[];
 }
 `;
 
   const normalizer = `${header}import type { AcceptedSpan, AcceptedTrace } from '../../shared/domain/generated/accepted-trace.js';
-import { normalizeTimestamp } from '../validation/timestamps.js';
+import { normalizeTimestamp } from '../core/validation/timestamps.js';
 
 type Json = Record<string, unknown>;
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { acceptedTraceSources } from './accepted-trace-sources.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { types, normalizer } = acceptedTraceSources(JSON.parse(readFileSync(join(root, 'lambda/ingest/validation/trace.schema.json'), 'utf8')));
+const { types, normalizer } = acceptedTraceSources(JSON.parse(readFileSync(join(root, 'lambda/ingest/core/validation/trace.schema.json'), 'utf8')));
 const typesDir = join(root, 'lambda/shared/domain/generated');
 const normalizerDir = join(root, 'lambda/ingest/generated');
 mkdirSync(typesDir, { recursive: true });

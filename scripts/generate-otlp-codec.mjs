@@ -35,5 +35,20 @@ const WRONG_WIRE_TYPE = /if \(wireType !== (\d)\)\n(\s*)break;/g;
 const checks = decoder.match(WRONG_WIRE_TYPE)?.length ?? 0;
 if (checks === 0 || checks !== decoder.split('if (wireType !== ').length - 1) throw new Error('generate-otlp-codec: the wire type checks changed shape');
 const strict = decoder.replace(WRONG_WIRE_TYPE, (_, expected, indent) => `if (wireType !== ${expected})\n${indent}throw $Error("field " + tag + " has wire type " + wireType + ", expected ${expected}");`);
-writeFileSync(jsPath, header + strict);
+// A oneof field's setter (`message.value = "stringValue"`, run for every AnyValue decoded) deletes the other
+// fields of the oneof from the message: seven `delete`s per value, a tenth of the decoding time, and objects
+// V8 then keeps in slow dictionary mode. The one here clears (to the prototype's null) only the fields that are
+// set, which a well-formed export never has: the last field on the wire still wins, as protobuf says.
+const ONE_OF_SETTER = '$util.oneOfSetter(';
+if (!strict.includes(ONE_OF_SETTER)) throw new Error('generate-otlp-codec: the oneof setters changed shape');
+const clearOthers = `function clearOtherOneOfFields(fieldNames) {
+    return function (name) {
+        for (let i = 0; i < fieldNames.length; ++i)
+            if (fieldNames[i] !== name && this[fieldNames[i]] != null)
+                this[fieldNames[i]] = null;
+    };
+}
+`;
+const fastOneOf = strict.replaceAll(ONE_OF_SETTER, 'clearOtherOneOfFields(');
+writeFileSync(jsPath, header + clearOthers + fastOneOf);
 writeFileSync(dtsPath, header + readFileSync(dtsPath, 'utf8'));

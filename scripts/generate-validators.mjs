@@ -7,7 +7,7 @@ import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const schemaPath = join(root, 'lambda/ingest/validation/trace.schema.json');
+const schemaPath = join(root, 'lambda/ingest/core/validation/trace.schema.json');
 const outDir = join(root, 'lambda/ingest/generated');
 const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
 
@@ -24,8 +24,14 @@ const detailedCode = standaloneCode(detailed, detailed.compile(schema));
 // Standalone ESM output still `require`s Ajv's code-point counter (for maxLength); inline it so the
 // module is pure ESM and imports nothing at run time.
 const ucs2length = `function ucs2length(str) { let length = 0; for (let pos = 0; pos < str.length; length++) { const c = str.charCodeAt(pos++); if (c >= 0xd800 && c <= 0xdbff && pos < str.length && (str.charCodeAt(pos) & 0xfc00) === 0xdc00) pos++; } return length; }`;
+// A string has at most as many code points as UTF-16 units, so `maxLength` needs the count only for a string
+// longer than the limit in units: the check skips the loop over every character of every short string.
+const countOnlyPastLimit = (code) => {
+  const counter = /const (func\d+) = ucs2length/.exec(code)?.[1];
+  return counter ? code.replace(new RegExp(`${counter}\\((\\w+)\\) > (\\d+)`, 'g'), `($1.length > $2 && ${counter}($1) > $2)`) : code;
+};
 const pureEsm = (code) => {
-  const out = code.replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length');
+  const out = countOnlyPastLimit(code.replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length'));
   if (out.includes('require(')) throw new Error('generated validator still requires a runtime module');
   return `${ucs2length}\n${out}`;
 };

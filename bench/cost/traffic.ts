@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { StreamRecord } from '../../lambda/ingest/ports.js';
-import { PartitionChunks } from '../../lambda/ingest/steps/publish-traces.js';
+import type { StreamRecord } from '../../lambda/ingest/core/publish/ports.js';
+import { PartitionChunks } from '../../lambda/ingest/core/publish/publish-traces.js';
 import { type InlineTraceRecord, compressRecordJson, decodeTraceRecord, isReferenceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { gatewayEvent, lambdaContext } from '../../devkit/builders/trace-builders.js';
 import { cpuMicrosAsync } from '../engines-util.js';

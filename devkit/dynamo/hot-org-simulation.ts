@@ -1,6 +1,6 @@
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import type { RateLimiter } from '../../lambda/ingest/ports.js';
-import { LeasingRateLimiter } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import type { RateLimiter } from '../../lambda/ingest/core/rate/ports.js';
+import { LeasingRateLimiter } from '../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../lambda/shared/domain/tenancy.js';

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { composeIngest } from '../../lambda/ingest/compose.js';
-import type { TenancyReader } from '../../lambda/ingest/ports.js';
+import type { TenancyReader } from '../../lambda/ingest/core/tenancy/ports.js';
 import { type ApiKey, generateApiKeySecret, type Organization, overridesOf, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { quietTelemetry } from './quiet-telemetry.js';
 

@@ -4,19 +4,19 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDbIdempotencyStore } from '../shared/adapters/dynamodb-idempotency-store.js';
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../shared/adapters/dynamodb-rate-limiter.js';
-import { LeasingRateLimiter } from '../shared/adapters/leasing-rate-limiter.js';
-import { DynamoDbTenancyStore } from '../shared/adapters/dynamodb-tenancy-store.js';
-import { DynamoDbWindowUsage } from '../shared/adapters/dynamodb-window-usage.js';
-import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from '../shared/adapters/kinesis-trace-sink.js';
-import { S3OverflowStore } from '../shared/adapters/s3-overflow-store.js';
+import { DynamoDbIdempotencyStore } from './core/idempotency/dynamodb-idempotency-store.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from './core/rate/dynamodb-rate-limiter.js';
+import { LeasingRateLimiter } from './core/rate/leasing-rate-limiter.js';
+import { DynamoDbTenancyStore } from './core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbWindowUsage } from './core/rate/dynamodb-window-usage.js';
+import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from './core/publish/kinesis-trace-sink.js';
+import { S3OverflowStore } from './core/publish/s3-overflow-store.js';
 import type { BackoffPolicy, Sleep } from '../shared/runtime/backoff.js';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
-import { createIngestHandler } from './create-handler.js';
-import type { IngestDeps } from './ports.js';
-import { CachedTenancyReader, DEFAULT_TENANCY_CACHE, type TenancyCacheOptions } from './tenancy-cache.js';
-import { ThrottledWindowUsage } from './window-usage-cache.js';
+import { createIngestHandler } from './create-ingest-handler.js';
+import type { IngestDeps } from './core/ports.js';
+import { CachedTenancyReader, DEFAULT_TENANCY_CACHE, type TenancyCacheOptions } from './core/tenancy/tenancy-cache.js';
+import { ThrottledWindowUsage } from './core/rate/window-usage-cache.js';
 import { METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 
 /** The AWS resources the ingest function uses. */
@@ -34,7 +34,7 @@ export interface IngestConfig {
   /** Clients to use instead of the default ones (built with the deployed timeouts). */
   clients?: { dynamodb?: DynamoDBClient; kinesis?: KinesisClient; s3?: S3Client };
   /** Ports to use instead of the adapters built from `resources`: fakes, wrappers, failing doubles. */
-  ports?: Partial<Omit<IngestDeps, 'log'>>;
+  ports?: Partial<Omit<IngestDeps, 'logger'>>;
   /** Tenancy lookups cached in a warm container (the default), or read every time (`false`). */
   tenancyCache?: TenancyCacheOptions | false;
   /** Honour the Idempotency-Key header (default true). */
@@ -86,7 +86,7 @@ export function ingestConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Inges
 }
 
 /** The ports of the use case: the ones given, and adapters over AWS for the rest. */
-export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'log'> {
+export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'logger'> {
   const given = config.ports ?? {};
   let defaults: ReturnType<typeof defaultIngestClients> | undefined;
   const client = <K extends 'dynamodb' | 'kinesis' | 's3'>(name: K) =>

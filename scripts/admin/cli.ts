@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { DynamoDbWindowUsage } from '../../lambda/shared/adapters/dynamodb-window-usage.js';
+import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbWindowUsage } from '../../lambda/ingest/core/rate/dynamodb-window-usage.js';
 import { parseAdminArgs, runAdminCommand, USAGE, usageFor } from './run-command.js';
 import { resolveTarget } from './target.js';
 

@@ -1,5 +1,5 @@
-import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
-import { DEFAULT_TENANCY_CACHE } from '../../lambda/ingest/tenancy-cache.js';
+import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DEFAULT_TENANCY_CACHE } from '../../lambda/ingest/core/tenancy/tenancy-cache.js';
 import {
   type ApiKey,
   type BillingStatus,

@@ -1,4 +1,4 @@
-import type { WindowUsageReader } from '../../lambda/ingest/ports.js';
+import type { WindowUsageReader } from '../../lambda/ingest/core/rate/ports.js';
 import { countersFor, windowBounds } from '../../lambda/shared/domain/rate-windows.js';
 import { RATE_WINDOWS, type RateWindow } from '../../lambda/shared/domain/tenancy.js';
 import { type AdminDeps, AdminCommandError, organizationWithQuotas } from './commands.js';

@@ -8,9 +8,9 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DynamoDbRateLimiter } from '../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import { leaseSlackPerContainer } from '../../lambda/shared/adapters/lease-options.js';
-import { LeasingRateLimiter } from '../../lambda/shared/adapters/leasing-rate-limiter.js';
+import { DynamoDbRateLimiter } from '../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { leaseSlackPerContainer } from '../../lambda/ingest/core/rate/lease-options.js';
+import { LeasingRateLimiter } from '../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { type DynamoProxy, startDynamoProxy } from '../../devkit/dynamo/proxy.js';

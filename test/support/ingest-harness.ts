@@ -6,7 +6,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { composeIngest } from '../../lambda/ingest/compose.js';
-import { DynamoDbTenancyStore } from '../../lambda/shared/adapters/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
 import { lambdaContext, NOW_MICROS } from '../../devkit/builders/trace-builders.js';

@@ -1,15 +1,13 @@
-import { MalformedBodyError, refusal, refusedFor, WorkspaceRequiredError } from '../errors.js';
-import { ingestTraces } from '../ingest-batch.js';
-import type { Arrival, Caller } from '../ingest-types.js';
-import type { IngestDeps } from '../ports.js';
-import { decodeBodyBytes, decodeUtf8, type RawBody } from '../request/decode-body.js';
-import { identifyCaller, singleHeaderValue } from '../steps/identify-caller.js';
-import { type TraceValidation, validateTrace } from '../validation/validate-trace.js';
-import { buildTrace, groupSpans, type RejectedSpan, type SpanGroup, type TraceInput } from './map-export.js';
+import { MalformedBodyError, refusal, refusedFor, WorkspaceRequiredError } from '../core/errors.js';
+import { ingestCandidates } from '../core/ingest-candidates.js';
+import type { Arrival, Caller } from '../core/ingest-types.js';
+import type { IngestDeps } from '../core/ports.js';
+import { decodeBodyBytes, decodeUtf8, type RawBody } from '../http/decode-body.js';
+import { identifyCaller, singleHeaderValue } from '../core/tenancy/identify-caller.js';
+import { type BuiltTrace, buildTrace, groupSpans, type RejectedSpan } from './map-export.js';
 import { decodeExportRequestJson } from './otlp-json.js';
 import type { OtlpExport } from './otlp-model.js';
-import type { QuotaState } from '../quota-headers.js';
-import { readQuotaState } from '../steps/read-quota-state.js';
+import type { QuotaState } from '../core/rate/quota-headers.js';
 import { decodeExportRequest, UndecodableRequestError } from './otlp-protobuf.js';
 
 /** The two OTLP/HTTP encodings; the answer is written in the request's. */
@@ -82,47 +80,6 @@ const issueText = (issues: readonly { path: string; code: string; message: strin
   issues.map((issue) => `${issue.path} ${issue.code} (${issue.message})`).join(', ');
 
 /**
- * A trace that fails validation loses only its failing spans: each span is then validated on its
- * own, in a trace of one, and the trace is rebuilt from the spans that pass. Issues of the trace's
- * own fields reject it whole.
- */
-function admitSpans(
-  trace: TraceInput,
-  workspaceSlug: string | undefined,
-  nowMicros: number,
-  newId: () => string,
-  rejected: RejectedSpan[],
-  validated: WeakMap<object, TraceValidation>,
-): TraceInput | undefined {
-  const whole = validateTrace(trace.input, nowMicros, newId);
-  if (whole.ok) {
-    validated.set(trace.input, whole);
-    return trace;
-  }
-  const spanIssue = /^\/spans\/\d+\//;
-  if (!whole.issues.every((issue) => spanIssue.test(issue.path))) {
-    for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(whole.issues)}` });
-    return undefined;
-  }
-  const kept: SpanGroup = { traceHex: trace.traceHex, spans: [] };
-  for (const span of trace.spans) {
-    const alone = validateTrace({ timestamp: span.input.timestamp, spans: [span.input] }, nowMicros, newId);
-    if (alone.ok) kept.spans.push(span);
-    else rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: issueText(alone.issues).replaceAll('/spans/0/', '/') });
-  }
-  if (kept.spans.length === 0) return undefined;
-  const rebuilt = buildTrace(kept, workspaceSlug);
-  const again = validateTrace(rebuilt.input, nowMicros, newId);
-  if (!again.ok) {
-    // Every span left out must be reported, or partial_success would count it as accepted.
-    for (const span of kept.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(again.issues)}` });
-    return undefined;
-  }
-  validated.set(rebuilt.input, again);
-  return rebuilt;
-}
-
-/**
  * OTLP/HTTP trace export into the one ingest pipeline: the caller is identified as on the JSON
  * endpoint, the body decoded and mapped to TraceIngest objects (one per trace id), then workspace
  * scope, validation, rate windows and publishing run as for any batch. Invalid spans are left out
@@ -147,32 +104,20 @@ async function ingestExportOf(deps: IngestDeps, caller: Caller, request: OtlpReq
       `Malformed body: the export holds ${grouped.groups.length} trace ids, more than the limit of ${MAX_TRACES_PER_EXPORT}; export smaller batches`,
     );
   }
+  const built = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText));
+  const result = await ingestCandidates(deps, caller, request, built.map((trace) => trace.candidate));
   const rejected = [...grouped.rejected];
-  const traces: TraceInput[] = [];
-  const validated = new WeakMap<object, TraceValidation>();
-  for (const group of grouped.groups) {
-    const admitted = admitSpans(buildTrace(group, workspaceSlug), workspaceSlug, request.receivedAtMicros, deps.newId, rejected, validated);
-    if (admitted) traces.push(admitted);
-  }
-  const base = { orgId: caller.org.orgId, apiKeyId: caller.key.keyId };
-  if (traces.length === 0) {
-    const quotaState = await readQuotaState(deps, caller, request);
-    return { ...base, acceptedSpans: 0, rejectedSpans: grouped.spanCount, errorMessage: describe(rejected), acceptedTraces: 0, quotaState };
-  }
-  const result = await ingestTraces(
-    deps,
-    caller,
-    request,
-    traces.map((trace) => trace.input),
-    {
-      spansOnly: (index) => traces[index]?.spansOnly === true,
-      validate: (input, nowMicros, newId) => validated.get(input as object) ?? validateTrace(input, nowMicros, newId),
-    },
-  );
   for (const error of result.errors) {
-    const trace = traces[error.index] as TraceInput;
+    const trace = built[error.index] as BuiltTrace;
     for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(error.issues)}` });
   }
+  for (const dropped of result.droppedSpans ?? []) {
+    const trace = built[dropped.index] as BuiltTrace;
+    for (const { spanIndex, issues } of dropped.spans) {
+      rejected.push({ traceId: trace.traceHex, spanId: trace.spans[spanIndex]?.spanHex ?? '', reason: issueText(issues) });
+    }
+  }
+  const base = { orgId: caller.org.orgId, apiKeyId: caller.key.keyId };
   const acceptedSpans = grouped.spanCount - rejected.length;
   return { ...base, acceptedSpans, rejectedSpans: rejected.length, errorMessage: describe(rejected), acceptedTraces: result.accepted, quotaState: result.quotaState };
 }

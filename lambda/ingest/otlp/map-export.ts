@@ -1,6 +1,8 @@
-import { formatMicros } from '../validation/timestamps.js';
+import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
+import type { CandidateTrace } from '../core/candidate.js';
+import { formatMicros } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
-import type { JsonObject, JsonValue, OtlpExport, OtlpSpan } from './otlp-model.js';
+import type { OtlpExport, OtlpSpan } from './otlp-model.js';
 
 /**
  * OTLP ids as our UUIDs, deterministically (docs/api.md, "Send from OpenTelemetry"):
@@ -77,22 +79,34 @@ function idProblem(span: OtlpSpan, parentHex: string): string | undefined {
   return span.problem;
 }
 
+const isTagList = (value: JsonValue | undefined): value is string[] =>
+  Array.isArray(value) && value.every((tag) => typeof tag === 'string' && tag.isWellFormed());
+
+/**
+ * `tags` means a list of well-formed strings in our attributes (the landing stores it as a list column):
+ * any other value keeps its OTel name apart, under `otel.attribute.tags`; OpenInference's `tag.tags` list
+ * becomes `tags` when there is none. So every attributes text the route writes is one validation need not
+ * parse again ({@link RouteWritten}).
+ */
+function settleTags(attributes: JsonObject): void {
+  const tags = attributes.tags;
+  if (tags !== undefined && !isTagList(tags)) {
+    attributes['otel.attribute.tags'] = tags;
+    delete attributes.tags;
+  }
+  const openInferenceTags = attributes['tag.tags'];
+  if (attributes.tags === undefined && isTagList(openInferenceTags)) {
+    attributes.tags = openInferenceTags;
+    delete attributes['tag.tags'];
+  }
+}
+
 /** What is left of the resource's and the span's attributes after the fields took theirs, with the OTel identity added. */
 function spanAttributes(span: OtlpSpan, resource: MappedResource, bag: { taken: ReadonlySet<string> }, parentHex: string, scope: { name: string; version: string }, fields: GenAiFields): JsonObject {
   // Span attributes win over resource attributes of the same name.
   const attributes = untaken(span.attributes, bag.taken, { ...resource.attributes });
   for (const key of bag.taken) if (Object.hasOwn(resource.attributes, key)) delete attributes[key];
-  const tags = attributes.tags;
-  if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
-    // `tags` means a list of strings in our attributes; any other value keeps its OTel name apart.
-    attributes['otel.attribute.tags'] = tags;
-    delete attributes.tags;
-  }
-  const openInferenceTags = attributes['tag.tags'];
-  if (attributes.tags === undefined && Array.isArray(openInferenceTags) && openInferenceTags.every((tag) => typeof tag === 'string')) {
-    attributes.tags = openInferenceTags;
-    delete attributes['tag.tags'];
-  }
+  settleTags(attributes);
   attributes['otel.trace_id'] = span.traceId;
   attributes['otel.span_id'] = span.spanId;
   if (parentHex !== '') attributes['otel.parent_span_id'] = parentHex;
@@ -148,6 +162,8 @@ export interface SpanGroup {
 
 export interface GroupedExport {
   groups: SpanGroup[];
+  /** As decoded: no string of the export can hold a lone surrogate. */
+  wellFormedText: boolean;
   rejected: RejectedSpan[];
   /** Spans in the export, rejected ones included. */
   spanCount: number;
@@ -184,15 +200,14 @@ export function groupSpans(decoded: OtlpExport): GroupedExport {
       }
     }
   }
-  return { groups: [...groups.values()], rejected, spanCount };
+  return { groups: [...groups.values()], rejected, spanCount, wellFormedText: decoded.wellFormedText };
 }
 
-/** A trace built from one group: the TraceIngest object and whether it carries the trace's row. */
-export interface TraceInput {
+/** A trace built from one group: the candidate the core validates, and the spans it was built from. */
+export interface BuiltTrace {
   traceHex: string;
-  input: Record<string, unknown>;
-  /** True when the export holds no root span of this trace: its spans land, the trace row does not. */
-  spansOnly: boolean;
+  /** The TraceIngest object, its spans in the group's order; `spansOnly` when the export holds no root span of the trace. */
+  candidate: CandidateTrace;
   spans: MappedSpan[];
 }
 
@@ -202,7 +217,7 @@ export interface TraceInput {
  * group's spans. Without a root span the object carries the spans only (`spansOnly`): timestamp and
  * duration then span the group, so the record still validates and partitions by date.
  */
-export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined): TraceInput {
+export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, wellFormedText = false): BuiltTrace {
   const spans = group.spans;
   const root = spans.filter((span) => span.isRoot).sort((a, b) => a.startMicros - b.startMicros)[0];
   const first = root ?? spans.reduce((a, b) => (b.startMicros < a.startMicros ? b : a));
@@ -213,6 +228,7 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined):
   const counted = root?.fields.hasTokens ? [root] : spans;
   const sum = (field: 'input_tokens' | 'output_tokens' | 'total_tokens') => counted.reduce((total, span) => total + span.fields[field], 0);
   const attributes: JsonObject = { ...first.resource, 'otel.trace_id': group.traceHex };
+  settleTags(attributes);
   const input: Record<string, unknown> = {
     trace_id: traceUuid(group.traceHex),
     timestamp: formatMicros(start),
@@ -232,6 +248,8 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined):
     spans: spans.map((span) => span.input),
   };
   if (workspaceSlug !== undefined) input.workspace_slug = workspaceSlug;
-  return { traceHex: group.traceHex, input, spansOnly: root === undefined, spans };
+  const written = { jsonTexts: true, traceMicros: start, spanMicros: spans.map((span) => span.startMicros) } as const;
+  const candidate: CandidateTrace = { trace: input, spansOnly: root === undefined, invalidSpan: 'drops-span', written, wellFormedText };
+  return { traceHex: group.traceHex, candidate, spans };
 }
 

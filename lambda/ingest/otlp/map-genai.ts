@@ -1,6 +1,7 @@
+import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
 import { exceedsDepthLimit } from '../../shared/domain/json-limits.js';
 import type { SpanKind } from '../../shared/domain/trace.js';
-import type { JsonObject, JsonValue, OtlpEvent } from './otlp-model.js';
+import type { OtlpEvent } from './otlp-model.js';
 
 /**
  * The GenAI semantic conventions (current and older names), OpenLLMetry and OpenInference read into

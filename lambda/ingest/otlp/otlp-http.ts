@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { OTLP_ROUTE } from '../../shared/service-constants.js';
-import { type GatewayEvent, asRefusal, headerValues, rawBodyOf, refusalHeaders } from '../http.js';
-import { rateLimitHeaders } from '../quota-headers.js';
+import { type GatewayEvent, asRefusal, headerValues, rawBodyOf, refusalHeaders } from '../http/gateway.js';
+import { rateLimitHeaders } from '../core/rate/quota-headers.js';
 import type { OtlpFormat, OtlpRequest, OtlpResult } from './ingest-otlp.js';
 import { exportResponseJson } from './otlp-json.js';
 import { encodeExportResponse, encodeStatus } from './otlp-protobuf.js';

@@ -1,29 +1,30 @@
-import { isJsonObject as isObject, type JsonObject as Json } from '../../shared/domain/json.js';
+import { isJsonObject as isObject, type JsonObject, type JsonValue } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
-import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
+import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
+import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 import { UndecodableRequestError } from './otlp-protobuf.js';
 
 /** A member by its lowerCamelCase JSON name or, as protobuf JSON parsers also accept, its proto name. */
-function member(object: Json, camel: string, snake: string): unknown {
+function member(object: JsonObject, camel: string, snake: string): unknown {
   const value = object[camel];
   return value === undefined ? object[snake] : value;
 }
 
-function objectAt(object: Json, camel: string, snake: string, path: string): Json | undefined {
+function objectAt(object: JsonObject, camel: string, snake: string, path: string): JsonObject | undefined {
   const value = member(object, camel, snake);
   if (value === undefined || value === null) return undefined;
   if (!isObject(value)) throw new UndecodableRequestError(`${path}/${camel} must be an object`);
   return value;
 }
 
-function arrayAt(object: Json, camel: string, snake: string, path: string): unknown[] {
+function arrayAt(object: JsonObject, camel: string, snake: string, path: string): unknown[] {
   const value = member(object, camel, snake);
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new UndecodableRequestError(`${path}/${camel} must be an array`);
   return value;
 }
 
-function stringAt(object: Json, camel: string, snake: string, path: string): string {
+function stringAt(object: JsonObject, camel: string, snake: string, path: string): string {
   const value = member(object, camel, snake);
   if (value === undefined || value === null) return '';
   if (typeof value !== 'string') throw new UndecodableRequestError(`${path}/${camel} must be a string`);
@@ -34,7 +35,7 @@ const UINT64 = /^\d{1,20}$/;
 const INT64 = /^-?\d{1,19}$/;
 
 /** A `fixed64` nanosecond time: a decimal string or a JSON number (OTLP/JSON allows both). */
-function nanosAt(object: Json, camel: string, snake: string, path: string): bigint {
+function nanosAt(object: JsonObject, camel: string, snake: string, path: string): bigint {
   const value = member(object, camel, snake);
   if (value === undefined || value === null) return 0n;
   if (typeof value === 'string' && UINT64.test(value)) return BigInt(value);
@@ -45,7 +46,7 @@ function nanosAt(object: Json, camel: string, snake: string, path: string): bigi
 }
 
 /** An enum: its integer, as OTLP/JSON requires, or its name from `names`. */
-function enumAt(object: Json, camel: string, snake: string, path: string, names: readonly string[]): number {
+function enumAt(object: JsonObject, camel: string, snake: string, path: string, names: readonly string[]): number {
   const value = member(object, camel, snake);
   if (value === undefined || value === null) return 0;
   if (typeof value === 'number' && Number.isInteger(value)) return value;
@@ -58,7 +59,7 @@ const STATUS_CODE_NAMES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_E
 const HEX = /^[0-9a-fA-F]*$/;
 
 /** Hex ids (OTLP/JSON's deviation from protobuf JSON); anything else is kept as sent and rejected by the mapping. */
-function idAt(object: Json, camel: string, snake: string, path: string): string {
+function idAt(object: JsonObject, camel: string, snake: string, path: string): string {
   const value = stringAt(object, camel, snake, path);
   return HEX.test(value) ? value.toLowerCase() : `invalid:${value.slice(0, 64)}`;
 }
@@ -103,7 +104,7 @@ function putKeyValue(kv: unknown, target: JsonObject, path: string, depth: numbe
   target[stringAt(kv, 'key', 'key', path)] = anyValue(kv.value, `${path}/value`, depth);
 }
 
-function attributesOf(object: Json, path: string): ConvertedAttributes {
+function attributesOf(object: JsonObject, path: string): ConvertedAttributes {
   const list = arrayAt(object, 'attributes', 'attributes', path);
   return convertAttributes(
     list.map((kv, i) => [kv, i] as const),
@@ -157,6 +158,7 @@ export function decodeExportRequestJson(text: string): OtlpExport {
   }
   if (!isObject(body)) throw new UndecodableRequestError('the body must be a JSON ExportTraceServiceRequest object');
   return {
+    wellFormedText: !mayHoldLoneSurrogates(text),
     resourceSpans: arrayAt(body, 'resourceSpans', 'resource_spans', '').map((resourceSpans, r) => {
       const rPath = `/resourceSpans/${r}`;
       if (!isObject(resourceSpans)) throw new UndecodableRequestError(`${rPath} must be an object`);

@@ -1,12 +1,9 @@
+import type { JsonObject } from '../../shared/domain/json.js';
+
 /**
  * One decoded OTLP export, whichever encoding it came in: the protobuf and OTLP/JSON decoders both
  * produce this shape, and the mapping reads nothing else. Attribute values are already plain JSON.
  */
-
-/** A JSON value converted from an OTLP `AnyValue`. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
-export type JsonObject = Record<string, JsonValue>;
 
 export interface OtlpEvent {
   name: string;
@@ -48,6 +45,11 @@ export interface OtlpResourceSpans {
 
 export interface OtlpExport {
   resourceSpans: OtlpResourceSpans[];
+  /**
+   * True when no decoded string can hold a lone surrogate: protobuf strings are strict UTF-8, and OTLP/JSON
+   * text without a surrogate escape (`mayHoldLoneSurrogates`) parses to none.
+   */
+  wellFormedText: boolean;
 }
 
 /** `AnyValue`s nested deeper than this (arrays and key-value lists) make their span invalid. */

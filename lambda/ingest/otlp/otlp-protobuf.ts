@@ -1,8 +1,9 @@
+import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { google, opentelemetry } from '../generated/otlp-trace.js';
-import { assembleSpan, checkNestingDepth, convertAttributes, type JsonObject, type JsonValue, type OtlpExport, type OtlpSpan } from './otlp-model.js';
+import { assembleSpan, checkNestingDepth, convertAttributes, type OtlpExport, type OtlpSpan } from './otlp-model.js';
 
 // 64-bit fields decode to exact Long values instead of doubles that lose the nanoseconds. The
 // runtime looks for `long` with a dynamic require that a bundled ES module cannot satisfy.
@@ -96,6 +97,8 @@ export function decodeExportRequest(bytes: Uint8Array): OtlpExport {
     throw new UndecodableRequestError(`not a valid protobuf ExportTraceServiceRequest (${(error as Error).message})`, { cause: error });
   }
   return {
+    // protobufjs reads strings as strict UTF-8 (invalid bytes throw above), so none holds a lone surrogate.
+    wellFormedText: true,
     resourceSpans: (request.resourceSpans ?? []).map((resourceSpans) => ({
       resourceAttributes: convertAttributes(resourceSpans.resource?.attributes, putKeyValue).attributes,
       scopeSpans: (resourceSpans.scopeSpans ?? []).map((scopeSpans) => ({

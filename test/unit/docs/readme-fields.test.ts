@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
+import { validateTrace } from '../../../lambda/ingest/core/validation/validate-trace.js';
 import { NOW_MICROS, iso } from '../../../devkit/builders/trace-builders.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const schema = JSON.parse(readFileSync(path.join(ROOT, 'lambda/ingest/validation/trace.schema.json'), 'utf8')) as SchemaObject;
+const schema = JSON.parse(readFileSync(path.join(ROOT, 'lambda/ingest/core/validation/trace.schema.json'), 'utf8')) as SchemaObject;
 
 interface SchemaProperty {
   type?: string | string[];

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { BatchTooLargeError } from '../../../lambda/ingest/errors.js';
+import { BatchTooLargeError } from '../../../lambda/ingest/core/errors.js';
 import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
 import { GATEWAY_ANSWERS } from '../../../lib/gateway-responses.js';
 

@@ -1,5 +1,5 @@
 import type { Harness } from '../../support/ingest-harness.js';
-import { DEADLINE_MARGIN_MS } from '../../../lambda/ingest/create-handler.js';
+import { DEADLINE_MARGIN_MS } from '../../../lambda/ingest/create-ingest-handler.js';
 import { buildBatch, gatewayEvent, lambdaContext } from '../../../devkit/builders/trace-builders.js';
 import { freshFaultSetup, type RateTableFake, type StreamFake } from './fault-fakes.js';
 

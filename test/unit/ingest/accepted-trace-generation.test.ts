@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 // @ts-expect-error -- a build script in plain JavaScript, without type declarations
 import { acceptedTraceSources } from '../../../scripts/accepted-trace-sources.mjs';
-import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
+import { validateTrace } from '../../../lambda/ingest/core/validation/validate-trace.js';
 import { NOW_MICROS, iso } from '../../../devkit/builders/trace-builders.js';
 
 type Schema = { properties: Record<string, Record<string, unknown>>; required: string[]; $defs: { span: { properties: Record<string, Record<string, unknown>>; required: string[] } } };
 const ROOT = path.resolve(__dirname, '../../..');
-const schemaText = readFileSync(path.join(ROOT, 'lambda/ingest/validation/trace.schema.json'), 'utf8');
+const schemaText = readFileSync(path.join(ROOT, 'lambda/ingest/core/validation/trace.schema.json'), 'utf8');
 const schema = () => JSON.parse(schemaText) as Schema;
 const generate = (s: Schema) => acceptedTraceSources(s) as { types: string; normalizer: string };
 

@@ -1,8 +1,8 @@
-import { withIdempotency } from '../../../lambda/ingest/steps/idempotency.js';
-import type { IdempotencyStore } from '../../../lambda/ingest/ports.js';
+import { withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
+import type { IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';
 
-const log = { warn: () => undefined, error: () => undefined };
-const request = (store: IdempotencyStore) => ({ store, log, orgId: 'org', apiKeyId: 'key', idempotencyKey: 'k', body: '{}', receivedAtMicros: 1_700_000_000_000_000 });
+const logger = { warn: () => undefined, error: () => undefined };
+const request = (store: IdempotencyStore) => ({ store, logger, orgId: 'org', apiKeyId: 'key', idempotencyKey: 'k', body: '{}', receivedAtMicros: 1_700_000_000_000_000 });
 const result = { accepted: 1, rejected: 0, errors: [], orgId: 'org', apiKeyId: 'key' };
 
 describe('withIdempotency: the claim token', () => {

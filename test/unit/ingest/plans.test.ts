@@ -1,9 +1,9 @@
 import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
-import type { TenancyReader } from '../../../lambda/ingest/ports.js';
-import { identifyCaller } from '../../../lambda/ingest/steps/identify-caller.js';
-import { CachedTenancyReader, DEFAULT_TENANCY_CACHE } from '../../../lambda/ingest/tenancy-cache.js';
+import type { TenancyReader } from '../../../lambda/ingest/core/tenancy/ports.js';
+import { identifyCaller } from '../../../lambda/ingest/core/tenancy/identify-caller.js';
+import { CachedTenancyReader, DEFAULT_TENANCY_CACHE } from '../../../lambda/ingest/core/tenancy/tenancy-cache.js';
 import { type ApiKey, generateApiKeySecret, type Organization, type Plan } from '../../../lambda/shared/domain/tenancy.js';
 import { createHarness, ddbMock } from '../../support/ingest-harness.js';
 import { buildBatch, gatewayEvent } from '../../../devkit/builders/trace-builders.js';

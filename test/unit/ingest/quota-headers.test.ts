@@ -1,7 +1,7 @@
 import { BatchGetItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
-import { rateLimitHeaders } from '../../../lambda/ingest/quota-headers.js';
+import { rateLimitHeaders } from '../../../lambda/ingest/core/rate/quota-headers.js';
 import { createHarness, ddbMock, type Harness } from '../../support/ingest-harness.js';
 import { buildBatch, buildTrace, gatewayEvent, NOW_MS } from '../../../devkit/builders/trace-builders.js';
 

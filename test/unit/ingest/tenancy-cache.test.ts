@@ -1,7 +1,7 @@
 import { ingestConfigFromEnv } from '../../../lambda/ingest/compose.js';
-import type { TenancyReader } from '../../../lambda/ingest/ports.js';
-import { authenticate } from '../../../lambda/ingest/steps/identify-caller.js';
-import { CachedTenancyReader, type TenancyCacheOptions } from '../../../lambda/ingest/tenancy-cache.js';
+import type { TenancyReader } from '../../../lambda/ingest/core/tenancy/ports.js';
+import { authenticate } from '../../../lambda/ingest/core/tenancy/identify-caller.js';
+import { CachedTenancyReader, type TenancyCacheOptions } from '../../../lambda/ingest/core/tenancy/tenancy-cache.js';
 import { type ApiKey, generateApiKeySecret, hashApiKey } from '../../../lambda/shared/domain/tenancy.js';
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
 

@@ -1,5 +1,5 @@
-import { validateTrace } from '../../../lambda/ingest/validation/validate-trace.js';
-import { MAX_SPANS_PER_TRACE } from '../../../lambda/ingest/validation/issue-codes.js';
+import { validateTrace } from '../../../lambda/ingest/core/validation/validate-trace.js';
+import { MAX_SPANS_PER_TRACE } from '../../../lambda/ingest/core/validation/issue-codes.js';
 import { buildSpan, buildTrace, iso, NOW_MICROS } from '../../../devkit/builders/trace-builders.js';
 
 let counter = 0;
@@ -20,6 +20,7 @@ describe('per-trace validation (docs/contract.md §3)', () => {
     const result = check({ timestamp: iso(), environment: null, status: null, spans: [{ timestamp: iso(), name: 'a', kind: null, input_tokens: null }] });
     expect(result).toEqual({
       ok: true,
+      droppedSpans: [],
       trace: {
         trace_id: expect.any(String), timestamp: '2026-11-22T12:00:00.000000Z', environment: 'default', workspace_slug: '',
         duration_ms: 0, root_span_name: '', status: 'ok', model: '', input_tokens: 0, output_tokens: 0, total_tokens: 0,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type IdSource, validateTraces } from '../../../lambda/ingest/steps/validate-traces.js';
+import { CandidateValidation, type IdSource } from '../../../lambda/ingest/core/validation/validate-candidates.js';
+import { encodeTrace } from '../../../lambda/ingest/core/publish/publish-traces.js';
 import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { derivedIds } from '../../../lambda/shared/domain/derived-ids.js';
 import { buildBatch, NOW_MS } from '../../../devkit/builders/trace-builders.js';
@@ -15,8 +16,10 @@ function batchWithoutIds() {
 }
 
 function idsOf(traces: unknown[], ids: IdSource) {
-  const { accepted, errors } = validateTraces(traces, CONTEXT, 'idem-abc', NOW_MICROS, ids);
-  expect(errors).toEqual([]);
+  const validation = new CandidateValidation(NOW_MICROS, ids);
+  const candidates = traces.map((trace) => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace' as const }));
+  const accepted = [...validation.validTraces(candidates)].map((valid) => encodeTrace(CONTEXT, 'idem-abc', valid));
+  expect(validation.errors).toEqual([]);
   return accepted.map(({ data }) => {
     const record = decodeTraceRecord(data);
     if (!('trace' in record)) throw new Error('expected an inline record');

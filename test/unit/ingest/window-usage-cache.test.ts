@@ -1,5 +1,5 @@
-import type { WindowUsageReader } from '../../../lambda/ingest/ports.js';
-import { ThrottledWindowUsage } from '../../../lambda/ingest/window-usage-cache.js';
+import type { WindowUsageReader } from '../../../lambda/ingest/core/rate/ports.js';
+import { ThrottledWindowUsage } from '../../../lambda/ingest/core/rate/window-usage-cache.js';
 import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
 
 const AT = new Date('2026-11-22T12:00:10Z');

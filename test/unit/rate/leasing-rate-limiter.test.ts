@@ -1,6 +1,6 @@
-import { DynamoDbRateLimiter } from '../../../lambda/shared/adapters/dynamodb-rate-limiter.js';
-import { leaseSlackPerContainer } from '../../../lambda/shared/adapters/lease-options.js';
-import { LeasingRateLimiter } from '../../../lambda/shared/adapters/leasing-rate-limiter.js';
+import { DynamoDbRateLimiter } from '../../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
+import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
 import { RATE_TABLE_NAME, simulateHotOrg } from '../../../devkit/dynamo/hot-org-simulation.js';

@@ -48,7 +48,7 @@ const COMPARISONS = [
 describe('secret comparison', () => {
   it('scans a non-trivial set of sources', () => {
     const files = sourceFiles('lambda');
-    expect(files).toContain(path.join('lambda', 'ingest', 'steps', 'identify-caller.ts'));
+    expect(files).toContain(path.join('lambda', 'ingest', 'core', 'tenancy', 'identify-caller.ts'));
     expect(files.length).toBeGreaterThan(20);
   });
 
@@ -75,7 +75,7 @@ describe('secret comparison', () => {
   });
 
   it('the ingest path uses the secret only to check its form and to hash it', () => {
-    const text = readFileSync(path.join(ROOT, 'lambda/ingest/steps/identify-caller.ts'), 'utf8');
+    const text = readFileSync(path.join(ROOT, 'lambda/ingest/core/tenancy/identify-caller.ts'), 'utf8');
     const start = text.indexOf('async function authenticate(');
     const end = text.indexOf('\n}\n', start);
     const body = text.slice(start, end);

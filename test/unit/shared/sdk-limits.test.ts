@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MAX_TRACES_PER_BATCH } from '../../../lambda/ingest/request/parse-batch.js';
+import { MAX_TRACES_PER_BATCH } from '../../../lambda/ingest/json/parse-batch.js';
 import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
 
 // Both SDKs check their defaults against sdk/conformance/limits.json; this holds that file to the service,

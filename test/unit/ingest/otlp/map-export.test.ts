@@ -57,7 +57,7 @@ describe('OTLP/JSON decoding', () => {
       ),
     );
     expect(spanCount).toBe(3);
-    expect(groups.map((group) => [group.traceHex[0], group.spans.length, buildTrace(group, undefined).spansOnly])).toEqual([
+    expect(groups.map((group) => [group.traceHex[0], group.spans.length, buildTrace(group, undefined).candidate.spansOnly])).toEqual([
       ['a', 2, false],
       ['b', 1, true],
     ]);

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import type { TraceContext } from '../../../shared/domain/trace.js';
+import type { ValidTrace } from '../validation/validate-candidates.js';
+import {
+  compressRecordJson,
+  MAX_INLINE_RECORD_BYTES,
+  overflowObjectKey,
+  TRACE_RECORD_VERSION,
+  type TraceReferenceRecord,
+} from '../../../shared/domain/trace-record.js';
+import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
+
+/**
+ * Puts the accepted traces on the stream, all or an error. A trace too large for one record goes
+ * to S3 first and the stream carries a pointer to it.
+ */
+export async function publishTraces(ports: { sink: TraceSink; overflow: OverflowStore }, traces: readonly EncodedTrace[], signal?: AbortSignal): Promise<void> {
+  const data = await Promise.all(traces.map((trace) => recordData(ports.overflow, trace)));
+  const chunks = new Map<string, PartitionChunks>();
+  const records = data.map((bytes, i): StreamRecord => {
+    const owner = requestIdentityOf(traces[i]!.context);
+    const ownChunks = chunks.get(owner) ?? chunks.set(owner, new PartitionChunks(owner)).get(owner)!;
+    return { partitionKey: ownChunks.keyFor(bytes.byteLength), data: bytes };
+  });
+  await ports.sink.publish(records, { signal });
+}
+
+/**
+ * How many of a request's records share one partition key (and so one shard): at most 100 records and 256 KiB,
+ * a tenth of a shard's records and a quarter of its bytes in one second
+ * (https://docs.aws.amazon.com/streams/latest/dev/service-sizes-and-limits.html: 1,000 records or 1 MiB per second).
+ */
+export const PARTITION_CHUNK = { maxRecords: 100, maxBytes: 256 * 1024 } as const;
+
+/** Kinesis partition keys are 1 to 256 Unicode characters. */
+const MAX_PARTITION_KEY_LENGTH = 256;
+
+/**
+ * The partition keys of one request's records, in order: consecutive records share a key, `<request identity>#<n>`,
+ * until a chunk is full ({@link PARTITION_CHUNK}).
+ *
+ * Why not the trace id (spread evenly, as before): the landing writes one object per dataset for every
+ * organization in a shard's batch, so a request spread over every shard cost two PUTs per shard; with its traces
+ * together on one shard it costs two, whatever the number of shards (the cost model, docs/deploy.md). The chunks
+ * bound what one key puts on one shard, and the sink resends entries a busy shard throttles. The request identity
+ * is the one in `record_id`, so a resend under the same Idempotency-Key (same body, same chunks) goes to the same
+ * shards, as the trace id did.
+ */
+export class PartitionChunks {
+  private chunk = 0;
+  private records = 0;
+  private bytes = 0;
+  private readonly owner: string;
+
+  constructor(requestIdentity: string) {
+    // Leaves room for `#<n>` under the limit; the identities ingest makes are far shorter.
+    this.owner = requestIdentity.length <= MAX_PARTITION_KEY_LENGTH - 8 ? requestIdentity : createHash('sha256').update(requestIdentity).digest('base64url');
+  }
+
+  /** The key of the next record of the request, of `bytes` bytes. */
+  keyFor(bytes: number): string {
+    if (this.records > 0 && (this.records === PARTITION_CHUNK.maxRecords || this.bytes + bytes > PARTITION_CHUNK.maxBytes)) {
+      this.chunk++;
+      this.records = 0;
+      this.bytes = 0;
+    }
+    this.records++;
+    this.bytes += bytes;
+    return `${this.owner}#${this.chunk}`;
+  }
+}
+
+/** The request identity a record id starts with (`<request identity>/<index>`), else the request id. */
+function requestIdentityOf(context: TraceContext): string {
+  const recordId = context.record_id;
+  const slash = recordId?.lastIndexOf('/') ?? -1;
+  return recordId && slash > 0 ? recordId.slice(0, slash) : context.request_id;
+}
+
+/** The record's data: the encoded trace, or a pointer to it in S3 when it is too large for one record. */
+async function recordData(overflow: OverflowStore, { context, index, traceId, data }: EncodedTrace): Promise<Uint8Array> {
+  // Measured with the trace id, the length of the partition key it used to have: the bound keeps its margin.
+  if (data.byteLength + traceId.length <= MAX_INLINE_RECORD_BYTES) return data;
+  const stored = await overflow.put(overflowObjectKey(context, index, traceId), data);
+  const pointer: TraceReferenceRecord = {
+    v: TRACE_RECORD_VERSION,
+    context,
+    ref: { ...stored, bytes: data.byteLength, trace_id: traceId },
+  };
+  return compressRecordJson(JSON.stringify(pointer));
+}
+
+/** An accepted trace, already serialised and compressed as its stream record. */
+export interface EncodedTrace {
+  context: TraceContext;
+  /** Index of the trace in the request's `traces`. */
+  index: number;
+  traceId: string;
+  data: Buffer;
+}
+
+/** The context every trace of one request shares; each trace adds its own workspace. */
+export type RequestContext = Omit<TraceContext, 'workspace_slug' | 'record_id'>;
+
+/** A valid trace as its stream record, serialised and compressed; `spans_only` marks a trace whose row another request carries. */
+export function encodeTrace(requestContext: RequestContext, requestIdentity: string, { index, trace, spansOnly }: ValidTrace): EncodedTrace {
+  const context: TraceContext = { ...requestContext, workspace_slug: trace.workspace_slug, record_id: `${requestIdentity}/${index}` };
+  if (spansOnly) context.spans_only = true;
+  return { context, index, traceId: trace.trace_id, data: compressRecordJson(JSON.stringify({ v: TRACE_RECORD_VERSION, context, trace })) };
+}
