@@ -1,7 +1,7 @@
 import type { ApiKey, Organization, Quotas } from '../../shared/domain/tenancy.js';
 import type { QuotaState } from './rate/quota-headers.js';
-import type { DroppedSpans } from './validation/validate-candidates.js';
 import type { ValidationIssue } from './validation/issue-codes.js';
+import type { DroppedSpan } from './validation/validate-trace.js';
 
 /** Who sent a request: an active key of an organization that may ingest, and the quotas it runs under. */
 export interface Caller {
@@ -44,4 +44,11 @@ export interface IngestResult {
   quotaState?: QuotaState[];
   /** Spans left out of traces that landed without them (`drops-span` candidates only). */
   droppedSpans?: DroppedSpans[];
+}
+
+/** Spans left out of a trace that landed without them (`drops-span` candidates). */
+export interface DroppedSpans {
+  /** Index of the candidate in the request. */
+  index: number;
+  spans: DroppedSpan[];
 }

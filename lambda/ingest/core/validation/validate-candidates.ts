@@ -2,9 +2,9 @@ import { isJsonObject } from '../../../shared/domain/json.js';
 import type { AcceptedTrace } from '../../../shared/domain/trace.js';
 import type { CandidateTrace } from '../candidate.js';
 import { echo } from '../echo.js';
-import type { TraceError } from '../ingest-types.js';
+import type { DroppedSpans, TraceError } from '../ingest-types.js';
 import type { ValidationIssue } from './issue-codes.js';
-import { type DroppedSpan, validateCandidate } from './validate-trace.js';
+import { validateCandidate } from './validate-trace.js';
 
 /** The server's id generator for the trace at `index` (ids a client left out). */
 export type IdSource = (index: number) => () => string;
@@ -15,13 +15,6 @@ export interface ValidTrace {
   index: number;
   trace: AcceptedTrace;
   spansOnly: boolean;
-}
-
-/** Spans left out of a trace that landed without them (`drops-span` candidates). */
-export interface DroppedSpans {
-  /** Index of the candidate in the request. */
-  index: number;
-  spans: DroppedSpan[];
 }
 
 /**
