@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COMPACTED_ROOT, type Slice } from '../lambda/compaction/compaction-keys.js';
+import { type Slice, compactedSlicePrefix } from '../lambda/compaction/compaction-keys.js';
 import { rawPartitionPrefix } from '../lambda/datasets/object-keys.js';
 import { compactSlice, DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/compaction/compact-slice.js';
 import type { CompactionDeps, CompactionStore, StoredObject, UploadedPart } from '../lambda/compaction/ports.js';
@@ -210,7 +210,7 @@ async function busyHourRows(): Promise<BenchResult[]> {
     const limits: Partial<CompactionDeps> = SCALED_LIMITS;
     const summary = await compactSlice({ store, ...limits }, SLICE);
     for (const dataset of ['traces', 'spans'] as const) {
-      const written = (await store.list(`${COMPACTED_ROOT}${rawPartitionPrefix(dataset, SLICE)}`)).length;
+      const written = (await store.list(compactedSlicePrefix(dataset, SLICE))).length;
       const perDay = written * 24;
       rows.push({
         group: 'compaction',
@@ -223,7 +223,7 @@ async function busyHourRows(): Promise<BenchResult[]> {
         note: `${perDay <= 24 ? 'met' : 'NOT met'}: counted from what compactSlice wrote for one busy hour (${written} object), × 24 hours. The hour: ${DAY.tracesPerBatch} traces × ${DAY.spansPerTrace} spans per batch at ${DAY.batchesPerSecond} batches/s, landed as ${en(raw[dataset])} raw objects per dataset (${DAY.shards} shards × one per ${DAY.batchingWindowSeconds} s window; baseline: those × 24), at 1/${SCALE} of its rows (${en(summary.rows.traces)} traces, ${en(summary.rows.spans)} spans) with the part limits / ${SCALE} too (${en(SCALED_LIMITS.rowsPerPart)} rows, ${en(SCALED_LIMITS.bytesPerPart)} bytes), so cut into ${summary.hashParts} hash parts for both datasets (the full hour: ${Math.ceil(DAY_TRACES_PER_HOUR / DEFAULT_ROWS_PER_PART)} + ${Math.ceil((DAY_TRACES_PER_HOUR * DAY.spansPerTrace) / DEFAULT_ROWS_PER_PART)} by rows alone, more by bytes)`,
       });
     }
-    const compactedFiles = (await store.list(`${COMPACTED_ROOT}${rawPartitionPrefix('spans', SLICE)}`)).map((o) => `'${path.join(dir, o.key)}'`);
+    const compactedFiles = (await store.list(compactedSlicePrefix('spans', SLICE))).map((o) => `'${path.join(dir, o.key)}'`);
     const times = await timeQueries({
       raw: `read_parquet('${path.join(dir, rawPartitionPrefix('spans', SLICE))}*.parquet')`,
       compacted: `read_parquet([${compactedFiles.join(', ')}])`,
