@@ -1,12 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { COLUMN_TYPE_NAMES, DATASETS } from '../../lambda/landing/landing-schema.js';
-import { RATE_TABLE, TENANCY_TABLE } from '../../lambda/shared/tables.js';
-import { DEFAULT_CONFIG } from '../../lib/config.js';
-import { RAW_RETENTION_DAYS } from '../../lib/constructs/landing.js';
-import { synthStack } from './support/synth-stack.js';
+import { COLUMN_TYPE_NAMES, DATASETS } from '../../../lambda/landing/landing-schema.js';
+import { RATE_TABLE, TENANCY_TABLE } from '../../../lambda/shared/tables.js';
+import { DEFAULT_CONFIG } from '../../../lib/config.js';
+import { RAW_RETENTION_DAYS } from '../../../lib/constructs/landing.js';
+import { defaultStack } from '../support/synth-stack.js';
 
 describe('data resources', () => {
-  const { stack, template } = synthStack();
+  const { stack, template } = defaultStack();
   const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
   const resource = (construct: { node: { defaultChild?: unknown } }) =>
     template.toJSON().Resources[logicalId(construct)] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
