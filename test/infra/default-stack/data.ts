@@ -136,9 +136,18 @@ describe('data resources', () => {
       expect(mappings[0]?.Properties.FunctionResponseTypes).toBeUndefined();
     });
 
-    it('keeps failed records replayable: max record age is shorter than the stream retention', () => {
-      expect(DEFAULT_CONFIG.landing.maxRecordAge.toHours()).toBeLessThan(DEFAULT_CONFIG.streamRetentionHours);
-      expect(DEFAULT_CONFIG.landing.retryAttempts).toBeGreaterThanOrEqual(0);
+    it('keeps failed records replayable: finite retries send a failing batch on, before the stream retention would drop its records', () => {
+      const [mapping] = Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: logicalId(stack.landing.consumer) } } })) as {
+        Properties: { MaximumRetryAttempts: number; MaximumRecordAgeInSeconds: number };
+      }[];
+      const retentionHours = resource(stack.traceStream.stream).Properties.RetentionPeriodHours as number;
+      expect(mapping?.Properties.MaximumRetryAttempts).toBe(DEFAULT_CONFIG.landing.retryAttempts);
+      // -1 would retry forever, stalling the shard; Lambda accepts -1..10000 (https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html).
+      expect(Number.isInteger(mapping?.Properties.MaximumRetryAttempts)).toBe(true);
+      expect(mapping?.Properties.MaximumRetryAttempts).toBeGreaterThanOrEqual(0);
+      expect(mapping?.Properties.MaximumRetryAttempts).toBeLessThanOrEqual(10_000);
+      expect(mapping?.Properties.MaximumRecordAgeInSeconds).toBe(DEFAULT_CONFIG.landing.maxRecordAge.toSeconds());
+      expect(mapping?.Properties.MaximumRecordAgeInSeconds).toBeLessThan(retentionHours * 3600);
     });
 
     it('makes the failure queue encrypted, TLS-only and long-lived', () => {
