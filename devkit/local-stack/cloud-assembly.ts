@@ -50,6 +50,9 @@ function cdkJsonContext(projectRoot: string): Record<string, unknown> {
 
 const logicalIdOf = (stack: Stack, construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
+/** The account and region the assembly is synthesized for; the template names them in ARNs and URLs. */
+export const ASSEMBLY_ENV = { account: '123456789012', region: 'us-east-1' };
+
 /**
  * Synthesizes the app with the default configuration into `outdir`, bundling every function with
  * esbuild as `cdk deploy` does (offline, no Docker), and reads back what it deploys. Slow (esbuild
@@ -58,7 +61,7 @@ const logicalIdOf = (stack: Stack, construct: IConstruct) => stack.getLogicalId(
 export function synthesizeAssembly(projectRoot: string, outdir: string, stackName = 'TraceIngest'): CloudAssembly {
   const app = new App({ outdir, context: cdkJsonContext(projectRoot) });
   const stack = new TraceIngestStack(app, stackName, {
-    env: { account: '123456789012', region: 'us-east-1' },
+    env: ASSEMBLY_ENV,
     config: DEFAULT_CONFIG,
     projectRoot,
   });

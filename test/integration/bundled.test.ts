@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -7,7 +7,9 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { MAX_DECODED_BODY_BYTES } from '../../lambda/shared/request-limits.js';
 import { type BundledFunctions, startBundledFunctions } from '../../devkit/local-stack/bundled-functions.js';
-import type { CloudAssembly } from '../../devkit/local-stack/cloud-assembly.js';
+import { ASSEMBLY_ENV, type CloudAssembly, type TemplateJson } from '../../devkit/local-stack/cloud-assembly.js';
+import { ESM_REQUIRE_BANNER } from '../../lib/constructs/house-function.js';
+import { synthStack } from '../infra/support/synth-stack.js';
 import { type HttpGateway, startHttpGateway } from '../../devkit/local-stack/http-gateway.js';
 import { kinesisEventRecord } from '../../devkit/lambda/lambda-events.js';
 import { LOCAL_REGION } from '../../devkit/engines/provision.js';
@@ -72,6 +74,31 @@ describe('the bundles cdk deploy ships', () => {
       expect(readdirSync(root)).not.toContain('node_modules');
       for (let dir = root; dir !== path.dirname(dir); dir = path.dirname(dir)) expect(existsSync(path.join(dir, 'node_modules'))).toBe(false);
     }
+  });
+
+  it('are ESM bundles with the createRequire banner, exporting the handler, with an external source map', () => {
+    for (const fn of Object.values(assembly.functions)) {
+      const bundle = readFileSync(path.join(fn.assetDir, 'index.mjs'), 'utf8');
+      expect([fn.role, bundle.startsWith(ESM_REQUIRE_BANNER)]).toEqual([fn.role, true]);
+      expect(bundle).toMatch(/export\s*\{[^}]*\bhandler\b/);
+      expect([fn.role, existsSync(path.join(fn.assetDir, 'index.mjs.map'))]).toEqual([fn.role, true]);
+    }
+  });
+
+  it('deploy the template test/infra asserts on: synthesized there without bundling, it differs only in the four code assets\' keys', () => {
+    const unbundled = synthStack({ stackName: assembly.stackName, env: ASSEMBLY_ENV }).template.toJSON() as TemplateJson;
+    const codeKeys = (template: TemplateJson) =>
+      Object.values(template.Resources)
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map((resource) => (resource.Properties?.Code as { S3Key: string }).S3Key);
+    const bundledKeys = codeKeys(assembly.template);
+    expect(bundledKeys).toHaveLength(4);
+    expect(codeKeys(unbundled).filter((key) => bundledKeys.includes(key))).toEqual([]);
+    const withoutCodeKeys = (template: TemplateJson) => {
+      const keys = codeKeys(template);
+      return JSON.parse(JSON.stringify(template), (key, value: unknown) => (key === 'S3Key' && keys.includes(value as string) ? 'code' : value)) as unknown;
+    };
+    expect(withoutCodeKeys(unbundled)).toEqual(withoutCodeKeys(assembly.template));
   });
 
   it('ingest takes a plain JSON batch, a gzip batch and an OTLP export through the gateway', async () => {

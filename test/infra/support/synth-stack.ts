@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { BUNDLING_STACKS } from 'aws-cdk-lib/cx-api';
 import { DEFAULT_CONFIG, type TraceIngestConfig } from '../../../lib/config.js';
 import { TraceIngestStack, type FunctionEntries } from '../../../lib/trace-ingest-stack.js';
 
@@ -13,9 +14,24 @@ function cdkJsonContext(): Record<string, unknown> {
   return cdkJson.context ?? {};
 }
 
+/**
+ * An app with cdk.json's feature flags that bundles no function. CDK bundles only the stacks this
+ * context names (the CLI passes the stacks a command selects; unset, it is `["**"]`); with none, a
+ * NodejsFunction's code asset is its project directory, hashed by the construct's unique id, and
+ * esbuild never runs (https://github.com/aws/aws-cdk/issues/18125). The template is the same apart
+ * from the four code assets' `S3Key`s, which test/integration/bundled.test.ts checks against the
+ * bundled one.
+ */
+export function unbundledApp(): App {
+  return new App({ context: { ...cdkJsonContext(), [BUNDLING_STACKS]: [] } });
+}
+
 export interface SynthOptions {
   readonly config?: TraceIngestConfig;
   readonly entries?: Partial<FunctionEntries>;
+  /** Where and under which name: the template names its region, account and stack in ARNs and URLs. */
+  readonly stackName?: string;
+  readonly env?: { account: string; region: string };
 }
 
 export interface SynthesizedStack {
@@ -24,16 +40,27 @@ export interface SynthesizedStack {
   readonly template: Template;
 }
 
-/** Builds and synthesizes the stack once, bundling the functions with esbuild. */
+/** Builds and synthesizes the stack, without bundling its functions. */
 export function synthStack(options: SynthOptions = {}): SynthesizedStack {
-  const app = new App({ context: cdkJsonContext() });
-  const stack = new TraceIngestStack(app, 'TraceIngestTest', {
-    env: { account: '123456789012', region: 'eu-west-1' },
+  const app = unbundledApp();
+  const stack = new TraceIngestStack(app, options.stackName ?? 'TraceIngestTest', {
+    env: options.env ?? { account: '123456789012', region: 'eu-west-1' },
     config: options.config ?? DEFAULT_CONFIG,
     projectRoot: PROJECT_ROOT,
     ...(options.entries === undefined ? {} : { entries: options.entries }),
   });
   return { app, stack, template: Template.fromStack(stack) };
+}
+
+let defaultStackOnce: SynthesizedStack | undefined;
+
+/**
+ * The stack with the default configuration, synthesized once per test file: the suites that read it
+ * are modules of test/infra/default-stack.test.ts, so the whole run synthesizes it once.
+ */
+export function defaultStack(): SynthesizedStack {
+  defaultStackOnce ??= synthStack();
+  return defaultStackOnce;
 }
 
 export interface PolicyStatementSummary {

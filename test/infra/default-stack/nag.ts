@@ -1,10 +1,10 @@
 import { Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { synthStack } from './support/synth-stack.js';
+import { defaultStack } from '../support/synth-stack.js';
 
 describe('cdk-nag AwsSolutions', () => {
-  const { stack } = synthStack();
+  const { stack } = defaultStack();
 
   it('reports no unacknowledged finding', () => {
     const report = new AwsSolutionsChecks(stack).validateScope(stack);

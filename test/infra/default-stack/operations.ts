@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RUNBOOK_DOCUMENT, runbookLink } from '../../lib/constructs/monitoring.js';
-import { withoutHash } from '../../scripts/cli/stack.js';
-import { PROJECT_ROOT, synthStack } from './support/synth-stack.js';
+import { RUNBOOK_DOCUMENT, runbookLink } from '../../../lib/constructs/monitoring.js';
+import { withoutHash } from '../../../scripts/cli/stack.js';
+import { defaultStack, PROJECT_ROOT } from '../support/synth-stack.js';
 
 const read = (file: string) => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
 const operations = read(RUNBOOK_DOCUMENT);
@@ -25,7 +25,7 @@ function runbookSections(): Map<string, string> {
 }
 
 describe('docs/operations.md and docs/deploy.md against the synthesized template', () => {
-  const { stack, template } = synthStack();
+  const { stack, template } = defaultStack();
   const resources = template.toJSON().Resources as Record<string, Resource>;
   const alarms = stack.monitoring.alarms.map((alarm) => ({
     id: alarm.node.id,

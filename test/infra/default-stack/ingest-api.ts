@@ -1,10 +1,10 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { MAX_DECODED_BODY_BYTES } from '../../lambda/shared/request-limits.js';
-import { DEFAULT_CONFIG } from '../../lib/config.js';
-import { synthStack } from './support/synth-stack.js';
+import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
+import { DEFAULT_CONFIG } from '../../../lib/config.js';
+import { defaultStack } from '../support/synth-stack.js';
 
 describe('IngestApi', () => {
-  const { stack, template } = synthStack();
+  const { stack, template } = defaultStack();
   const apiId = stack.resolve(stack.ingest.api.restApiId) as unknown;
   const handlerId = stack.getLogicalId(stack.ingest.handler.node.defaultChild as never);
 

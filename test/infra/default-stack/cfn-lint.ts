@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
-import { synthStack } from './support/synth-stack.js';
+import { defaultStack } from '../support/synth-stack.js';
 
 /** One finding of `cfn-lint --format json`. */
 interface CfnLintFinding {
@@ -13,7 +13,7 @@ interface CfnLintFinding {
   Location: { Path: (string | number)[] };
 }
 
-const { stack, template } = synthStack();
+const { stack, template } = defaultStack();
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
 /**

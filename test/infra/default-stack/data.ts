@@ -1,12 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { COLUMN_TYPE_NAMES, DATASETS } from '../../lambda/datasets/registry.js';
-import { RATE_TABLE, TENANCY_TABLE } from '../../lambda/shared/tables.js';
-import { DEFAULT_CONFIG } from '../../lib/config.js';
-import { RAW_RETENTION_DAYS } from '../../lib/constructs/landing.js';
-import { synthStack } from './support/synth-stack.js';
+import { COLUMN_TYPE_NAMES, DATASETS } from '../../../lambda/datasets/registry.js';
+import { RATE_TABLE, TENANCY_TABLE } from '../../../lambda/shared/tables.js';
+import { DEFAULT_CONFIG } from '../../../lib/config.js';
+import { RAW_RETENTION_DAYS } from '../../../lib/constructs/landing.js';
+import { defaultStack } from '../support/synth-stack.js';
 
 describe('data resources', () => {
-  const { stack, template } = synthStack();
+  const { stack, template } = defaultStack();
   const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
   const resource = (construct: { node: { defaultChild?: unknown } }) =>
     template.toJSON().Resources[logicalId(construct)] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
@@ -136,9 +136,18 @@ describe('data resources', () => {
       expect(mappings[0]?.Properties.FunctionResponseTypes).toBeUndefined();
     });
 
-    it('keeps failed records replayable: max record age is shorter than the stream retention', () => {
-      expect(DEFAULT_CONFIG.landing.maxRecordAge.toHours()).toBeLessThan(DEFAULT_CONFIG.streamRetentionHours);
-      expect(DEFAULT_CONFIG.landing.retryAttempts).toBeGreaterThanOrEqual(0);
+    it('keeps failed records replayable: finite retries send a failing batch on, before the stream retention would drop its records', () => {
+      const [mapping] = Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: logicalId(stack.landing.consumer) } } })) as {
+        Properties: { MaximumRetryAttempts: number; MaximumRecordAgeInSeconds: number };
+      }[];
+      const retentionHours = resource(stack.traceStream.stream).Properties.RetentionPeriodHours as number;
+      expect(mapping?.Properties.MaximumRetryAttempts).toBe(DEFAULT_CONFIG.landing.retryAttempts);
+      // -1 would retry forever, stalling the shard; Lambda accepts -1..10000 (https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html).
+      expect(Number.isInteger(mapping?.Properties.MaximumRetryAttempts)).toBe(true);
+      expect(mapping?.Properties.MaximumRetryAttempts).toBeGreaterThanOrEqual(0);
+      expect(mapping?.Properties.MaximumRetryAttempts).toBeLessThanOrEqual(10_000);
+      expect(mapping?.Properties.MaximumRecordAgeInSeconds).toBe(DEFAULT_CONFIG.landing.maxRecordAge.toSeconds());
+      expect(mapping?.Properties.MaximumRecordAgeInSeconds).toBeLessThan(retentionHours * 3600);
     });
 
     it('makes the failure queue encrypted, TLS-only and long-lived', () => {

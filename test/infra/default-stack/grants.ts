@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { build } from 'esbuild';
-import { DEFAULT_ENTRIES, type FunctionEntries } from '../../lib/trace-ingest-stack.js';
-import { PROJECT_ROOT, statementsOfRole, synthStack } from './support/synth-stack.js';
+import { DEFAULT_ENTRIES, type FunctionEntries } from '../../../lib/trace-ingest-stack.js';
+import { defaultStack, PROJECT_ROOT, statementsOfRole } from '../support/synth-stack.js';
 
 /**
  * Every AWS command a function's code can send, found in the sources its bundle is built from, must
  * be granted to that function's role: a missing grant is an AccessDenied the first time the code path
  * runs on AWS, which no local engine reports.
  */
-const { stack, template } = synthStack();
+const { stack, template } = defaultStack();
 const roles: Record<keyof FunctionEntries, CfnElement> = {
   ingest: stack.ingest.handler.role?.node.defaultChild as CfnElement,
   landing: stack.landing.consumer.role?.node.defaultChild as CfnElement,

@@ -1,16 +1,16 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
-import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { DEFAULT_CONFIG, validateConfig } from '../../lib/config.js';
-import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT, COMPACTION_WORKER_TIMEOUT, Compaction } from '../../lib/constructs/compaction.js';
-import type { HouseFunction } from '../../lib/constructs/house-function.js';
-import { DEFAULT_ENTRIES } from '../../lib/trace-ingest-stack.js';
-import { PROJECT_ROOT, sortStatements, statementsOfRole, synthStack } from './support/synth-stack.js';
+import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import { DEFAULT_CONFIG, validateConfig } from '../../../lib/config.js';
+import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT, COMPACTION_WORKER_TIMEOUT, Compaction } from '../../../lib/constructs/compaction.js';
+import type { HouseFunction } from '../../../lib/constructs/house-function.js';
+import { DEFAULT_ENTRIES } from '../../../lib/trace-ingest-stack.js';
+import { defaultStack, PROJECT_ROOT, sortStatements, statementsOfRole, synthStack, unbundledApp } from '../support/synth-stack.js';
 
 describe('compaction fan-out', () => {
-  const { stack, template } = synthStack();
+  const { stack, template } = defaultStack();
   const { compaction } = stack;
   const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
   const arn = (construct: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
@@ -113,8 +113,7 @@ describe('compaction fan-out', () => {
   });
 
   it('takes the ceiling on parallel slices from the configuration, and rejects one the event source would refuse', () => {
-    const app = new App();
-    const own = new Stack(app, 'CompactionConcurrency');
+    const own = new Stack(unbundledApp(), 'CompactionConcurrency');
     const bucket = new Bucket(own, 'Bucket');
     new Compaction(own, 'Compaction', {
       projectRoot: PROJECT_ROOT,

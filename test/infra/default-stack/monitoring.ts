@@ -1,8 +1,8 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { synthStack } from './support/synth-stack.js';
+import { defaultStack } from '../support/synth-stack.js';
 
 describe('Monitoring', () => {
-  const { stack, template } = synthStack();
+  const { stack, template } = defaultStack();
   const topicRef = { Ref: stack.getLogicalId(stack.monitoring.topic.node.defaultChild as never) };
   const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: AlarmProperties }[];
   const metricNamesOf = (alarm: AlarmProperties): string[] =>
