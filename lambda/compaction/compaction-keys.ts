@@ -25,6 +25,33 @@ export function compactedObjectKey(dataset: DatasetName, slice: Slice, generatio
   return `${compactedSlicePrefix(dataset, slice)}g${String(generation).padStart(6, '0')}.parquet`;
 }
 
+/**
+ * A part worker's object of a dataset: part `part` of `parts` of the generation a part plan makes (see
+ * part-plan.ts). The plan's id is in the key so that two plans of one generation (the first abandoned because an
+ * input changed under it) never write each other's keys: a switch names only objects written from its own plan.
+ */
+export function partObjectKey(dataset: DatasetName, slice: Slice, generation: number, planId: string, part: number, parts: number): string {
+  return `${compactedSlicePrefix(dataset, slice)}g${String(generation).padStart(6, '0')}-${planId}-part-${part}-of-${parts}.parquet`;
+}
+
+/** The generation in a compacted object's key (`g<generation>.parquet`, `g<generation>-…parquet`), or undefined. */
+export function generationOfCompactedKey(key: string): number | undefined {
+  const match = /\/g(\d+)(?:-[^/]*)?\.(?:parquet|json)$/.exec(key);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Part plans of a slice: under `compacted/` (so the worker's delete grant covers them) but outside the compacted
+ * tables' locations (`compacted/traces/`, `compacted/spans/`), so no table reads them.
+ */
+export function partPlanPrefix(slice: Slice): string {
+  return `${COMPACTED_ROOT}plans/${partitionPath(slice)}`;
+}
+
+export function partPlanKey(slice: Slice, generation: number, planId: string): string {
+  return `${partPlanPrefix(slice)}g${String(generation).padStart(6, '0')}-${planId}.json`;
+}
+
 /** The one object whose single PUT switches readers of a slice from its raw to its compacted objects. */
 export function manifestKey(slice: Slice): string {
   return `${MANIFEST_ROOT}${partitionPath(slice)}manifest.json`;
