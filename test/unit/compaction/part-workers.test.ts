@@ -279,7 +279,7 @@ describe('part workers: one slice compacted by several workers', () => {
 
   it('keeps the objects and plan of a generation above the manifest\'s (a plan in progress) when it deletes, and deletes them once the slice has passed it', async () => {
     const bucket = new MemoryBucket();
-    const put = (key: string) => bucket.put(key, Buffer.from(key), 'application/octet-stream');
+    const put = (key: string) => bucket.put(key, Buffer.from(key));
     const inProgress = [partObjectKey('spans', SLICE, 3, 'aaaaaaaaaaaaaaaa', 0, 2), partPlanKey(SLICE, 3, 'aaaaaaaaaaaaaaaa')];
     const leftOver = [partObjectKey('spans', SLICE, 2, 'bbbbbbbbbbbbbbbb', 1, 2), partPlanKey(SLICE, 2, 'bbbbbbbbbbbbbbbb'), 'compacted/traces/org_id=org-a/dt=2026-11-22/hour=10/g000001.parquet'];
     for (const key of [...inProgress, ...leftOver]) await put(key);
