@@ -45,7 +45,7 @@ export function generationOfCompactedKey(key: string): number | undefined {
  * tables' locations (`compacted/traces/`, `compacted/spans/`), so no table reads them.
  */
 export function partPlanPrefix(slice: Slice): string {
-  return `${COMPACTED_ROOT}plans/${partitionPath(slice)}`;
+  return `${DATA_PREFIXES.partPlans}${partitionPath(slice)}`;
 }
 
 export function partPlanKey(slice: Slice, generation: number, planId: string): string {
