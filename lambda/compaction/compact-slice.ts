@@ -1,4 +1,4 @@
-import type { AsyncBuffer } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync } from 'hyparquet';
 import { DEFAULT_ROWS_PER_BATCH } from '../datasets/column-batches.js';
 import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../datasets/registry.js';
 import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../datasets/hash-parts.js';
@@ -6,7 +6,7 @@ import { ParquetStreamWriter } from '../datasets/parquet/parquet-writer.js';
 import { rawPartitionPrefix } from '../datasets/object-keys.js';
 import { type Slice, compactedObjectKey, compactedSlicePrefix, generationOfCompactedKey, manifestKey, partPlanPrefix, sliceId } from './compaction-keys.js';
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
-import { inputShape, type Row, readRowGroups, rowBatches } from './parquet-rows.js';
+import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
 
@@ -83,6 +83,19 @@ interface DatasetResult {
   parts: number;
 }
 
+/** An input ready to read: its bytes, and its footer when already parsed. */
+interface OpenedInput {
+  file: AsyncBuffer;
+  metadata?: FileMetaData;
+}
+
+/**
+ * Bytes of its inputs a part worker keeps in memory across its hash parts (see {@link retainShare}): with the
+ * planner's 384 MiB of listed input per worker, a worker's range of hash-ordered inputs fits, so each input is read
+ * once per worker instead of once per hash part. Past it, inputs are read again for each hash part, as one worker does.
+ */
+export const DEFAULT_RETAINED_INPUT_BYTES = 512 * 1024 * 1024;
+
 /**
  * Which rows one pass reads: hash part `part` of `parts` (every row when `parts` is 1), and the hash orders a
  * hash-ordered input's row groups must meet to be decoded at all (undefined: every row group).
@@ -94,13 +107,14 @@ interface PartFilter {
 }
 
 /** Reads every input once for one part, keeping only that part's winning rows; each input is released once read. */
-async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<AsyncBuffer>, inputs: number, { part, parts, wanted }: PartFilter): Promise<{ rows: Row[]; read: number }> {
+async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<OpenedInput>, inputs: number, { part, parts, wanted }: PartFilter): Promise<{ rows: Row[]; read: number }> {
   const winners = new Map<string, Candidate>();
   const keyOf = rowKey[dataset];
   let read = 0;
   for (let input = 0; input < inputs; input++) {
     let index = 0;
-    for await (const group of readRowGroups(await openInput(input), SPECS[dataset], wanted)) {
+    const opened = await openInput(input);
+    for await (const group of readRowGroups(opened.file, SPECS[dataset], wanted, opened.metadata)) {
       for (const row of group) {
         const at = index++;
         if (parts > 1 && partOf(row.trace_id as string, parts) !== part) continue;
@@ -167,13 +181,25 @@ export async function writeCompactedObject(deps: CompactionDeps, dataset: Datase
   const totalBytes = inputs.reduce((sum, object) => sum + object.size, 0);
   // Holding every input open is what made memory grow with the hour: only a small slice's inputs stay held.
   const held = totalBytes <= bytesPerPart ? await Promise.all(inputs.map((object) => deps.store.open(object))) : undefined;
-  const openInput = (input: number) => (held ? Promise.resolve(held[input]!) : deps.store.open(inputs[input]!));
+  // A part worker keeps what its range needs of each input read whole (one GET), up to a budget; see retainShare.
+  const retain = !held && share.parts > 1 && isBucketAligned(share.parts) ? { orders: partOrders(share.part, share.parts), budget: deps.retainedInputBytes ?? DEFAULT_RETAINED_INPUT_BYTES } : undefined;
+  const retained: (OpenedInput | undefined)[] = [];
+  const openInput = async (input: number): Promise<OpenedInput> => retained[input] ?? { file: held ? held[input]! : await deps.store.open(inputs[input]!) };
   let totalRows = 0;
   let hashOrderedRows = 0;
   for (let input = 0; input < inputs.length; input++) {
-    const shape = await inputShape(await openInput(input));
+    const { file } = await openInput(input);
+    const metadata = await parquetMetadataAsync(file);
+    const shape = shapeOf(metadata);
     totalRows += shape.rows;
     if (shape.hashOrdered) hashOrderedRows += shape.rows;
+    if (retain && file instanceof ArrayBuffer) {
+      const kept = retainShare(file, metadata, retain.orders, () => deps.store.open(inputs[input]!));
+      if (kept.bytes <= retain.budget) {
+        retained[input] = { file: kept.file, metadata };
+        retain.budget -= kept.bytes;
+      }
+    }
   }
   // The share's rows and bytes, as the hash spreads them: a share of 1/W of the hour holds ~1/W of both.
   const needed = Math.max(1, Math.ceil(totalRows / share.parts / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / share.parts / bytesPerPart));

@@ -221,6 +221,36 @@ describe('part workers: one slice compacted by several workers', () => {
     expect(await compactPart({ store: again, now: () => NOW }, SLICE, first!.plan, first!.part)).toMatchObject({ outcome: 'already-written', objectsWritten: 0 });
   });
 
+  it('reads each input once per part worker past the byte budget, keeping what its range needs across its hash parts, and writes the rows one worker would', async () => {
+    const { bucket, traces, queue } = await plannedHour();
+    const alone = bucket.copy();
+    const rereads = bucket.copy();
+    await compactSlice({ store: alone, now: () => NOW }, SLICE);
+    // Inputs past the held budget and hash parts of 40 rows: each worker cuts its range into several parts.
+    const small = { store: bucket, now: () => NOW, bytesPerPart: 1024, rowsPerPart: 40 };
+    const inputs = bucket.keys('traces/').length + bucket.keys('spans/').length;
+    const parts = queue.parsed.filter((m): m is Extract<CompactionMessage, { kind: 'part' }> => m.kind === 'part');
+    let workersWithRows = 0;
+    for (const message of parts) {
+      const before = bucket.gets;
+      const written = await compactPart(small, SLICE, message.plan, message.part);
+      expect(bucket.gets - before).toBe(inputs);
+      workersWithRows += written.rowsRead > 0 ? 1 : 0;
+    }
+    expect(workersWithRows).toBe(4);
+    // Without the budget every hash part reads every input again.
+    await compactPart({ ...small, store: rereads, retainedInputBytes: 0 }, SLICE, parts[0]!.plan, 0);
+    expect(rereads.gets).toBeGreaterThan(3 * inputs);
+
+    await switchParts({ store: bucket, now: () => NOW }, SLICE, parts[0]!.plan);
+    for (const dataset of ['traces', 'spans'] as const) {
+      const rows = await visible(bucket, dataset);
+      expect(ids(rows, dataset)).toEqual(expectedIds(traces, dataset));
+      expect(rowSet(rows)).toEqual(rowSet(await visible(alone, dataset)));
+      expect((await rowsOf(bucket, manifestOf(bucket)[dataset].files[0]!)).length).toBeGreaterThan(0);
+    }
+  });
+
   it('changes nothing when a part or the switch is redelivered after the switch, and plans late data as the next generation', async () => {
     const { bucket, traces, queue, bytes } = await plannedHour();
     const { deliver } = worker(bucket);
