@@ -91,7 +91,7 @@ interface OpenedInput {
 
 /**
  * Bytes of its inputs a part worker keeps in memory across its hash parts (see {@link retainShare}): with the
- * planner's 384 MiB of listed input per worker, a worker's range of hash-ordered inputs fits, so each input is read
+ * planner's 320 MiB of listed input per worker, a worker's range of hash-ordered inputs fits, so each input is read
  * once per worker instead of once per hash part. Past it, inputs are read again for each hash part, as one worker does.
  */
 export const DEFAULT_RETAINED_INPUT_BYTES = 512 * 1024 * 1024;

@@ -7,12 +7,13 @@ import type { StoredObject } from './ports.js';
 
 /**
  * Listed input bytes (the previous generation's objects and the raw objects not covered, both datasets) one worker
- * is given. Past it the planner splits the hour across part workers. The one organization at 1,000 traces/s lands
- * ~0.6 GB of raw Parquet per million traces, ~2.2 GB an hour, which one worker would take ~74 minutes to compact
- * (bench/cost-model.ts); at 384 MiB a worker that hour is 8 part workers of ~7.5 minutes each, the count the cost
- * model finds for "each within 10 minutes", well inside the worker's 15-minute timeout.
+ * is given. Past it the planner splits the hour across part workers. Raw rows of the one organization at 1,000
+ * traces/s take ~67 bytes (~0.6 GB per million traces of 8 spans), so 320 MiB is ~5M input rows: inside the ~6M rows
+ * one worker finishes in its 15 minutes even when no input is hash-ordered (docs/landing.md, "Capacity"), and the
+ * ~2.2 GB hour of that organization gets 8 part workers, the count the cost model finds for "each within 10
+ * minutes" (bench/cost-model.ts).
  */
-export const DEFAULT_PART_WORKER_BYTES = 384 * 1024 * 1024;
+export const DEFAULT_PART_WORKER_BYTES = 320 * 1024 * 1024;
 
 /**
  * Part workers for an hour of `inputBytes`: 1 (no split) up to `bytesPerWorker`, else the power of two that gives
