@@ -16,8 +16,9 @@ export function compactedSlicePrefix(dataset: DatasetName, slice: Slice): string
 }
 
 /**
- * The compacted object of a dataset of a slice in a generation: one per (slice, dataset, generation), however
- * many hash parts it was written in, and deterministic, so a compaction killed before its manifest switched and
+ * The compacted object of a dataset of a slice in a generation compacted by one worker: one per (slice, dataset,
+ * generation), however many hash parts it was written in (an hour split across part workers has one per worker
+ * instead: {@link partObjectKey}), and deterministic, so a compaction killed before its manifest switched and
  * run again overwrites its own unreferenced object. (Generations before issue 13's streamed writer were
  * `g<generation>-part-<p>-of-<n>.parquet`, several per generation; manifests naming them stay readable.)
  */
