@@ -63,6 +63,8 @@ export interface PendingSlice {
   reason: PendingReason;
   /** The slice's raw objects as listed. */
   raw: Record<DatasetName, StoredObject[]>;
+  /** The slice's manifest as read, if it has one. */
+  manifest?: SliceManifest;
   /**
    * SHA-256 of the slice and the work seen (uncovered raw objects with their ETags, expired generations): equal
    * for two looks at the same pending state, different once anything new lands.
@@ -145,15 +147,17 @@ export async function findPendingSlices(deps: FindPendingDeps, options: FindPend
     const closed = slices.filter(({ slice }) => options.includeOpenHours || sliceStartMillis(slice) + HOUR_MS + settle <= now);
     const looks = await mapLimited(closed, MANIFEST_READS_IN_PARALLEL, async ({ slice, raw }): Promise<PendingSlice | undefined> => {
       let work: ReturnType<typeof workOf>;
+      let manifest: SliceManifest | undefined;
       try {
         const bytes = await deps.store.get(manifestKey(slice));
-        work = workOf(bytes ? parseManifest(bytes, slice) : undefined, raw, now, graceMs);
+        manifest = bytes ? parseManifest(bytes, slice) : undefined;
+        work = workOf(manifest, raw, now, graceMs);
       } catch (error) {
         work = { reason: 'unreadable-manifest', seen: [(error as Error).message ?? String(error)] };
       }
       if (!work) return undefined;
       const fingerprint = createHash('sha256').update([sliceId(slice), work.reason, ...work.seen.sort()].join('\n')).digest('hex');
-      return { slice, reason: work.reason, raw, fingerprint };
+      return { slice, reason: work.reason, raw, fingerprint, ...(manifest ? { manifest } : {}) };
     });
     const pending = looks.filter((look): look is PendingSlice => look !== undefined);
     if (pending.length > 0) await options.onPending(pending);

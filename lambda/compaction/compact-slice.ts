@@ -1,12 +1,12 @@
-import type { AsyncBuffer } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync } from 'hyparquet';
 import { DEFAULT_ROWS_PER_BATCH } from '../datasets/column-batches.js';
 import { type DatasetName, type DatasetSpec, SPANS, TRACES } from '../datasets/registry.js';
 import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../datasets/hash-parts.js';
 import { ParquetStreamWriter } from '../datasets/parquet/parquet-writer.js';
 import { rawPartitionPrefix } from '../datasets/object-keys.js';
-import { type Slice, compactedObjectKey, compactedSlicePrefix, manifestKey, sliceId } from './compaction-keys.js';
+import { type Slice, compactedObjectKey, compactedSlicePrefix, generationOfCompactedKey, manifestKey, partPlanPrefix, sliceId } from './compaction-keys.js';
 import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
-import { inputShape, type Row, readRowGroups, rowBatches } from './parquet-rows.js';
+import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
 
@@ -83,16 +83,38 @@ interface DatasetResult {
   parts: number;
 }
 
+/** An input ready to read: its bytes, and its footer when already parsed. */
+interface OpenedInput {
+  file: AsyncBuffer;
+  metadata?: FileMetaData;
+}
+
+/**
+ * Bytes of its inputs a part worker keeps in memory across its hash parts (see {@link retainShare}): with the
+ * planner's 320 MiB of listed input per worker, a worker's range of hash-ordered inputs fits, so each input is read
+ * once per worker instead of once per hash part. Past it, inputs are read again for each hash part, as one worker does.
+ */
+export const DEFAULT_RETAINED_INPUT_BYTES = 512 * 1024 * 1024;
+
+/**
+ * Which rows one pass reads: hash part `part` of `parts` (every row when `parts` is 1), and the hash orders a
+ * hash-ordered input's row groups must meet to be decoded at all (undefined: every row group).
+ */
+interface PartFilter {
+  part: number;
+  parts: number;
+  wanted: [number, number] | undefined;
+}
+
 /** Reads every input once for one part, keeping only that part's winning rows; each input is released once read. */
-async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<AsyncBuffer>, inputs: number, part: number, parts: number): Promise<{ rows: Row[]; read: number }> {
+async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<OpenedInput>, inputs: number, { part, parts, wanted }: PartFilter): Promise<{ rows: Row[]; read: number }> {
   const winners = new Map<string, Candidate>();
   const keyOf = rowKey[dataset];
   let read = 0;
   for (let input = 0; input < inputs; input++) {
     let index = 0;
-    // With a bucket-aligned part count, row groups of hash-ordered inputs outside this part are not even decoded.
-    const wanted = parts > 1 && isBucketAligned(parts) ? partOrders(part, parts) : undefined;
-    for await (const group of readRowGroups(await openInput(input), SPECS[dataset], wanted)) {
+    const opened = await openInput(input);
+    for await (const group of readRowGroups(opened.file, SPECS[dataset], wanted, opened.metadata)) {
       for (const row of group) {
         const at = index++;
         if (parts > 1 && partOf(row.trace_id as string, parts) !== part) continue;
@@ -110,46 +132,85 @@ async function partRows(dataset: DatasetName, openInput: (input: number) => Prom
 }
 
 /**
- * Rewrites one dataset of a slice from the previous generation's objects and the raw objects not yet covered,
- * into one object: part after part (see {@link CompactionDeps.rowsPerPart}), each part's rows as row groups of
- * one Parquet file that is uploaded as it is encoded (see {@link streamedObject}), so neither the slice's rows
- * nor the file are ever held whole. A failure aborts the upload; the object appears only when it is complete.
+ * The share of a slice's rows one object holds: hash part `part` of `parts` of the hour (a part worker's range),
+ * or the whole hour (`WHOLE_SLICE`).
  */
-async function compactDataset(
-  deps: CompactionDeps,
-  dataset: DatasetName,
-  slice: Slice,
-  generation: number,
-  previous: readonly StoredObject[],
-  pending: readonly StoredObject[],
-  raw: readonly StoredObject[],
-): Promise<DatasetResult> {
-  const inputs = [...previous, ...[...pending].sort((a, b) => compare(a.key, b.key))];
+export interface SliceShare {
+  part: number;
+  parts: number;
+}
+
+export const WHOLE_SLICE: SliceShare = { part: 0, parts: 1 };
+
+/**
+ * The hash parts one object of `share` is written in, one after another: `needed` sub-parts of the share, as hash
+ * parts `share.part + share.parts * j` of `share.parts * subParts` (a row in hash part h of P is in part h mod W of
+ * W whenever W divides P, so the sub-parts of part w hold exactly the rows of part w).
+ */
+function subPartFilters(share: SliceShare, needed: number, hashOrdered: boolean): PartFilter[] {
+  // A power of two lets each part skip the row groups of hash-ordered inputs, but every extra part decodes the
+  // other inputs whole once more (small landed groups, objects of older versions, the previous generation):
+  // rounded up only when most rows can be skipped, so an hour near the worker's limit is not pushed past it.
+  const parts = hashOrdered ? bucketAlignedParts(needed * share.parts) : needed * share.parts;
+  const shareOrders = share.parts > 1 && isBucketAligned(share.parts) ? partOrders(share.part, share.parts) : undefined;
+  return Array.from({ length: parts / share.parts }, (_, j) => {
+    const part = share.part + share.parts * j;
+    // With a bucket-aligned part count, row groups of hash-ordered inputs outside this part are not even decoded.
+    const wanted = parts > 1 && isBucketAligned(parts) ? partOrders(part, parts) : shareOrders;
+    return { part, parts, wanted };
+  });
+}
+
+/** What writing one compacted object did. */
+export interface WrittenObject {
+  rows: number;
+  rowsRead: number;
+  /** Hash parts it was written in, one after another. */
+  parts: number;
+}
+
+/**
+ * Writes one compacted object under `key` from `inputs` (read in this order, which the winner rule uses): the
+ * rows of `share`, part after part (see {@link CompactionDeps.rowsPerPart}), each part's rows as row groups of one
+ * Parquet file that is uploaded as it is encoded (see {@link streamedObject}), so neither the rows nor the file
+ * are ever held whole. A failure aborts the upload; the object appears only when it is complete. The same inputs
+ * and share always give the same bytes.
+ */
+export async function writeCompactedObject(deps: CompactionDeps, dataset: DatasetName, key: string, inputs: readonly StoredObject[], share: SliceShare = WHOLE_SLICE): Promise<WrittenObject> {
   const bytesPerPart = deps.bytesPerPart ?? DEFAULT_BYTES_PER_PART;
   const totalBytes = inputs.reduce((sum, object) => sum + object.size, 0);
   // Holding every input open is what made memory grow with the hour: only a small slice's inputs stay held.
   const held = totalBytes <= bytesPerPart ? await Promise.all(inputs.map((object) => deps.store.open(object))) : undefined;
-  const openInput = (input: number) => (held ? Promise.resolve(held[input]!) : deps.store.open(inputs[input]!));
+  // A part worker keeps what its range needs of each input read whole (one GET), up to a budget; see retainShare.
+  const retain = !held && share.parts > 1 && isBucketAligned(share.parts) ? { orders: partOrders(share.part, share.parts), budget: deps.retainedInputBytes ?? DEFAULT_RETAINED_INPUT_BYTES } : undefined;
+  const retained: (OpenedInput | undefined)[] = [];
+  const openInput = async (input: number): Promise<OpenedInput> => retained[input] ?? { file: held ? held[input]! : await deps.store.open(inputs[input]!) };
   let totalRows = 0;
   let hashOrderedRows = 0;
   for (let input = 0; input < inputs.length; input++) {
-    const shape = await inputShape(await openInput(input));
+    const { file } = await openInput(input);
+    const metadata = await parquetMetadataAsync(file);
+    const shape = shapeOf(metadata);
     totalRows += shape.rows;
     if (shape.hashOrdered) hashOrderedRows += shape.rows;
+    if (retain && file instanceof ArrayBuffer) {
+      const kept = retainShare(file, metadata, retain.orders, () => deps.store.open(inputs[input]!));
+      if (kept.bytes <= retain.budget) {
+        retained[input] = { file: kept.file, metadata };
+        retain.budget -= kept.bytes;
+      }
+    }
   }
-  const needed = Math.max(1, Math.ceil(totalRows / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / bytesPerPart));
-  // A power of two lets each part skip the row groups of hash-ordered inputs, but every extra part decodes the
-  // other inputs whole once more (small landed groups, objects of older versions, the previous generation):
-  // rounded up only when most rows can be skipped, so an hour near the worker's limit is not pushed past it.
-  const parts = hashOrderedRows * 2 >= totalRows ? bucketAlignedParts(needed) : needed;
-  const key = compactedObjectKey(dataset, slice, generation);
+  // The share's rows and bytes, as the hash spreads them: a share of 1/W of the hour holds ~1/W of both.
+  const needed = Math.max(1, Math.ceil(totalRows / share.parts / (deps.rowsPerPart ?? DEFAULT_ROWS_PER_PART)), Math.ceil(totalBytes / share.parts / bytesPerPart));
+  const filters = subPartFilters(share, needed, hashOrderedRows * 2 >= totalRows);
   const file = new ParquetStreamWriter(SPECS[dataset]);
   const upload = streamedObject(deps.store, key, PARQUET, deps.uploadPartBytes);
   let rowsRead = 0;
   try {
-    for (let part = 0; part < parts; part++) {
+    for (const filter of filters) {
       deps.collectGarbage?.();
-      const result = await partRows(dataset, openInput, inputs.length, part, parts);
+      const result = await partRows(dataset, openInput, inputs.length, filter);
       rowsRead += result.read;
       for (const batch of rowBatches(SPECS[dataset], result.rows, deps.rowsPerRowGroup ?? DEFAULT_ROWS_PER_BATCH)) {
         file.write(batch);
@@ -164,7 +225,30 @@ async function compactDataset(
     await upload.abort().catch((abortError: unknown) => deps.logger?.error('Could not abort the upload of a compacted object; the bucket lifecycle rule aborts it within a day', { key, error: abortError }));
     throw error;
   }
-  return { manifest: { files: [key], rows: file.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead, parts };
+  return { rows: file.rows, rowsRead, parts: filters.length };
+}
+
+/** The inputs of a rewrite, in the order the winner rule counts them: the previous generation's objects, then the raw objects by key. */
+export function compactionInputs(previous: readonly StoredObject[], pending: readonly StoredObject[]): StoredObject[] {
+  return [...previous, ...[...pending].sort((a, b) => compare(a.key, b.key))];
+}
+
+/**
+ * Rewrites one dataset of a slice from the previous generation's objects and the raw objects not yet covered,
+ * into one object (see {@link writeCompactedObject}).
+ */
+async function compactDataset(
+  deps: CompactionDeps,
+  dataset: DatasetName,
+  slice: Slice,
+  generation: number,
+  previous: readonly StoredObject[],
+  pending: readonly StoredObject[],
+  raw: readonly StoredObject[],
+): Promise<DatasetResult> {
+  const key = compactedObjectKey(dataset, slice, generation);
+  const written = await writeCompactedObject(deps, dataset, key, compactionInputs(previous, pending));
+  return { manifest: { files: [key], rows: written.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead: written.rowsRead, parts: written.parts };
 }
 
 /** Raw objects of the slice the manifest does not cover with their current ETag (new, or overwritten since). */
@@ -224,7 +308,7 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
     if (!previous || expired.length === 0) return result;
     // Nothing new: only drop generations no query can still be reading.
     await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: kept }), 'application/json');
-    result.objectsDeleted = await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), kept);
+    result.objectsDeleted = await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), kept, previous.generation);
     return { ...result, outcome: 'cleaned' };
   }
 
@@ -261,12 +345,12 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   };
   // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
-  result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), superseded);
+  result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), superseded, generation);
   return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows } };
 }
 
 /** The previous generation's objects as listed now (their ETags pin the reads). */
-async function currentObjects(deps: CompactionDeps, dataset: DatasetName, slice: Slice, files: readonly string[]): Promise<StoredObject[]> {
+export async function currentObjects(deps: CompactionDeps, dataset: DatasetName, slice: Slice, files: readonly string[]): Promise<StoredObject[]> {
   const listed = new Map((await deps.store.list(compactedSlicePrefix(dataset, slice))).map((object) => [object.key, object]));
   return files.map((key) => {
     const object = listed.get(key);
@@ -275,12 +359,18 @@ async function currentObjects(deps: CompactionDeps, dataset: DatasetName, slice:
   });
 }
 
-/** Deletes compacted objects of the slice that neither the manifest nor a generation in its grace period names. */
-async function deleteUnreferenced(deps: CompactionDeps, slice: Slice, current: readonly string[], superseded: SliceManifest['superseded']): Promise<number> {
+/**
+ * Deletes compacted objects of the slice that neither the manifest nor a generation in its grace period names, and
+ * the part plans already switched in or given up. Objects and plans of a generation above the manifest's are left
+ * alone: they are a part plan in progress (its part workers run outside the slice's message group), and they are
+ * deleted here once the slice's generation has reached theirs (switched in, or replaced by another run).
+ */
+export async function deleteUnreferenced(deps: CompactionDeps, slice: Slice, current: readonly string[], superseded: SliceManifest['superseded'], generation: number): Promise<number> {
   const keep = new Set([...current, ...superseded.flatMap((entry) => entry.files)]);
+  const inProgress = (key: string) => (generationOfCompactedKey(key) ?? 0) > generation;
   const stale: string[] = [];
-  for (const dataset of ['traces', 'spans'] as const) {
-    for (const object of await deps.store.list(compactedSlicePrefix(dataset, slice))) if (!keep.has(object.key)) stale.push(object.key);
+  for (const prefix of [compactedSlicePrefix('traces', slice), compactedSlicePrefix('spans', slice), partPlanPrefix(slice)]) {
+    for (const object of await deps.store.list(prefix)) if (!keep.has(object.key) && !inProgress(object.key)) stale.push(object.key);
   }
   if (stale.length > 0) await deps.store.delete(stale);
   return stale.length;

@@ -44,6 +44,8 @@ export interface PlannerConfig extends CompactionConfig {
    * deployed planner; S3 emulators such as s3rver cannot answer the delimiter listing.
    */
   listByOrganization?: boolean;
+  /** Listed input bytes one worker is given before a slice is split across part workers (tests force a split with a small one). */
+  partWorkerBytes?: number;
 }
 
 const SERVICE = SERVICE_NAMES.compaction;
@@ -72,6 +74,7 @@ export function composePlanner(config: PlannerConfig) {
       store: config.store ?? new S3CompactionStore(client(), bucketOf(config)),
       queue: config.queue ?? sliceQueue(config),
       ...(config.listByOrganization ? { organizations: new S3RawOrganizations(client(), bucketOf(config)) } : {}),
+      ...(config.partWorkerBytes === undefined ? {} : { partWorkerBytes: config.partWorkerBytes }),
     },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
     metrics: config.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE }),

@@ -29,11 +29,13 @@ export interface WorkerHandlerOptions {
 }
 
 /**
- * The queue worker: compacts the slices of an SQS batch and reports the ones that failed as batch item failures
+ * The queue worker: compacts the slices of an SQS batch (or their parts, or switches them to their parts) and
+ * reports the ones that failed, and switches still waiting for their parts, as batch item failures
  * (`ReportBatchItemFailures`), so that SQS retries them alone and moves them to the dead-letter queue after the
  * queue's `maxReceiveCount`. A failed message's visibility is first cut to the backoff of
  * {@link retryDelaySeconds}: safe, because the compaction of its slice has ended by then, and the queue's long
- * visibility timeout exists only to cover a compaction that is still running. Never throws for a failed slice;
+ * visibility timeout exists only to cover a compaction that is still running. A waiting switch is retried the
+ * same way: 5 minutes, then 10, 20, 40; its parts run in parallel and each is sized to finish in ~10 minutes. Never throws for a failed slice;
  * a crash or timeout retries the whole batch after the visibility timeout.
  */
 export function createWorkerHandler({ deps, logger, metrics, retries }: WorkerHandlerOptions) {
@@ -46,9 +48,12 @@ export function createWorkerHandler({ deps, logger, metrics, retries }: WorkerHa
       const sum = (pick: (c: (typeof outcome.compacted)[number]) => number) => outcome.compacted.reduce((total, c) => total + pick(c), 0);
       metrics.addMetric('SlicesCompacted', MetricUnit.Count, outcome.compacted.filter((c) => c.outcome === 'compacted').length);
       metrics.addMetric('SlicesFailed', MetricUnit.Count, outcome.failed.length);
-      metrics.addMetric('RowsCompacted', MetricUnit.Count, sum((c) => c.rowsRead));
+      metrics.addMetric('RowsCompacted', MetricUnit.Count, sum((c) => c.rowsRead) + outcome.parts.reduce((total, p) => total + p.rowsRead, 0));
+      metrics.addMetric('SlicePartsCompacted', MetricUnit.Count, outcome.parts.filter((p) => p.outcome === 'written').length);
+      metrics.addMetric('SwitchesWaiting', MetricUnit.Count, outcome.waiting.length);
       metrics.addMetric('DuplicateRowsDropped', MetricUnit.Count, sum((c) => c.duplicatesDropped));
       if (outcome.failed.length > 0) logger.error('Slices left on the queue for a retry', { failed: outcome.failed });
+      if (outcome.waiting.length > 0) logger.info('Switches left on the queue until their parts are written', { waiting: outcome.waiting });
       if (retries) {
         for (const record of event.Records.filter((r) => outcome.failedMessageIds.includes(r.messageId))) {
           const seconds = retryDelaySeconds(Number(record.attributes.ApproximateReceiveCount) || 1, retries.visibilityTimeoutSeconds);

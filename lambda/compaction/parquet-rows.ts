@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { type AsyncBuffer, type Compressors, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { type AsyncBuffer, type Compressors, type FileMetaData, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { ColumnBatch, ColumnValues } from '../datasets/column-batches.js';
 import { HASH_ORDER_METADATA_KEY } from '../datasets/hash-parts.js';
 import type { ColumnSpec, DatasetSpec } from '../datasets/registry.js';
@@ -23,8 +23,8 @@ const PARSERS = { timestampFromMicroseconds: (micros: bigint) => micros };
  * Reads a Parquet object row group by row group, so only one row group's rows are alive at a time
  * (the caller keeps what it needs). `file` may fetch byte ranges lazily.
  */
-export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec, wanted?: HashOrders): AsyncGenerator<Row[]> {
-  const metadata = await parquetMetadataAsync(file);
+export async function* readRowGroups(file: AsyncBuffer, spec: DatasetSpec, wanted?: HashOrders, parsed?: FileMetaData): AsyncGenerator<Row[]> {
+  const metadata = parsed ?? (await parquetMetadataAsync(file));
   const present = new Set(metadata.schema.map((element) => element.name));
   const columns = spec.columns.map((column) => column.name).filter((name) => present.has(name));
   const orders = wanted && rowGroupOrders(metadata.key_value_metadata, metadata.row_groups.length);
@@ -58,8 +58,54 @@ function rowGroupOrders(metadata: { key: string; value?: string }[] | undefined,
 
 /** Rows in the file per its footer, and whether its row groups carry hash orders, without reading any column. */
 export async function inputShape(file: AsyncBuffer): Promise<{ rows: number; hashOrdered: boolean }> {
-  const metadata = await parquetMetadataAsync(file);
+  return shapeOf(await parquetMetadataAsync(file));
+}
+
+export function shapeOf(metadata: FileMetaData): { rows: number; hashOrdered: boolean } {
   return { rows: Number(metadata.num_rows), hashOrdered: rowGroupOrders(metadata.key_value_metadata, metadata.row_groups.length) !== undefined };
+}
+
+/** A byte range of a file kept in memory. */
+interface KeptRange {
+  start: number;
+  bytes: Uint8Array;
+}
+
+/**
+ * The part of a file read whole that a part worker's hash range can need: for a hash-ordered file, the bytes of the
+ * row groups whose orders meet `share`, copied out so the rest of the file can be collected; any other file whole.
+ * A read outside them (none is expected: {@link readRowGroups} is given the footer and reads only those row groups)
+ * goes to `reread`, so a wrong guess costs a GET, never a wrong answer.
+ */
+export function retainShare(file: ArrayBuffer, metadata: FileMetaData, share: HashOrders | undefined, reread: () => Promise<AsyncBuffer>): { file: AsyncBuffer; bytes: number } {
+  const orders = share && rowGroupOrders(metadata.key_value_metadata, metadata.row_groups.length);
+  if (!orders) return { file, bytes: file.byteLength };
+  const kept: KeptRange[] = [];
+  for (const [index, group] of metadata.row_groups.entries()) {
+    const range = orders[index]!;
+    if (range[1] < share![0] || range[0] > share![1] || group.columns.length === 0) continue;
+    let start = Infinity;
+    let end = 0;
+    for (const { meta_data: chunk } of group.columns) {
+      if (!chunk) return { file, bytes: file.byteLength };
+      const first = Number(chunk.dictionary_page_offset ?? chunk.data_page_offset);
+      start = Math.min(start, first);
+      end = Math.max(end, first + Number(chunk.total_compressed_size));
+    }
+    kept.push({ start, bytes: new Uint8Array(file, start, end - start).slice() });
+  }
+  const bytes = kept.reduce((sum, range) => sum + range.bytes.byteLength, 0);
+  return {
+    bytes,
+    file: {
+      byteLength: file.byteLength,
+      slice(start: number, end = file.byteLength) {
+        const range = kept.find((r) => r.start <= start && end <= r.start + r.bytes.byteLength);
+        if (range) return range.bytes.slice(start - range.start, end - range.start).buffer;
+        return reread().then((whole) => whole.slice(start, end));
+      },
+    },
+  };
 }
 
 /**

@@ -60,6 +60,8 @@ export interface CompactionDeps {
    */
   bytesPerPart?: number;
   rowsPerRowGroup?: number;
+  /** Bytes of its inputs a part worker keeps across its hash parts (default `DEFAULT_RETAINED_INPUT_BYTES`). */
+  retainedInputBytes?: number;
   /** Bytes per part of the multipart upload of a compacted object (at least S3's 5 MiB); a smaller object is one PUT. */
   uploadPartBytes?: number;
   /**

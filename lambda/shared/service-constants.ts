@@ -24,6 +24,8 @@ export const DATA_PREFIXES = {
   deadLetter: 'dead-letter/',
   athenaResults: 'athena-results/',
   compacted: 'compacted/',
+  /** Part plans of slices split across part workers: under `compacted/`, outside the compacted tables' locations. */
+  partPlans: 'compacted/plans/',
   manifests: 'manifests/',
 } as const;
 

@@ -15,7 +15,7 @@ import { failureQueue } from './failure-queue.js';
 import { HouseFunction } from './house-function.js';
 
 /** Key prefixes compaction reads or writes; raw ones are the landing's. */
-export const COMPACTION_PREFIXES = { traces: DATA_PREFIXES.traces, spans: DATA_PREFIXES.spans, compacted: DATA_PREFIXES.compacted, manifests: DATA_PREFIXES.manifests } as const;
+export const COMPACTION_PREFIXES = { traces: DATA_PREFIXES.traces, spans: DATA_PREFIXES.spans, compacted: DATA_PREFIXES.compacted, partPlans: DATA_PREFIXES.partPlans, manifests: DATA_PREFIXES.manifests } as const;
 
 /** The worker's timeout: the largest slice must fit in one invocation (docs/landing.md "Capacity"). */
 export const COMPACTION_WORKER_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECONDS.compactionWorker);
@@ -124,18 +124,24 @@ export class Compaction extends Construct {
     this.schedule.addTarget(new LambdaFunction(this.planner, { retryAttempts: 0, maxEventAge: Duration.minutes(15) }));
   }
 
-  /** The planner lists the raw prefixes, reads manifests and sends to the queue; it reads no data and writes none. */
+  /**
+   * The planner lists the raw prefixes, reads manifests and sends to the queue; it reads no data. The only objects
+   * it writes are the part plans of slices too large for one worker (lambda/compaction/part-plan.ts), which it
+   * also reads back to send a plan again.
+   */
   private grantPlanner(bucket: Bucket): void {
+    const { manifests, partPlans } = COMPACTION_PREFIXES;
     // Unconditional on purpose, as for the worker below: without s3:ListBucket a slice's missing manifest is a 403.
     this.planner.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-    this.planner.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects(`${COMPACTION_PREFIXES.manifests}*`)] }));
+    this.planner.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [manifests, partPlans].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
+    this.planner.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects(`${partPlans}*`)] }));
     // SendMessageBatch is authorized as sqs:SendMessage; SSE-SQS needs no KMS grant.
     this.planner.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
     acknowledgePrefixWildcards(
       this.planner.role ?? this.planner,
       bucket,
-      [COMPACTION_PREFIXES.manifests],
-      'Manifest keys (org, date, hour) are chosen at run time; the planner may only read objects under the manifests prefix.',
+      [manifests, partPlans],
+      'Manifest and part plan keys (org, date, hour, generation) are chosen at run time; the planner may only read manifests and part plans, and write part plans.',
     );
   }
 

@@ -85,12 +85,13 @@ describe('compaction fan-out', () => {
     expect(() => validateConfig({ ...DEFAULT_CONFIG, compaction: { ...DEFAULT_CONFIG.compaction, plannerReservedConcurrency: 0 } })).toThrow(/plannerReservedConcurrency/);
   });
 
-  it('lets the planner list the bucket, read manifests and send to the queue, and nothing else', () => {
+  it('lets the planner list the bucket, read manifests, read and write part plans and send to the queue, and nothing else', () => {
     expect(sortStatements(statementsOfRole(template, roleId(compaction.planner)))).toEqual(
       sortStatements([
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.planner.functionLogGroup)] },
         { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
-        { actions: ['s3:GetObject'], resources: [objects('manifests/')] },
+        { actions: ['s3:GetObject'], resources: [objects('manifests/'), objects('compacted/plans/')] },
+        { actions: ['s3:PutObject'], resources: [objects('compacted/plans/')] },
         { actions: ['sqs:SendMessage'], resources: [arn(compaction.queue)] },
       ]),
     );

@@ -25,6 +25,7 @@ describe('cdk-nag AwsSolutions', () => {
     expect(acknowledged.map((rule) => `${rule.path}: ${rule.id}`).sort()).toEqual(
       [
         'Compaction/DeadLetterQueue: AwsSolutions-SQS3',
+        'Compaction/PlannerRole: AwsSolutions-IAM5[Resource::<bucket>/compacted/plans/*]',
         'Compaction/PlannerRole: AwsSolutions-IAM5[Resource::<bucket>/manifests/*]',
         'Compaction/WorkerRole: AwsSolutions-IAM5[Resource::<bucket>/compacted/*]',
         'Compaction/WorkerRole: AwsSolutions-IAM5[Resource::<bucket>/manifests/*]',

@@ -35,7 +35,7 @@ describe('the compaction planner', () => {
 
     const plan = await planCompaction(deps(bucket, queue));
 
-    expect(plan).toEqual({ slicesSeen: 3, open: 1, planned: { new: 2, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 } });
+    expect(plan).toEqual({ slicesSeen: 3, open: 1, planned: { new: 2, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 }, split: 0 });
     expect(queue.sent.map((m) => m.groupId)).toEqual(['org-a/2026-11-22/10', 'org-b/2026-11-22/10']);
     expect(queue.sent.map((m) => parseSliceMessage(m.body))).toEqual([
       { orgId: 'org-a', dt: '2026-11-22', hour: '10' },
