@@ -45,11 +45,11 @@ export interface RejectedSpan {
   reason: string;
 }
 
-/** Nanoseconds to whole microseconds; before the epoch is clamped to 0 (the validation rejects it). */
-const micros = (nanos: bigint): number => Number((nanos > 0n ? nanos : 0n) / 1000n);
+/** A decoded time; before the epoch is clamped to 0 (the validation rejects it). */
+const sinceEpoch = (micros: number): number => (micros > 0 ? micros : 0);
 
 function eventJson(fields: GenAiFields): JsonValue[] {
-  return fields.otherEvents.map((event) => ({ name: event.name, time: formatMicros(micros(event.timeUnixNano)), attributes: event.attributes }));
+  return fields.otherEvents.map((event) => ({ name: event.name, time: formatMicros(sinceEpoch(event.timeUnixMicros)), attributes: event.attributes }));
 }
 
 /** A resource's attributes with the fields read out of them, done once per resource. */
@@ -127,8 +127,8 @@ function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, sc
   const fields = takeGenAiFields(bag, span.events);
   fields.environment ||= resource.environment;
   const attributes = spanAttributes(span, resource, bag, parentHex, { name: scopeName, version: scopeVersion }, fields);
-  const startMicros = micros(span.startTimeUnixNano);
-  const endMicros = Math.max(startMicros, micros(span.endTimeUnixNano));
+  const startMicros = sinceEpoch(span.startTimeUnixMicros);
+  const endMicros = Math.max(startMicros, sinceEpoch(span.endTimeUnixMicros));
   const isError = span.statusCode === 2;
   const input: Record<string, unknown> = {
     span_id: spanUuid(span.traceId, span.spanId),
