@@ -204,17 +204,62 @@ function readDoubleValue(end: number): number | string {
 }
 
 /**
- * A string field, which protobuf requires to be UTF-8. Slicing decodes every invalid sequence to U+FFFD
- * (as the WHATWG decoder does), so only a string holding one needs the strict check.
+ * The text of `[start, stop)`, which protobuf requires to be UTF-8. Slicing decodes every invalid sequence to
+ * U+FFFD (as the WHATWG decoder does), so only a text holding one needs the strict check.
  */
+function utf8At(start: number, stop: number): string {
+  const text = buf.utf8Slice(start, stop);
+  if (text.includes('\uFFFD') && !isUtf8(buf.subarray(start, stop))) fail(`invalid UTF-8 in the string at offset ${start}`);
+  return text;
+}
+
+/**
+ * Recently decoded short strings and ids by their bytes. An export repeats its attribute keys, span names,
+ * models and trace ids span after span; hashing and comparing a few bytes costs less than a native slice, and
+ * the one string per key then indexes the mapping's objects without being hashed again. Direct-mapped and
+ * bounded (a slot keeps the last bytes hashed to it); bytes are compared in full, so a hit is always exact.
+ */
+const CACHE_SLOTS = 1024;
+const MAX_CACHED_BYTES = 48;
+const cachedBytes = new Uint8Array(CACHE_SLOTS * MAX_CACHED_BYTES);
+const cachedLengths = new Int32Array(CACHE_SLOTS).fill(-1);
+const cachedTexts: string[] = new Array<string>(CACHE_SLOTS).fill('');
+// Hex and UTF-8 texts of the same bytes differ: the kind is hashed in and kept with the length.
+const UTF8 = 0;
+const HEX = 1 << 16;
+
+function cachedText(start: number, stop: number, kind: number): string {
+  const length = stop - start;
+  // FNV-1a of the length and five of the bytes, ends and middle, for speed: a collision only costs a miss.
+  const last = stop - 1;
+  const quarter = length >> 2;
+  let hash = Math.imul(0x811c9dc5 ^ (length | kind), 0x01000193);
+  hash = Math.imul(hash ^ buf[start]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[last]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[start + (length >> 1)]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[start + quarter]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[last - quarter]!, 0x01000193);
+  const slot = (hash ^ (hash >>> 16)) & (CACHE_SLOTS - 1);
+  const at = slot * MAX_CACHED_BYTES;
+  if (cachedLengths[slot] === (length | kind)) {
+    let i = 0;
+    while (i < length && cachedBytes[at + i] === buf[start + i]) i++;
+    if (i === length) return cachedTexts[slot]!;
+  }
+  const text = kind === HEX ? buf.hexSlice(start, stop) : utf8At(start, stop);
+  for (let i = 0; i < length; i++) cachedBytes[at + i] = buf[start + i]!;
+  cachedLengths[slot] = length | kind;
+  cachedTexts[slot] = text;
+  return text;
+}
+
+/** A string field. */
 function readString(end: number): string {
   const stop = readEnd(end);
   const start = pos;
   pos = stop;
   if (start === stop) return '';
-  const text = buf.utf8Slice(start, stop);
-  if (text.includes('\uFFFD') && !isUtf8(buf.subarray(start, stop))) fail(`invalid UTF-8 in the string at offset ${start}`);
-  return text;
+  return stop - start <= MAX_CACHED_BYTES ? cachedText(start, stop, UTF8) : utf8At(start, stop);
 }
 
 /** A string field read for its validity only. */
@@ -225,7 +270,16 @@ function skipString(end: number): void {
   if (start !== stop && !isUtf8(buf.subarray(start, stop))) fail(`invalid UTF-8 in the string at offset ${start}`);
 }
 
-/** A bytes field as lower-case hex (trace and span ids). */
+/** A bytes field as lower-case hex: trace and parent span ids, which repeat from span to span. */
+function readRepeatedHex(end: number): string {
+  const stop = readEnd(end);
+  const start = pos;
+  pos = stop;
+  if (start === stop) return '';
+  return stop - start <= MAX_CACHED_BYTES ? cachedText(start, stop, HEX) : buf.hexSlice(start, stop);
+}
+
+/** A bytes field as lower-case hex: span ids, which do not repeat. */
 function readHex(end: number): string {
   const stop = readEnd(end);
   const start = pos;
@@ -529,7 +583,7 @@ function readSpan(end: number): OtlpSpan {
     const tag = readTag(end);
     switch (tag) {
       case 0x0a:
-        traceId = readHex(end);
+        traceId = readRepeatedHex(end);
         continue;
       case 0x12:
         spanId = readHex(end);
@@ -538,7 +592,7 @@ function readSpan(end: number): OtlpSpan {
         traceState = readString(end);
         continue;
       case 0x22:
-        parentSpanId = readHex(end);
+        parentSpanId = readRepeatedHex(end);
         continue;
       case 0x2a:
         name = readString(end);

@@ -567,6 +567,16 @@ describe('field values', () => {
     expect(decodeAgreeing(Buffer.alloc(0))).toEqual({ ok: true, decoded: { wellFormedText: true, resourceSpans: [] } });
   });
 
+  it('keeps strings and ids apart that share their length and most bytes, or their bytes (as text and as hex)', () => {
+    const names = ['abcdefghij', 'aXcdefghij', 'abcXefghij', 'abcdXfghij', 'abcdefXhij', 'abcdefghXj', 'abcdefghij'];
+    const spans = names.map((name) => otlp.span(len(1, Buffer.from(name)), len(4, Buffer.from(name)), len(5, name), otlp.attribute(name, otlp.string(name))));
+    const outcome = decodeAgreeing(otlp.request(otlp.scopeSpans(...spans)));
+    const decoded = outcome.ok ? outcome.decoded.resourceSpans[0]?.scopeSpans[0]?.spans : [];
+    expect(decoded?.map((span) => [span.name, span.traceId, span.parentSpanId, span.attributes])).toEqual(
+      names.map((name) => [name, Buffer.from(name).toString('hex'), Buffer.from(name).toString('hex'), { [name]: name }]),
+    );
+  });
+
   it('reads ids as lower-case hex and bytes values as base64', () => {
     const span = decodedSpan(otlp.oneSpan(len(1, Buffer.from('0AF7651916CD43DD8448EB211C80319C', 'hex')), len(2, Buffer.from([0xb7, 0xad])), len(4, Buffer.alloc(0)), otlp.attribute('b', len(7, Buffer.from([0, 255, 128])))));
     expect(span).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad', parentSpanId: '', attributes: { b: 'AP+A' } });
