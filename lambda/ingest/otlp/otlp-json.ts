@@ -34,9 +34,13 @@ function stringAt(object: JsonObject, camel: string, snake: string, path: string
 const UINT64 = /^\d{1,20}$/;
 const INT64 = /^-?\d{1,19}$/;
 
-/** Whole microseconds of a whole number of nanoseconds held by a double: exact, also past 2^53 ns. */
+/**
+ * Whole microseconds of a whole number of nanoseconds held by a double. Below 2^53 the division is exact
+ * enough (it never rounds across an integer); past it, the double division can land on a neighbour, so the
+ * quotient is taken exactly and rounded once, as the protobuf decoder's is.
+ */
 function microsOfWholeNanos(nanos: number): number {
-  return Number.isSafeInteger(nanos) ? (nanos - (nanos % 1000)) / 1000 : Number(BigInt(nanos) / 1000n);
+  return Number.isSafeInteger(nanos) ? Math.floor(nanos / 1000) : Number(BigInt(nanos) / 1000n);
 }
 
 /**

@@ -365,8 +365,10 @@ describe('malformed wire data is refused', () => {
     ['a length past the end', Buffer.from([0x0a, 0x7f, 0x0a])],
     ['a length past its message', otlp.request(Buffer.concat([tag(2, WIRE.len), varint(100), otlp.span()]))],
     ['a length of 2^31', Buffer.from([0x0a, 0x80, 0x80, 0x80, 0x80, 0x08])],
-    ['a tag of six bytes', Buffer.from([0x88, 0x80, 0x80, 0x80, 0x80, 0x00])],
-    ['a tag whose fifth byte is 16', Buffer.from([0x88, 0x80, 0x80, 0x80, 0x10])],
+    // Read to 32 bits, these would be a length of 0 and field 1000 as a varint.
+    ['a length whose fifth byte is 16', Buffer.from([0x0a, 0x80, 0x80, 0x80, 0x80, 0x10])],
+    ['a tag of six bytes', Buffer.from([0xc0, 0xbe, 0x80, 0x80, 0x80, 0x01])],
+    ['a tag whose fifth byte is 16', Buffer.from([0xc0, 0xbe, 0x80, 0x80, 0x10, 0x01])],
     ['a tag cut short', Buffer.from([0x88])],
     ['a span kind of 11 varint bytes', otlp.oneSpan(tag(6, WIRE.varint), Buffer.alloc(10, 0x81), Buffer.from([0x01]))],
     ['an int value of 11 varint bytes', otlp.oneSpan(otlp.attribute('a', Buffer.concat([tag(3, WIRE.varint), Buffer.alloc(10, 0x81), Buffer.from([0x01])])))],
