@@ -14,15 +14,15 @@ export class UndecodableRequestError extends Error {
 /*
  * A hand-written decoder of `ExportTraceServiceRequest` (opentelemetry-proto v1.11.0, vendored in
  * third_party/opentelemetry-proto) straight into the route's model: one pass over the bytes, no message
- * objects, 64-bit times as microsecond numbers, strings sliced natively. It accepts and refuses exactly what
- * the protobufjs code generated from the same protos did (test/support/protobufjs-export-decoder.ts, the
+ * objects, 64-bit times as microsecond numbers, strings sliced natively. It is held to accept, refuse and read
+ * what the protobufjs code generated from the same protos does (test/support/protobufjs-export-decoder.ts, the
  * differential tests' oracle), whose rules it follows where protobuf leaves a choice:
  * - a varint value may take 10 bytes, a tag 5 (the 5th below 16), a length 5 (the 5th below 8, so under 2^31);
  * - a known field with another wire type is refused (see scripts/generate-otlp-codec.mjs for why);
  * - unknown fields of every wire type are skipped, groups included (their end tag must match; field 0 never);
  * - messages nest at most 100 deep, the request being depth 0, and a group's fields count one level deeper;
  * - a singular message field sent twice merges (protobuf's rule): the last scalar wins, lists concatenate;
- * - an `AnyValue` holds the last of its oneof fields; an array or list sent twice in a row concatenates.
+ * - an `AnyValue` holds the last of its oneof fields; an array or list sent again, no other value between, continues.
  * Protobuf encoding (https://protobuf.dev/programming-guides/encoding/) and its rules for merging
  * (https://protobuf.dev/programming-guides/encoding/#last-one-wins) are the reference.
  */
@@ -205,7 +205,8 @@ function readDoubleValue(end: number): number | string {
 
 /**
  * The text of `[start, stop)`, which protobuf requires to be UTF-8. Slicing decodes every invalid sequence to
- * U+FFFD (as the WHATWG decoder does), so only a text holding one needs the strict check.
+ * U+FFFD (as the WHATWG decoder does; the tests hold it to a fatal TextDecoder), so only a text holding one
+ * needs the strict check, which costs a view and a native call.
  */
 function utf8At(start: number, stop: number): string {
   const text = buf.utf8Slice(start, stop);
