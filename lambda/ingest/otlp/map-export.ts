@@ -19,9 +19,21 @@ export function spanUuid(traceHex: string, spanHex: string): string {
   return `${traceHex.slice(0, 8)}-${traceHex.slice(8, 12)}-${traceHex.slice(12, 16)}-${spanHex.slice(0, 4)}-${spanHex.slice(4)}`;
 }
 
-const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
-const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
+const ZERO_TRACE_ID = '00000000000000000000000000000000';
 const ZERO_SPAN_ID = '0000000000000000';
+
+/** True for `digits` lower-case hex digits, not all zeros (a regular expression costs several times more). */
+function isHexId(id: string, digits: number, zero: string): boolean {
+  if (id.length !== digits || id === zero) return false;
+  for (let i = 0; i < digits; i++) {
+    const c = id.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
+
+const isTraceId = (id: string): boolean => isHexId(id, 32, ZERO_TRACE_ID);
+const isSpanId = (id: string): boolean => isHexId(id, 16, ZERO_SPAN_ID);
 const SPAN_KIND_NAMES = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 
 /** One span of an export, mapped to a SpanIngest object, with what its trace needs from it. */
@@ -45,11 +57,11 @@ export interface RejectedSpan {
   reason: string;
 }
 
-/** Nanoseconds to whole microseconds; before the epoch is clamped to 0 (the validation rejects it). */
-const micros = (nanos: bigint): number => Number((nanos > 0n ? nanos : 0n) / 1000n);
+/** A decoded time; before the epoch is clamped to 0 (the validation rejects it). */
+const sinceEpoch = (micros: number): number => (micros > 0 ? micros : 0);
 
 function eventJson(fields: GenAiFields): JsonValue[] {
-  return fields.otherEvents.map((event) => ({ name: event.name, time: formatMicros(micros(event.timeUnixNano)), attributes: event.attributes }));
+  return fields.otherEvents.map((event) => ({ name: event.name, time: formatMicros(sinceEpoch(event.timeUnixMicros)), attributes: event.attributes }));
 }
 
 /** A resource's attributes with the fields read out of them, done once per resource. */
@@ -72,9 +84,9 @@ function untaken(attributes: JsonObject, taken: ReadonlySet<string>, target: Jso
 
 /** Why the span's ids cannot be used, if they cannot; `parentHex` is its parent id, `''` for a root. */
 function idProblem(span: OtlpSpan, parentHex: string): string | undefined {
-  if (!TRACE_ID.test(span.traceId)) return 'trace_id is not 16 bytes (32 hex digits) other than all zeros';
-  if (!SPAN_ID.test(span.spanId)) return 'span_id is not 8 bytes (16 hex digits) other than all zeros';
-  if (parentHex !== '' && !SPAN_ID.test(parentHex)) return 'parent_span_id is neither empty nor 8 bytes (16 hex digits)';
+  if (!isTraceId(span.traceId)) return 'trace_id is not 16 bytes (32 hex digits) other than all zeros';
+  if (!isSpanId(span.spanId)) return 'span_id is not 8 bytes (16 hex digits) other than all zeros';
+  if (parentHex !== '' && !isSpanId(parentHex)) return 'parent_span_id is neither empty nor 8 bytes (16 hex digits)';
   if (parentHex === span.spanId) return 'parent_span_id equals span_id';
   return span.problem;
 }
@@ -127,8 +139,8 @@ function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, sc
   const fields = takeGenAiFields(bag, span.events);
   fields.environment ||= resource.environment;
   const attributes = spanAttributes(span, resource, bag, parentHex, { name: scopeName, version: scopeVersion }, fields);
-  const startMicros = micros(span.startTimeUnixNano);
-  const endMicros = Math.max(startMicros, micros(span.endTimeUnixNano));
+  const startMicros = sinceEpoch(span.startTimeUnixMicros);
+  const endMicros = Math.max(startMicros, sinceEpoch(span.endTimeUnixMicros));
   const isError = span.statusCode === 2;
   const input: Record<string, unknown> = {
     span_id: spanUuid(span.traceId, span.spanId),

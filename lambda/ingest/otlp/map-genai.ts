@@ -15,7 +15,8 @@ export interface AttributeBag {
   taken: Set<string>;
 }
 
-const has = (bag: AttributeBag, key: string) => !bag.taken.has(key) && Object.hasOwn(bag.attributes, key);
+// Most keys asked for are absent: the own-property test comes first, the taken-set lookup only for those present.
+const has = (bag: AttributeBag, key: string) => Object.hasOwn(bag.attributes, key) && !bag.taken.has(key);
 
 const OPERATION_KIND: Record<string, SpanKind> = {
   chat: 'llm',

@@ -34,14 +34,26 @@ function stringAt(object: JsonObject, camel: string, snake: string, path: string
 const UINT64 = /^\d{1,20}$/;
 const INT64 = /^-?\d{1,19}$/;
 
-/** A `fixed64` nanosecond time: a decimal string or a JSON number (OTLP/JSON allows both). */
-function nanosAt(object: JsonObject, camel: string, snake: string, path: string): bigint {
+/**
+ * Whole microseconds of a whole number of nanoseconds held by a double. Below 2^53 the division is exact
+ * enough (it never rounds across an integer); past it, the double division can land on a neighbour, so the
+ * quotient is taken exactly and rounded once, as the protobuf decoder's is.
+ */
+function microsOfWholeNanos(nanos: number): number {
+  return Number.isSafeInteger(nanos) ? Math.floor(nanos / 1000) : Number(BigInt(nanos) / 1000n);
+}
+
+/**
+ * A `fixed64` nanosecond time, a decimal string or a JSON number (OTLP/JSON allows both), in whole
+ * microseconds: the digits but the last three, so exact below 2^53 µs and, past that, rounded once
+ * to the nearest double, as the protobuf decoder does.
+ */
+function microsAt(object: JsonObject, camel: string, snake: string, path: string): number {
   const value = member(object, camel, snake);
-  if (value === undefined || value === null) return 0n;
-  if (typeof value === 'string' && UINT64.test(value)) return BigInt(value);
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (value === undefined || value === null) return 0;
+  if (typeof value === 'string' && UINT64.test(value)) return value.length > 3 ? Number(value.slice(0, -3)) : 0;
   // Below 1e20, as a 20-digit string: far past any date the validation accepts, yet inside what Date can hold.
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value < 1e20) return BigInt(Math.trunc(value));
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value < 1e20) return microsOfWholeNanos(Math.trunc(value));
   throw new UndecodableRequestError(`${path}/${camel} must be an unsigned 64-bit integer (a decimal string or number)`);
 }
 
@@ -120,7 +132,7 @@ function toSpan(value: unknown, path: string): OtlpSpan {
     if (!isObject(event)) throw new UndecodableRequestError(`${eventPath} must be an Event object`);
     return {
       name: stringAt(event, 'name', 'name', eventPath),
-      timeUnixNano: nanosAt(event, 'timeUnixNano', 'time_unix_nano', eventPath),
+      timeUnixMicros: microsAt(event, 'timeUnixNano', 'time_unix_nano', eventPath),
       converted: attributesOf(event, eventPath),
     };
   });
@@ -131,8 +143,8 @@ function toSpan(value: unknown, path: string): OtlpSpan {
     parentSpanId: idAt(value, 'parentSpanId', 'parent_span_id', path),
     name: stringAt(value, 'name', 'name', path),
     kind: enumAt(value, 'kind', 'kind', path, SPAN_KIND_NAMES),
-    startTimeUnixNano: nanosAt(value, 'startTimeUnixNano', 'start_time_unix_nano', path),
-    endTimeUnixNano: nanosAt(value, 'endTimeUnixNano', 'end_time_unix_nano', path),
+    startTimeUnixMicros: microsAt(value, 'startTimeUnixNano', 'start_time_unix_nano', path),
+    endTimeUnixMicros: microsAt(value, 'endTimeUnixNano', 'end_time_unix_nano', path),
     statusCode: enumAt(status, 'code', 'code', `${path}/status`, STATUS_CODE_NAMES),
     statusMessage: stringAt(status, 'message', 'message', `${path}/status`),
     traceState: stringAt(value, 'traceState', 'trace_state', path),

@@ -7,7 +7,8 @@ import type { JsonObject } from '../../shared/domain/json.js';
 
 export interface OtlpEvent {
   name: string;
-  timeUnixNano: bigint;
+  /** The event's `time_unix_nano` in whole microseconds (the precision stored), as every time here. */
+  timeUnixMicros: number;
   attributes: JsonObject;
 }
 
@@ -20,8 +21,12 @@ export interface OtlpSpan {
   name: string;
   /** `Span.SpanKind` as its enum number. */
   kind: number;
-  startTimeUnixNano: bigint;
-  endTimeUnixNano: bigint;
+  /**
+   * `start_time_unix_nano` in whole microseconds, the nanoseconds truncated: exact below 2^53 µs (year 2255);
+   * past that (a fixed64 reaches 1.8e16 µs) rounded to the nearest double, still far in the future.
+   */
+  startTimeUnixMicros: number;
+  endTimeUnixMicros: number;
   attributes: JsonObject;
   events: OtlpEvent[];
   /** `Status.StatusCode`: 0 unset, 1 ok, 2 error. */
@@ -55,6 +60,9 @@ export interface OtlpExport {
 /** `AnyValue`s nested deeper than this (arrays and key-value lists) make their span invalid. */
 export const MAX_VALUE_DEPTH = 32;
 
+/** The `problem` of a span with an attribute (its own or an event's) nested deeper than {@link MAX_VALUE_DEPTH}. */
+export const VALUE_TOO_DEEP = `an attribute value nests arrays or key-value lists deeper than ${MAX_VALUE_DEPTH} levels`;
+
 /** Thrown while converting a value nested deeper than {@link MAX_VALUE_DEPTH}. */
 export class ValueTooDeepError extends Error {
   override name = 'ValueTooDeepError';
@@ -62,9 +70,7 @@ export class ValueTooDeepError extends Error {
 
 /** Throws {@link ValueTooDeepError} for an array or key-value list at `depth`, when that is too deep. */
 export function checkNestingDepth(depth: number): void {
-  if (depth >= MAX_VALUE_DEPTH) {
-    throw new ValueTooDeepError(`an attribute value nests arrays or key-value lists deeper than ${MAX_VALUE_DEPTH} levels`);
-  }
+  if (depth >= MAX_VALUE_DEPTH) throw new ValueTooDeepError(VALUE_TOO_DEEP);
 }
 
 /** Attributes as converted, and why they could not be used, if they could not. */
@@ -89,7 +95,7 @@ export function convertAttributes<T>(list: readonly T[] | null | undefined, conv
 /** An event as a decoder reads it, its attributes still carrying their problem. */
 export interface DecodedEvent {
   name: string;
-  timeUnixNano: bigint;
+  timeUnixMicros: number;
   converted: ConvertedAttributes;
 }
 
@@ -101,7 +107,7 @@ export function assembleSpan(fields: SpanFields, own: ConvertedAttributes, event
   const span: OtlpSpan = {
     ...fields,
     attributes: own.attributes,
-    events: events.map(({ name, timeUnixNano, converted }) => ({ name, timeUnixNano, attributes: converted.attributes })),
+    events: events.map(({ name, timeUnixMicros, converted }) => ({ name, timeUnixMicros, attributes: converted.attributes })),
   };
   const problem = own.problem ?? events.find((event) => event.converted.problem !== undefined)?.converted.problem;
   if (problem !== undefined) span.problem = problem;

@@ -41,8 +41,44 @@ describe('OTLP/JSON decoding', () => {
     );
     const span = decoded.resourceSpans[0]?.scopeSpans[0]?.spans[0];
     expect(span).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', kind: 3, statusCode: 2, statusMessage: 'boom' });
-    expect(span?.startTimeUnixNano).toBe(1_700_000_000_000_000n);
-    expect(span?.endTimeUnixNano).toBe(1_700_000_000_250_000_000n);
+    expect(span?.startTimeUnixMicros).toBe(1_700_000_000_000);
+    expect(span?.endTimeUnixMicros).toBe(1_700_000_000_250_000);
+  });
+
+  it('reads nanosecond times as whole microseconds, exact to the microsecond, and far-future ones as far-future', () => {
+    const times = ['1700000000123456999', '999', '0', '01700000000123456789', 1_700_000_000_123_456.5, 2 ** 60 + 2 ** 12, '18446744073709551615', 9e19, 10_861_287_435_507_190_000];
+    const spans = times.map((time) => ({ traceId: 'a'.repeat(32), spanId: '1'.repeat(16), startTimeUnixNano: time }));
+    const decoded = decodeExportRequestJson(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans }] }] }));
+    expect(decoded.resourceSpans[0]?.scopeSpans[0]?.spans.map((span) => span.startTimeUnixMicros)).toEqual([
+      1_700_000_000_123_456,
+      0,
+      0,
+      1_700_000_000_123_456,
+      1_700_000_000_123,
+      Number((2n ** 60n + 2n ** 12n) / 1000n),
+      Number(18446744073709551615n / 1000n),
+      9e16,
+      // not Math.floor(10_861_287_435_507_190_000 / 1000), which is 10_861_287_435_507_190
+      10_861_287_435_507_188,
+    ]);
+  });
+
+  it('rejects ids that are not hex, also when what stands for them has the length of one', () => {
+    // The decoder keeps a non-hex id as `invalid:` and what was sent: 8 + 24 characters, as long as a trace id.
+    const spans = [
+      { traceId: 'x'.repeat(24), spanId: '1'.repeat(16) },
+      { traceId: 'a'.repeat(32), spanId: 'y'.repeat(8) },
+      { traceId: 'a'.repeat(32), spanId: '2'.repeat(16), parentSpanId: 'z'.repeat(8) },
+      { traceId: 'a'.repeat(32), spanId: '3'.repeat(16), parentSpanId: 'A'.repeat(16) },
+    ];
+    const { rejected, groups } = groupSpans(decodeExportRequestJson(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans }] }] })));
+    expect(rejected.map((span) => span.reason)).toEqual([
+      'trace_id is not 16 bytes (32 hex digits) other than all zeros',
+      'span_id is not 8 bytes (16 hex digits) other than all zeros',
+      'parent_span_id is neither empty nor 8 bytes (16 hex digits)',
+    ]);
+    // Upper-case hex is hex: OTLP/JSON decoding lower-cases it.
+    expect(groups.map((group) => group.spans.map((span) => span.input.parent_span_id))).toEqual([['aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa']]);
   });
 
   it('groups spans by trace id and marks a group without a root span as spans-only', () => {
