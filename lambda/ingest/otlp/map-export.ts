@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
+import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import type { CandidateTrace } from '../core/candidate.js';
 import { formatMicros } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
@@ -78,7 +78,7 @@ function mapResource(attributes: JsonObject): MappedResource {
 
 /** Copies the attributes no field took into `target`. */
 function untaken(attributes: JsonObject, taken: ReadonlySet<string>, target: JsonObject): JsonObject {
-  for (const key in attributes) if (!taken.has(key)) target[key] = attributes[key] as JsonValue;
+  for (const key in attributes) if (!taken.has(key)) setMember(target, key, attributes[key] as JsonValue);
   return target;
 }
 

@@ -1,4 +1,4 @@
-import { isJsonObject as isObject, type JsonObject, type JsonValue } from '../../shared/domain/json.js';
+import { isJsonObject as isObject, type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
 import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type OtlpExport, type OtlpSpan } from './otlp-model.js';
@@ -113,7 +113,7 @@ function anyValue(value: unknown, path: string, depth: number): JsonValue {
 
 function putKeyValue(kv: unknown, target: JsonObject, path: string, depth: number): void {
   if (!isObject(kv)) throw new UndecodableRequestError(`${path} must be a KeyValue object`);
-  target[stringAt(kv, 'key', 'key', path)] = anyValue(kv.value, `${path}/value`, depth);
+  setMember(target, stringAt(kv, 'key', 'key', path), anyValue(kv.value, `${path}/value`, depth));
 }
 
 function attributesOf(object: JsonObject, path: string): ConvertedAttributes {

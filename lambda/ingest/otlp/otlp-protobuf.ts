@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
-import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
+import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { google, opentelemetry } from '../generated/otlp-trace.js';
 import { MAX_VALUE_DEPTH, type OtlpEvent, type OtlpExport, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, VALUE_TOO_DEEP } from './otlp-model.js';
@@ -485,7 +485,7 @@ function readKeyValueInto(target: JsonObject, end: number, depth: number, valueD
     }
   }
   if (value === TOO_DEEP) return true;
-  target[key] = value;
+  setMember(target, key, value);
   return false;
 }
 

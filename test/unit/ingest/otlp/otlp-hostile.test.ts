@@ -195,3 +195,18 @@ describe('POST /otel/v1/traces with hostile payloads never answers 5xx', () => {
     expect(response.statusCode).toBe(400);
   });
 });
+
+describe('an attribute named __proto__', () => {
+  it('is kept as an attribute of that name, in protobuf and in OTLP/JSON, never taken as the object\'s prototype', async () => {
+    const h = await createHarness();
+    const kvlist = { kvlistValue: { values: [{ key: 'polluted', value: { stringValue: 'yes' } }] } };
+    const proto = encode([span({ attributes: [{ key: '__proto__', value: kvlist }] })]);
+    const json = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'chat', startTimeUnixNano: String(nowNanos - 2_000_000_000n), endTimeUnixNano: String(nowNanos - 1_000_000_000n), attributes: [{ key: '__proto__', value: kvlist }] }] }] }] });
+    for (const event of [protobufEvent(h.orgKey, proto), jsonEvent(h.orgKey, json)]) {
+      expect((await h.invoke(event)).statusCode).toBe(200);
+      const attributes = JSON.parse(publishedRecords().at(-1)!.trace.spans[0]!.attributes) as Record<string, unknown>;
+      expect(Object.getOwnPropertyDescriptor(attributes, '__proto__')?.value).toEqual({ polluted: 'yes' });
+      expect(Object.hasOwn(attributes, 'polluted')).toBe(false);
+    }
+  });
+});
