@@ -2,7 +2,7 @@ import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
 import { opentelemetry } from '../../lambda/ingest/generated/otlp-trace.js';
 import { assembleSpan, checkNestingDepth, convertAttributes, type OtlpExport, type OtlpSpan } from '../../lambda/ingest/otlp/otlp-model.js';
-import type { JsonObject, JsonValue } from '../../lambda/shared/domain/json.js';
+import { type JsonObject, type JsonValue, setMember } from '../../lambda/shared/domain/json.js';
 
 /**
  * The test oracle of the hand-written protobuf decoder (lambda/ingest/otlp/otlp-protobuf.ts): the decoding the
@@ -46,14 +46,14 @@ function anyValue(value: AnyValue | null | undefined, depth: number): JsonValue 
   if (value.arrayValue != null) return (value.arrayValue.values ?? []).map((item) => anyValue(item, depth + 1));
   if (value.kvlistValue != null) {
     const object: JsonObject = {};
-    for (const kv of value.kvlistValue.values ?? []) object[kv.key ?? ''] = anyValue(kv.value, depth + 1);
+    for (const kv of value.kvlistValue.values ?? []) setMember(object, kv.key ?? '', anyValue(kv.value, depth + 1));
     return object;
   }
   return null;
 }
 
 const putKeyValue = (kv: KeyValue, target: JsonObject): void => {
-  target[kv.key ?? ''] = anyValue(kv.value, 1);
+  setMember(target, kv.key ?? '', anyValue(kv.value, 1));
 };
 
 function toSpan(span: Span): OtlpSpan {
