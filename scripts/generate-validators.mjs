@@ -11,7 +11,9 @@ const schemaPath = join(root, 'lambda/ingest/core/validation/trace.schema.json')
 const outDir = join(root, 'lambda/ingest/generated');
 const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
 
-const shared = { code: { source: true, esm: true, optimize: true }, strict: true, strictNumbers: true, allowUnionTypes: true };
+// The schema's patterns are ASCII (ids, timestamps): without the `u` flag they match the same strings, and V8 runs
+// non-unicode regular expressions faster (18 pattern tests per realistic trace).
+const shared = { code: { source: true, esm: true, optimize: true }, strict: true, strictNumbers: true, allowUnionTypes: true, unicodeRegExp: false };
 // The fast validator stops at the first error and serves the common, valid case; the detailed one
 // runs only for a trace that failed, to report every issue.
 const fast = new Ajv({ ...shared, allErrors: false });
