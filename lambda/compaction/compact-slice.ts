@@ -5,7 +5,7 @@ import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../data
 import { ParquetStreamWriter } from '../datasets/parquet/parquet-writer.js';
 import { rawPartitionPrefix } from '../datasets/object-keys.js';
 import { type Slice, compactedObjectKey, compactedSlicePrefix, generationOfCompactedKey, manifestKey, partPlanPrefix, sliceId } from './compaction-keys.js';
-import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
+import { type DatasetManifest, nextManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
@@ -330,22 +330,10 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
     result.objectsWritten++;
     result.hashParts += done.parts;
   }
-  const superseded = [...kept];
-  if (previous && replaced.length > 0) superseded.push({ generation: previous.generation, superseded_at: now.toISOString(), files: replaced });
-  const manifest: SliceManifest = {
-    version: 1,
-    org_id: slice.orgId,
-    dt: slice.dt,
-    hour: slice.hour,
-    generation,
-    compacted_at: now.toISOString(),
-    traces: compacted.traces!,
-    spans: compacted.spans!,
-    superseded,
-  };
+  const manifest = nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, previous, { kept, replaced }, now);
   // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
-  result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), superseded, generation);
+  result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, generation);
   return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows } };
 }
 

@@ -32,6 +32,24 @@ export interface SliceManifest {
   superseded: { generation: number; superseded_at: string; files: string[] }[];
 }
 
+/**
+ * The manifest that switches a slice to `generation`: its datasets' objects, and the earlier generations readers
+ * may still be reading (`kept`, plus the previous generation's `replaced` objects from now on). One builder for
+ * a slice compacted by one worker and for the switch of its part workers.
+ */
+export function nextManifest(
+  slice: Slice,
+  generation: number,
+  datasets: Pick<SliceManifest, 'traces' | 'spans'>,
+  previous: SliceManifest | undefined,
+  { kept, replaced }: { kept: SliceManifest['superseded']; replaced: string[] },
+  now: Date,
+): SliceManifest {
+  const superseded = [...kept];
+  if (previous && replaced.length > 0) superseded.push({ generation: previous.generation, superseded_at: now.toISOString(), files: replaced });
+  return { version: 1, org_id: slice.orgId, dt: slice.dt, hour: slice.hour, generation, compacted_at: now.toISOString(), traces: datasets.traces, spans: datasets.spans, superseded };
+}
+
 export class InvalidManifestError extends Error {
   override name = 'InvalidManifestError';
 }

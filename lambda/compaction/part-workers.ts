@@ -2,7 +2,7 @@ import type { DatasetName } from '../datasets/registry.js';
 import { rawPartitionPrefix } from '../datasets/object-keys.js';
 import { type Slice, compactedSlicePrefix, manifestKey, sliceId } from './compaction-keys.js';
 import { DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, deleteUnreferenced, sliceWork, writeCompactedObject } from './compact-slice.js';
-import { type DatasetManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
+import { type DatasetManifest, nextManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { inputShape } from './parquet-rows.js';
 import { type PartPlan, type PartPlanRef, isPlanCurrent, parsePartPlan, planKeyOf, planPartKey } from './part-plan.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
@@ -139,21 +139,9 @@ export async function switchParts(deps: CompactionDeps, slice: Slice, ref: PartP
     replaced.push(...(before?.files ?? []));
   }
   const { kept } = sliceWork(previous, { traces: [], spans: [] }, now.getTime(), deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS);
-  const superseded = [...kept];
-  if (previous && replaced.length > 0) superseded.push({ generation: previous.generation, superseded_at: now.toISOString(), files: replaced });
-  const manifest: SliceManifest = {
-    version: 1,
-    org_id: slice.orgId,
-    dt: slice.dt,
-    hour: slice.hour,
-    generation: ref.generation,
-    compacted_at: now.toISOString(),
-    traces: datasets.traces!,
-    spans: datasets.spans!,
-    superseded,
-  };
+  const manifest = nextManifest(slice, ref.generation, { traces: datasets.traces!, spans: datasets.spans! }, previous, { kept, replaced }, now);
   // The switch: one PUT of one object, as for a slice compacted by one worker.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
-  const objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), superseded, ref.generation);
+  const objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, ref.generation);
   return { ...unchanged, outcome: 'compacted', generation: ref.generation, rows, hashParts: ref.parts, objectsDeleted };
 }

@@ -20,9 +20,10 @@ export interface CandidateTrace {
    */
   readonly invalidSpan: 'rejects-trace' | 'drops-span';
   /**
-   * True when no string of the trace, nor of JSON held in its strings, can hold a lone surrogate: its text was
-   * strict UTF-8 without a surrogate escape (`mayHoldLoneSurrogates`), or protobuf strings, which are UTF-8 by
-   * definition. Validation then skips the `lone_surrogate` checks. Absent or false: every string is checked.
+   * True when no string of the trace can hold a lone surrogate: its text was decoded as strict UTF-8 (or checked
+   * with `isWellFormed`) and holds no surrogate escape (`mayHoldLoneSurrogates`), or it came from protobuf
+   * strings, which are UTF-8 by definition. Validation then skips the `lone_surrogate` checks of the trace's own
+   * strings (the tags it parses out of `attributes` are checked anyway). Absent or false: every string is checked.
    */
   readonly wellFormedText?: boolean;
   /** What the route wrote itself, and so is not checked a second time. Absent: the client wrote all of it. */

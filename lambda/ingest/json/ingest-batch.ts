@@ -28,7 +28,8 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   return refusedFor(caller.org.orgId, async () => {
     const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
     const body = decodeBody(request.body);
-    const wellFormedText = !mayHoldLoneSurrogates(body);
+    // A base64 or compressed body was decoded as strict UTF-8; a plain one is the gateway's string as it came.
+    const wellFormedText = (request.body.isBase64Encoded || body.isWellFormed()) && !mayHoldLoneSurrogates(body);
     const candidates = parseBatch(body).map((trace): CandidateTrace => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText }));
     return ingestCandidates(deps, caller, request, candidates, idempotencyKey === undefined ? undefined : { key: idempotencyKey, body });
   });

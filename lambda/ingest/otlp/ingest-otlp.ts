@@ -104,7 +104,7 @@ async function ingestExportOf(deps: IngestDeps, caller: Caller, request: OtlpReq
       `Malformed body: the export holds ${grouped.groups.length} trace ids, more than the limit of ${MAX_TRACES_PER_EXPORT}; export smaller batches`,
     );
   }
-  const built = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText));
+  const built = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText, request.receivedAtMicros));
   const result = await ingestCandidates(deps, caller, request, built.map((trace) => trace.candidate));
   const rejected = [...grouped.rejected];
   for (const error of result.errors) {

@@ -1,6 +1,6 @@
 import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import type { CandidateTrace } from '../core/candidate.js';
-import { formatMicros } from '../core/validation/timestamps.js';
+import { DAY_MICROS, formatMicros } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
 import type { OtlpExport, OtlpSpan } from './otlp-model.js';
 
@@ -229,12 +229,17 @@ export interface BuiltTrace {
  * group's spans. Without a root span the object carries the spans only (`spansOnly`): timestamp and
  * duration then span the group, so the record still validates and partitions by date.
  */
-export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, wellFormedText = false): BuiltTrace {
+export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, wellFormedText = false, nowMicros?: number): BuiltTrace {
   const spans = group.spans;
   const root = spans.filter((span) => span.isRoot).sort((a, b) => a.startMicros - b.startMicros)[0];
-  const first = root ?? spans.reduce((a, b) => (b.startMicros < a.startMicros ? b : a));
+  // Without a root the trace's time spans its spans: those validation will keep, so that one span with an
+  // absurd start (which validation leaves out) does not take the trace's timestamp, and its other spans, with it.
+  const inRange = nowMicros === undefined ? spans : spans.filter((span) => Math.abs(span.startMicros - nowMicros) <= DAY_MICROS);
+  const extent = inRange.length > 0 ? inRange : spans;
+  const first = root ?? extent.reduce((a, b) => (b.startMicros < a.startMicros ? b : a));
   const start = root ? root.startMicros : first.startMicros;
-  const end = root ? root.endMicros : Math.max(...spans.map((span) => span.endMicros));
+  // A loop, not Math.max(...spans): a spread of ~130k arguments overflows the stack, and one export can hold that many.
+  const end = root ? root.endMicros : extent.reduce((latest, span) => Math.max(latest, span.endMicros), first.endMicros);
   const pick = (field: 'session_id' | 'user_id' | 'agent_id' | 'agent_name' | 'environment' | 'model') =>
     (root?.fields[field] || spans.find((span) => span.fields[field] !== '')?.fields[field]) ?? '';
   const counted = root?.fields.hasTokens ? [root] : spans;

@@ -111,3 +111,34 @@ describe('one ingest core behind both routes', () => {
     expect(JSON.parse(record!.trace.spans[0]!.attributes)).toMatchObject({ 'otel.attribute.tags': 7 });
   });
 });
+
+describe('what the routes know is trusted no further than it holds', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await createHarness();
+  });
+  const iso = (micros: number) => new Date(micros / 1000).toISOString();
+  const traceJson = (extra: string) => `{"timestamp":"${iso(NOW_MICROS)}","spans":[{"timestamp":"${iso(NOW_MICROS)}","name":"a"}]${extra}}`;
+
+  it('refuses a tag that spells its lone surrogate with escaped escapes (\\u005cud800 inside attributes)', async () => {
+    const body = `{"traces":[${traceJson(',"attributes":"{\\"tags\\":[\\"\\u005cud800\\"]}"')}]}`;
+    const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: Buffer.from(body) }));
+    expect(JSON.parse(response.body)).toMatchObject({ accepted: 0, errors: [{ issues: [{ path: '/attributes', code: 'lone_surrogate' }] }] });
+  });
+
+  it('refuses a raw lone surrogate in a plain-text body, which no strict UTF-8 decoding has checked', async () => {
+    const body = `{"traces":[${traceJson(`,"environment":"x${String.fromCharCode(0xd800)}"`)}]}`;
+    const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body }));
+    expect(JSON.parse(response.body)).toMatchObject({ accepted: 0, errors: [{ issues: [{ path: '/environment', code: 'lone_surrogate' }] }] });
+  });
+
+  it('keeps the other spans of a rootless OTLP trace when one of them starts at 0', async () => {
+    const spans = [span(2, { startTimeUnixNano: 0 as unknown as SpanProps['startTimeUnixNano'] }), span(3)];
+    const response = await h.invoke(protobufEvent(h.orgKey, exportOf(spans)));
+    expect(response.statusCode).toBe(200);
+    expect(Number(partialSuccess(response.body)?.rejectedSpans)).toBe(1);
+    const [record] = publishedRecords();
+    expect(record?.context.spans_only).toBe(true);
+    expect(record?.trace.spans.map((s) => s.name)).toEqual(['span-3']);
+  });
+});

@@ -58,7 +58,7 @@ function checkJsonText(value: unknown, path: string, issues: ValidationIssue[], 
   if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
 }
 
-function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean, wellFormedText: boolean): void {
+function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
   if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
@@ -69,9 +69,10 @@ function checkAttributes(value: unknown, path: string, issues: ValidationIssue[]
     const tags = parsed.tags;
     if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) {
       issues.push({ path, code: 'invalid_tags', message: 'tags inside attributes must be an array of strings' });
-    } else if (!wellFormedText && !tags.every(isWellFormed)) {
+    } else if (!tags.every(isWellFormed)) {
       // Only the tags leave the JSON text (as a list of UTF-8 strings); an escaped lone surrogate
-      // elsewhere in the text is kept as the escape it is.
+      // elsewhere in the text is kept as the escape it is. Checked whatever `wellFormedText` says: that
+      // covers the request's own strings, and JSON held in a string can spell its escapes with escapes.
       issues.push({ path, code: 'lone_surrogate', message: LONE_SURROGATE_MESSAGE });
     }
   }
@@ -99,7 +100,7 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number, { written,
   const issues: ValidationIssue[] = [];
   const ownText = written?.jsonTexts === true;
   const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues, written?.traceMicros);
-  checkAttributes(trace.attributes, '/attributes', issues, ownText, wellFormedText);
+  checkAttributes(trace.attributes, '/attributes', issues, ownText);
   if (!wellFormedText) checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
@@ -118,7 +119,7 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number, { written,
     spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues, written?.spanMicros[i]));
     checkJsonText(span.input, `${base}/input`, issues, ownText);
     checkJsonText(span.output, `${base}/output`, issues, ownText);
-    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText, wellFormedText);
+    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText);
     if (!wellFormedText) checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();
