@@ -277,6 +277,21 @@ export function sliceWork(previous: SliceManifest | undefined, listing: Record<D
   };
 }
 
+/** A slice's outcome before any work: up to date at the manifest's generation, with its rows, nothing read or written. */
+export function upToDate(slice: Slice, previous: SliceManifest | undefined): SliceCompaction {
+  return {
+    slice,
+    outcome: 'up-to-date',
+    generation: previous?.generation ?? 0,
+    rows: { traces: previous?.traces.rows ?? 0, spans: previous?.spans.rows ?? 0 },
+    rowsRead: 0,
+    duplicatesDropped: 0,
+    objectsWritten: 0,
+    hashParts: 0,
+    objectsDeleted: 0,
+  };
+}
+
 /**
  * Compacts one slice: per dataset, the previous generation's objects and the raw objects it does not cover are
  * merged, deduplicated (see {@link wins}) and written as a new generation, then one PUT of the manifest
@@ -293,17 +308,7 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const previous = manifestBytes ? parseManifest(manifestBytes, slice) : undefined;
   const listing = raw ?? { traces: await deps.store.list(rawPartitionPrefix('traces', slice)), spans: await deps.store.list(rawPartitionPrefix('spans', slice)) };
   const { pending, expired, kept } = sliceWork(previous, listing, now.getTime(), grace);
-  const result: SliceCompaction = {
-    slice,
-    outcome: 'up-to-date',
-    generation: previous?.generation ?? 0,
-    rows: { traces: previous?.traces.rows ?? 0, spans: previous?.spans.rows ?? 0 },
-    rowsRead: 0,
-    duplicatesDropped: 0,
-    objectsWritten: 0,
-    hashParts: 0,
-    objectsDeleted: 0,
-  };
+  const result = upToDate(slice, previous);
   if (pending.traces.length === 0 && pending.spans.length === 0) {
     if (!previous || expired.length === 0) return result;
     // Nothing new: only drop generations no query can still be reading.

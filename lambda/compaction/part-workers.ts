@@ -1,7 +1,7 @@
 import type { DatasetName } from '../datasets/registry.js';
 import { rawPartitionPrefix } from '../datasets/object-keys.js';
 import { type Slice, compactedSlicePrefix, manifestKey, sliceId } from './compaction-keys.js';
-import { DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, deleteUnreferenced, sliceWork, writeCompactedObject } from './compact-slice.js';
+import { DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, deleteUnreferenced, sliceWork, upToDate, writeCompactedObject } from './compact-slice.js';
 import { type DatasetManifest, nextManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { inputShape } from './parquet-rows.js';
 import { type PartPlan, type PartPlanRef, isPlanCurrent, parsePartPlan, planKeyOf, planPartKey } from './part-plan.js';
@@ -91,17 +91,7 @@ export async function switchParts(deps: CompactionDeps, slice: Slice, ref: PartP
   const now = (deps.now ?? (() => new Date()))();
   const previous = await manifestOf(deps, slice);
   const base = previous?.generation ?? 0;
-  const unchanged: SliceCompaction = {
-    slice,
-    outcome: 'up-to-date',
-    generation: base,
-    rows: { traces: previous?.traces.rows ?? 0, spans: previous?.spans.rows ?? 0 },
-    rowsRead: 0,
-    duplicatesDropped: 0,
-    objectsWritten: 0,
-    hashParts: 0,
-    objectsDeleted: 0,
-  };
+  const unchanged = upToDate(slice, previous);
   if (base !== ref.generation - 1) {
     deps.logger?.info('A part plan was already switched in or replaced; nothing to switch', { slice: sliceId(slice), plan: ref, generation: base });
     return unchanged;
