@@ -1,6 +1,6 @@
 import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import type { CandidateTrace } from '../core/candidate.js';
-import { DAY_MICROS, formatMicros } from '../core/validation/timestamps.js';
+import { formatMicros, withinDayOfClock } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
 import type { OtlpExport, OtlpSpan } from './otlp-model.js';
 
@@ -234,7 +234,7 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, 
   const root = spans.filter((span) => span.isRoot).sort((a, b) => a.startMicros - b.startMicros)[0];
   // Without a root the trace's time spans its spans: those validation will keep, so that one span with an
   // absurd start (which validation leaves out) does not take the trace's timestamp, and its other spans, with it.
-  const inRange = nowMicros === undefined ? spans : spans.filter((span) => Math.abs(span.startMicros - nowMicros) <= DAY_MICROS);
+  const inRange = nowMicros === undefined ? spans : spans.filter((span) => withinDayOfClock(span.startMicros, nowMicros));
   const extent = inRange.length > 0 ? inRange : spans;
   const first = root ?? extent.reduce((a, b) => (b.startMicros < a.startMicros ? b : a));
   const start = root ? root.startMicros : first.startMicros;

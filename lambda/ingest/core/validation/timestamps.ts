@@ -104,4 +104,7 @@ export function formatMicros(epochMicros: number): string {
   return `${lastSecondText}.${String(epochMicros - second * 1_000_000).padStart(6, '0')}Z`;
 }
 
-export const DAY_MICROS = 24 * 60 * 60 * 1_000_000;
+const DAY_MICROS = 24 * 60 * 60 * 1_000_000;
+
+/** True when a time is within 24 hours of the server clock: the window a trace or span timestamp must fall in (docs/contract.md §3). */
+export const withinDayOfClock = (micros: number, nowMicros: number): boolean => Math.abs(micros - nowMicros) <= DAY_MICROS;

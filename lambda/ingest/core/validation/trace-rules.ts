@@ -2,7 +2,7 @@ import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
 import type { CandidateTrace } from '../candidate.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
-import { DAY_MICROS, parseTimestampMicros } from './timestamps.js';
+import { parseTimestampMicros, withinDayOfClock } from './timestamps.js';
 
 /**
  * The rules JSON Schema cannot say (docs/contract.md §3): timestamps that are real dates within ±24 hours
@@ -26,7 +26,7 @@ function checkTimestamp(value: unknown, path: string, nowMicros: number, issues:
     issues.push({ path, code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' });
     return undefined;
   }
-  if (Math.abs(micros - nowMicros) > DAY_MICROS) {
+  if (!withinDayOfClock(micros, nowMicros)) {
     issues.push({ path, code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' });
   }
   return micros;
