@@ -1,36 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { parquetMetadata } from 'hyparquet';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
 import { compactSlice, partOf, wins } from '../../../lambda/compaction/compact-slice.js';
 import type { CompactionDeps } from '../../../lambda/compaction/ports.js';
-import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
-import { compactedObjectKey, manifestKey, sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
-import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
-import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
+import { compactedObjectKey, manifestKey } from '../../../lambda/compaction/compaction-keys.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
 import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
+import { manifests, rowsOf, visible } from './bucket-views.js';
 
 const SLICE = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
 const NOW = new Date('2026-11-23T12:00:00Z');
-
-async function rowsOf(bucket: MemoryBucket, key: string): Promise<Record<string, unknown>[]> {
-  const { body } = bucket.objects.get(key)!;
-  const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  return (await parquetReadObjects({ file, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: { timestampFromMicroseconds: (v: bigint) => v } })) as Record<string, unknown>[];
-}
-
-function manifests(bucket: MemoryBucket): SliceManifest[] {
-  return bucket.keys('manifests/').map((key) => parseManifest(bucket.objects.get(key)!.body, sliceOfManifestKey(key)!));
-}
-
-/** What a reader of the exactly-once view sees: the manifests first, then the objects they point to. */
-async function visible(bucket: MemoryBucket, dataset: DatasetName): Promise<Record<string, unknown>[]> {
-  const keys = exactlyOnceKeys(dataset, manifests(bucket), bucket.keys(`${dataset}/`));
-  return (await Promise.all(keys.map((key) => rowsOf(bucket, key)))).flat();
-}
 
 const ids = (rows: Record<string, unknown>[], dataset: DatasetName) =>
   rows.map((row) => (dataset === 'traces' ? (row.trace_id as string) : `${row.trace_id as string}/${row.span_id as string}`)).sort();

@@ -1,15 +1,12 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { parquetReadObjects } from 'hyparquet';
 import { compactQueuedSlices } from '../../../lambda/compaction/compact-queued-slices.js';
 import { compactSlice, deleteUnreferenced } from '../../../lambda/compaction/compact-slice.js';
-import { type Slice, manifestKey, partObjectKey, partPlanKey, sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { type Slice, manifestKey, partObjectKey, partPlanKey } from '../../../lambda/compaction/compaction-keys.js';
 import { composeWorker } from '../../../lambda/compaction/compose.js';
-import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
-import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
+import { parseManifest } from '../../../lambda/compaction/manifest.js';
 import { partWorkersFor } from '../../../lambda/compaction/part-plan.js';
 import { compactPart, switchParts } from '../../../lambda/compaction/part-workers.js';
 import { planCompaction } from '../../../lambda/compaction/plan-compaction.js';
-import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { type CompactionMessage, InvalidSliceMessageError, type SliceMessage, parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
@@ -19,28 +16,13 @@ import { FifoQueueModel, type WorkerInvocation, drainWithEventSource } from '../
 import { quietTelemetry } from '../../../devkit/fakes/quiet-telemetry.js';
 import { acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
 import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
+import { rowsOf, visible } from './bucket-views.js';
 
 const SLICE: Slice = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
 const NOW = new Date('2026-11-23T12:00:00Z');
 const MINUTE = 60_000;
 
-async function rowsOf(bucket: MemoryBucket, key: string): Promise<Record<string, unknown>[]> {
-  const { body } = bucket.objects.get(key)!;
-  const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  return (await parquetReadObjects({ file, compressors: LANDED_PARQUET_DECOMPRESSORS, parsers: { timestampFromMicroseconds: (v: bigint) => v } })) as Record<string, unknown>[];
-}
-
-function manifests(bucket: MemoryBucket): SliceManifest[] {
-  return bucket.keys('manifests/').map((key) => parseManifest(bucket.objects.get(key)!.body, sliceOfManifestKey(key)!));
-}
-
 const manifestOf = (bucket: MemoryBucket) => parseManifest(bucket.objects.get(manifestKey(SLICE))!.body, SLICE);
-
-/** What a reader of the exactly-once view sees: the manifests first, then the objects they point to. */
-async function visible(bucket: MemoryBucket, dataset: DatasetName): Promise<Record<string, unknown>[]> {
-  const keys = exactlyOnceKeys(dataset, manifests(bucket), bucket.keys(`${dataset}/`));
-  return (await Promise.all(keys.map((key) => rowsOf(bucket, key)))).flat();
-}
 
 const ids = (rows: Record<string, unknown>[], dataset: DatasetName) =>
   rows.map((row) => (dataset === 'traces' ? (row.trace_id as string) : `${row.trace_id as string}/${row.span_id as string}`)).sort();
