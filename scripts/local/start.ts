@@ -1,6 +1,6 @@
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
-import { DEFAULT_LOCAL_PORT, START_USAGE } from './usage.js';
+import { DEFAULT_LOCAL_PORT, READY_LINE, START_USAGE } from './usage.js';
 import { type DemoTenant, startLocalStack } from '../../devkit/local-stack/local-stack.js';
 import { localPaths } from '../../devkit/local-stack/local-state.js';
 
@@ -30,7 +30,7 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
   } else {
     lines.push(`The demo organization exists but ${stateDir}/demo-keys.json is gone: create a key with`, '  npm run --silent admin -- key create --org demo');
   }
-  lines.push('', 'Press Ctrl-C to stop.', '');
+  lines.push('', READY_LINE, '');
   return lines.join('\n');
 }
 

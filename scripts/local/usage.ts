@@ -3,6 +3,9 @@
 /** The port of the local API when `PORT` is not set. */
 export const DEFAULT_LOCAL_PORT = 3000;
 
+/** The banner's last line: `npm start` prints it once the stack serves and both demo keys are printed above it. */
+export const READY_LINE = 'Press Ctrl-C to stop.';
+
 export const START_USAGE = `usage: npm start [-- --reset] [-- --bundled]
 
 Starts the whole pipeline on this machine: DynamoDB Local, kinesalite and s3rver, the ingest handler

@@ -1,13 +1,13 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../devkit/engines/engines.js';
-import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../devkit/local-stack/local-state.js';
+import { type LocalEndpoints, localPaths } from '../../devkit/local-stack/local-state.js';
+import { groupAlive, NpmStart, waitFor } from '../support/npm-start.js';
 import { readmeExamples } from '../support/readme-examples.js';
 
 // `npm start` as a user runs it, driven over HTTP and through the admin CLI and `npm run query`.
@@ -17,33 +17,12 @@ const ROOT = path.resolve(__dirname, '../..');
 
 let stateDir: string;
 let env: NodeJS.ProcessEnv;
-let stack: ChildProcess;
-let output = '';
+let stack: NpmStart;
 let endpoints: LocalEndpoints;
+/** Everything npm start printed so far. */
+const output = () => stack.output;
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n--- npm start output ---\n${output}`);
-    await sleep(500);
-  }
-}
-
-async function admin(...args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', ...args], { cwd: ROOT, env });
-  return JSON.parse(stdout) as Record<string, unknown>;
-}
+const admin = (...args: string[]) => stack.admin(...args);
 
 async function adminFailure(...args: string[]): Promise<{ code: number; stderr: string }> {
   try {
@@ -55,10 +34,7 @@ async function adminFailure(...args: string[]): Promise<{ code: number; stderr: 
   throw new Error(`admin ${args.join(' ')} succeeded`);
 }
 
-async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const { stdout } = await run('npm', ['run', '--silent', 'query', '--', '--json', sql], { cwd: ROOT, env });
-  return JSON.parse(stdout) as Record<string, unknown>[];
-}
+const query = (sql: string) => stack.query(sql);
 
 function trace(overrides: Record<string, unknown> = {}) {
   const now = new Date().toISOString();
@@ -87,27 +63,13 @@ async function ingest(apiKey: string, body: unknown, options: { gzip?: boolean }
 
 beforeAll(async () => {
   stateDir = mkdtempSync(path.join(tmpdir(), 'local-stack-test-'));
-  env = { ...process.env, [LOCAL_DIR_ENV]: stateDir, PORT: String(await freePort()), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
-  // Its own process group, so the test can stop it the way Ctrl-C stops a terminal's foreground job.
-  stack = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const keep = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  stack.stdout?.on('data', keep);
-  stack.stderr?.on('data', keep);
-  const file = localPaths(stateDir).endpoints;
-  endpoints = await waitFor(
-    'npm start to write endpoints.json',
-    () => {
-      if (stack.exitCode !== null) throw new Error(`npm start exited with ${stack.exitCode}\n${output}`);
-      return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as LocalEndpoints) : undefined;
-    },
-    110_000,
-  );
+  stack = NpmStart.forState(stateDir, await freePort());
+  env = stack.env;
+  endpoints = await stack.start();
 }, 120_000);
 
 afterAll(async () => {
-  if (stack?.pid !== undefined && groupAlive(stack.pid)) process.kill(-stack.pid, 'SIGKILL');
+  await stack?.kill9();
   rmSync(stateDir, { recursive: true, force: true });
 });
 
@@ -116,7 +78,7 @@ describe('the README, run as written against the local stack', () => {
   const bash = (script: string, cwd = ROOT, extra: NodeJS.ProcessEnv = {}) => run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: { ...env, ...extra } });
   /** The README's commands name port 3000; the test's stack listens on its own port. */
   const onThisStack = (script: string) => script.replaceAll('http://127.0.0.1:3000', endpoints.api);
-  const demoKey = () => /organization key\s+(tik_[A-Za-z0-9_-]{43})/.exec(output)?.[1] as string;
+  const demoKey = () => /organization key\s+(tik_[A-Za-z0-9_-]{43})/.exec(output())?.[1] as string;
 
   it('"Then, in another terminal": the curl answers as the README says, and the query shows the trace', async () => {
     const script = onThisStack(examples.tryIt.curl).replace(/^KEY=<[^>]+>$/m, `KEY='${demoKey()}'`);
@@ -178,7 +140,7 @@ describe('npm start', () => {
 
   it('prints the demo keys and serves the API on PORT', () => {
     expect(endpoints.api).toBe(`http://127.0.0.1:${env.PORT}`);
-    expect(output).toMatch(/organization key\s+tik_[A-Za-z0-9_-]{43}/);
+    expect(output()).toMatch(/organization key\s+tik_[A-Za-z0-9_-]{43}/);
   });
 
   it('provisions an organization with small quotas, a workspace and two keys through the admin CLI', async () => {
@@ -280,7 +242,7 @@ describe('npm start', () => {
     const pgid = stack.pid as number;
     process.kill(-pgid, 'SIGTERM');
     await waitFor('every process of npm start to exit', () => (groupAlive(pgid) ? undefined : true), 30_000);
-    expect(output).toContain('[local] stopped');
+    expect(output()).toContain('[local] stopped');
     expect(existsSync(localPaths(stateDir).endpoints)).toBe(false);
     for (const endpoint of [endpoints.api, endpoints.dynamodb, endpoints.kinesis, endpoints.s3]) {
       await expect(fetch(endpoint)).rejects.toThrow();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../devkit/local-stack/local-state.js';
+import { READY_LINE } from '../../scripts/local/usage.js';
 
 const run = promisify(execFile);
 export const ROOT = path.resolve(__dirname, '../..');
@@ -34,6 +35,16 @@ export class NpmStart {
     return new NpmStart({ ...process.env, [LOCAL_DIR_ENV]: stateDir, PORT: String(port), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
   }
 
+  /** The process group of the stack (npm's pid): signal `-pid` to reach every process of it. */
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  /**
+   * Starts the stack and resolves once it is ready: endpoints.json written and the banner, with the demo keys,
+   * printed. The stack writes endpoints.json before the banner, so a test reading keys from `output` as soon
+   * as the file exists races the banner (seen on a loaded machine: the keys were not yet printed).
+   */
   async start(timeoutMs = 110_000): Promise<LocalEndpoints> {
     const file = localPaths(this.env[LOCAL_DIR_ENV]).endpoints;
     rmSync(file, { force: true });
@@ -48,7 +59,8 @@ export class NpmStart {
       'npm start to write endpoints.json',
       () => {
         if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}\n${this.output}`);
-        return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as LocalEndpoints) : undefined;
+        if (!this.output.includes(READY_LINE) || !existsSync(file)) return undefined;
+        return JSON.parse(readFileSync(file, 'utf8')) as LocalEndpoints;
       },
       timeoutMs,
       () => this.output,
