@@ -22,6 +22,7 @@ import type { IngestSettings } from '../config.js';
 import { BINARY_MEDIA_TYPES, type GatewayAnswer, GATEWAY_ANSWERS, gatewayAnswerHeaders, gatewayAnswerTemplate } from '../gateway-responses.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
+import { KEPT_UNLESS_CREATE_ROLLED_BACK } from './kept-resources.js';
 
 
 /** One JSON line per request; never the API key or the body. `status` is a string, as the metric filter expects. */
@@ -111,7 +112,8 @@ export class IngestApi extends Construct {
       endpointTypes: [EndpointType.REGIONAL],
       binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Applies to the AWS::ApiGateway::Account setting too.
+      cloudWatchRoleRemovalPolicy: KEPT_UNLESS_CREATE_ROLLED_BACK,
       deployOptions: {
         stageName: props.stageName,
         throttlingRateLimit: props.throttlingRateLimit,

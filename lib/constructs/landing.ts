@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IStream } from 'aws-cdk-lib/aws-kinesis';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
@@ -13,6 +13,7 @@ import type { LandingSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { failureQueue } from './failure-queue.js';
 import { HouseFunction } from './house-function.js';
+import { KEPT_UNLESS_CREATE_ROLLED_BACK } from './kept-resources.js';
 import { TraceCatalog } from './trace-catalog.js';
 
 
@@ -31,7 +32,7 @@ const PRIVATE_BUCKET = {
   enforceSSL: true,
   minimumTLSVersion: 1.2,
   objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-  removalPolicy: RemovalPolicy.RETAIN,
+  removalPolicy: KEPT_UNLESS_CREATE_ROLLED_BACK,
 } as const;
 
 export interface LandingProps {

@@ -1,11 +1,11 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { RATE_TABLE, TENANCY_TABLE, type AttributeDefinition, type TableDefinition } from '../../lambda/shared/tables.js';
+import { KEPT_UNLESS_CREATE_ROLLED_BACK } from './kept-resources.js';
 
 /**
  * The two DynamoDB tables, built from the shared definitions so the schema has one source:
- * on demand, point-in-time recovery, encrypted, retained when the stack is deleted.
+ * on demand, point-in-time recovery, encrypted, deletion-protected, retained when the stack is deleted.
  */
 export class TenancyTables extends Construct {
   /** Organizations, workspaces and API key hashes. */
@@ -28,7 +28,7 @@ function tableFrom(scope: Construct, definition: TableDefinition): Table {
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     encryption: TableEncryption.AWS_MANAGED,
     deletionProtection: true,
-    removalPolicy: RemovalPolicy.RETAIN,
+    removalPolicy: KEPT_UNLESS_CREATE_ROLLED_BACK,
     ...(definition.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: definition.timeToLiveAttribute }),
   });
   for (const index of definition.globalIndexes) {

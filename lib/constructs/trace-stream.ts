@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Stream, StreamEncryption, StreamMode } from 'aws-cdk-lib/aws-kinesis';
 import { Construct } from 'constructs';
 import type { StreamCapacity, StreamRemovalPolicy } from '../config.js';
+import { KEPT_UNLESS_CREATE_ROLLED_BACK } from './kept-resources.js';
 
 export interface TraceStreamProps {
   /** Hours records stay readable; must outlast the consumer's max record age plus replay time. */
@@ -25,7 +26,7 @@ export class TraceStream extends Construct {
       encryption: StreamEncryption.MANAGED,
       retentionPeriod: Duration.hours(props.retentionHours),
       // CDK's default is RETAIN: a destroyed stack would leave a stream billing with no reader.
-      removalPolicy: props.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: props.removalPolicy === 'retain' ? KEPT_UNLESS_CREATE_ROLLED_BACK : RemovalPolicy.DESTROY,
     });
   }
 }

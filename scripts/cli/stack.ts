@@ -5,6 +5,14 @@ export interface StackResource {
   logicalId: string;
   physicalId: string;
   type: string;
+  /** CloudFormation's status of the resource: `DELETE_COMPLETE` for one a rollback already deleted. */
+  status: string;
+}
+
+/** A deployed stack's status (`CREATE_COMPLETE`, `ROLLBACK_FAILED`, …). */
+export async function stackStatus(cloudformation: CloudFormationClient, stackName: string): Promise<string> {
+  const { Stacks = [] } = await cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));
+  return Stacks[0]?.StackStatus ?? '';
 }
 
 /** The outputs of a deployed stack, by key. */
@@ -20,7 +28,7 @@ export async function stackResources(cloudformation: CloudFormationClient, stack
   do {
     const page = await cloudformation.send(new ListStackResourcesCommand({ StackName: stackName, NextToken }));
     for (const summary of page.StackResourceSummaries ?? []) {
-      resources.push({ logicalId: summary.LogicalResourceId ?? '', physicalId: summary.PhysicalResourceId ?? '', type: summary.ResourceType ?? '' });
+      resources.push({ logicalId: summary.LogicalResourceId ?? '', physicalId: summary.PhysicalResourceId ?? '', type: summary.ResourceType ?? '', status: summary.ResourceStatus ?? '' });
     }
     NextToken = page.NextToken;
   } while (NextToken);

@@ -1,7 +1,7 @@
 import { type CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
-import { type StackResource, stackResources } from '../cli/stack.js';
+import { type StackResource, stackResources, stackStatus } from '../cli/stack.js';
 
-/** A resource `cdk destroy` leaves in the account (its deletion policy is Retain), and how to delete it by hand. */
+/** A resource `cdk destroy` leaves in the account (its deletion policy is RetainExceptOnCreate or Retain), and how to delete it by hand. */
 export interface KeptResource extends StackResource {
   /** Why the stack keeps it. */
   why: string;
@@ -11,6 +11,8 @@ export interface KeptResource extends StackResource {
 
 export interface TeardownPlan {
   stack: string;
+  /** The stack's status: `ROLLBACK_FAILED` or `ROLLBACK_COMPLETE` after a first create that failed. */
+  status: string;
   /** Resources CloudFormation deletes with the stack, by type. */
   deleted: Record<string, number>;
   kept: KeptResource[];
@@ -47,16 +49,21 @@ function keptResource(resource: StackResource): KeptResource {
   }
 }
 
+/** The statuses of a stack whose first create failed and rolled back (it can only be deleted). */
+const ROLLED_BACK_CREATE = new Set(['ROLLBACK_FAILED', 'ROLLBACK_COMPLETE']);
+
 /**
  * What `cdk destroy` would delete and keep for a deployed stack: the deployed template's deletion
- * policies decide, the stack's resource list gives the physical names.
+ * policies decide, the stack's resource list gives the physical names. Resources a rollback already
+ * deleted are left out: after a failed first create, what is listed is exactly what it left.
  */
 export async function teardownPlan(cloudformation: CloudFormationClient, stackName: string): Promise<TeardownPlan> {
   const { TemplateBody = '{}' } = await cloudformation.send(new GetTemplateCommand({ StackName: stackName, TemplateStage: 'Original' }));
   const template = JSON.parse(TemplateBody) as { Resources?: Record<string, { DeletionPolicy?: string }> };
   const retained = new Set(Object.entries(template.Resources ?? {}).filter(([, r]) => RETAINED.has(r.DeletionPolicy ?? '')).map(([id]) => id));
-  const plan: TeardownPlan = { stack: stackName, deleted: {}, kept: [] };
+  const plan: TeardownPlan = { stack: stackName, status: await stackStatus(cloudformation, stackName), deleted: {}, kept: [] };
   for (const resource of await stackResources(cloudformation, stackName)) {
+    if (resource.status === 'DELETE_COMPLETE') continue;
     if (retained.has(resource.logicalId)) plan.kept.push(keptResource(resource));
     else plan.deleted[resource.type] = (plan.deleted[resource.type] ?? 0) + 1;
   }
@@ -69,5 +76,12 @@ export function describePlan(plan: TeardownPlan): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([type, count]) => `  ${count} × ${type}`);
   const kept = plan.kept.flatMap((resource) => [`  ${resource.type} ${resource.physicalId}`, `    kept: ${resource.why}`, `    delete: ${resource.deleteWith}`]);
-  return [`Deleted with stack ${plan.stack}:`, ...deleted, `Kept (deletion policy Retain), with the command that deletes each:`, ...kept].join('\n');
+  const rolledBack = ROLLED_BACK_CREATE.has(plan.status)
+    ? [
+        `Stack ${plan.stack} is ${plan.status}: its first create failed and rolled back. The resources below are what it left`,
+        `(DynamoDB refuses to delete a table with deletion protection on, rollback included); nothing else remains.`,
+        '',
+      ]
+    : [];
+  return [...rolledBack, `Deleted with stack ${plan.stack}:`, ...deleted, `Kept (deletion policy RetainExceptOnCreate or Retain), with the command that deletes each:`, ...kept].join('\n');
 }

@@ -67,7 +67,7 @@ describe('stream removal policy', () => {
     expect(DEFAULT_CONFIG.streamRemovalPolicy).toBe('destroy');
     expect(policyOf()).toBe('Delete');
     expect(policyOf('destroy')).toBe('Delete');
-    expect(policyOf('retain')).toBe('Retain');
+    expect(policyOf('retain')).toBe('RetainExceptOnCreate');
     expect(() => validateConfig({ ...DEFAULT_CONFIG, streamRemovalPolicy: 'keep' as never })).toThrow(/streamRemovalPolicy/);
   });
 });

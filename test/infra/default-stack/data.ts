@@ -11,6 +11,14 @@ describe('data resources', () => {
   const resource = (construct: { node: { defaultChild?: unknown } }) =>
     template.toJSON().Resources[logicalId(construct)] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
 
+  it('keeps data and account settings when the stack is deleted, and nothing when a first create rolls back', () => {
+    // Retain would also keep what a rolled-back create made: orphans of no stack, one set per retry.
+    const resources = Object.values(template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }>);
+    const kept = resources.filter((r) => r.DeletionPolicy !== undefined && r.DeletionPolicy !== 'Delete');
+    expect(kept.map((r) => r.Type).sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::DynamoDB::Table', 'AWS::DynamoDB::Table', 'AWS::IAM::Role', 'AWS::S3::Bucket', 'AWS::S3::Bucket']);
+    for (const resource of kept) expect(resource).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
+  });
+
   describe('DynamoDB tables', () => {
     it.each([
       ['tenancy', () => stack.tables.tenancyTable, TENANCY_TABLE],
@@ -29,7 +37,7 @@ describe('data resources', () => {
           DeletionProtectionEnabled: true,
         }),
       );
-      expect(DeletionPolicy).toBe('Retain');
+      expect(DeletionPolicy).toBe('RetainExceptOnCreate');
       const indexes = (properties.GlobalSecondaryIndexes as { IndexName: string }[] | undefined) ?? [];
       expect(indexes.map((index) => index.IndexName)).toEqual(definition.globalIndexes.map((index) => index.indexName));
     });
@@ -66,7 +74,7 @@ describe('data resources', () => {
           OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
         }),
       );
-      expect(DeletionPolicy).toBe('Retain');
+      expect(DeletionPolicy).toBe('RetainExceptOnCreate');
     });
 
     it.each([

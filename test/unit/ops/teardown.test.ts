@@ -1,11 +1,13 @@
-import { CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, DescribeStacksCommand, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { describePlan, teardownPlan } from '../../../scripts/ops/teardown.js';
 
 const cloudformation = mockClient(CloudFormationClient);
+beforeEach(() => cloudformation.reset());
 
 it('keeps what the deployed template retains, with the command that deletes each, and counts the rest as deleted', async () => {
+  cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'TraceIngest', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date() }] });
   cloudformation.on(GetTemplateCommand).resolves({
     TemplateBody: JSON.stringify({
       Resources: {
@@ -46,4 +48,38 @@ it('keeps what the deployed template retains, with the command that deletes each
   expect(cloudformation).toHaveReceivedCommandWith(ListStackResourcesCommand, { StackName: 'TraceIngest', NextToken: 'page-2' });
   expect(describePlan(plan)).toContain('  1 × AWS::Lambda::Function');
   expect(describePlan(plan)).toContain('    delete: aws s3 rb s3://traceingest-data-1 --force');
+  expect(describePlan(plan)).toMatch(/^Deleted with stack TraceIngest:/);
+});
+
+it('after a first create that rolled back, lists exactly what the rollback left: the protected tables, not what it deleted', async () => {
+  cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'TraceIngest', StackStatus: 'ROLLBACK_FAILED', CreationTime: new Date() }] });
+  cloudformation.on(GetTemplateCommand).resolves({
+    TemplateBody: JSON.stringify({
+      Resources: {
+        TablesTenancyAE410788: { Type: 'AWS::DynamoDB::Table', DeletionPolicy: 'RetainExceptOnCreate' },
+        LandingDataBucket630309D4: { Type: 'AWS::S3::Bucket', DeletionPolicy: 'RetainExceptOnCreate' },
+        IngestHandler3EA8EDEE: { Type: 'AWS::Lambda::Function' },
+      },
+    }),
+  });
+  const summary = (LogicalResourceId: string, ResourceType: string, ResourceStatus: 'DELETE_FAILED' | 'DELETE_COMPLETE') => ({
+    LogicalResourceId,
+    PhysicalResourceId: `${LogicalResourceId}-1`,
+    ResourceType,
+    ResourceStatus,
+    LastUpdatedTimestamp: new Date(),
+  });
+  cloudformation.on(ListStackResourcesCommand).resolves({
+    StackResourceSummaries: [
+      summary('TablesTenancyAE410788', 'AWS::DynamoDB::Table', 'DELETE_FAILED'),
+      summary('LandingDataBucket630309D4', 'AWS::S3::Bucket', 'DELETE_COMPLETE'),
+      summary('IngestHandler3EA8EDEE', 'AWS::Lambda::Function', 'DELETE_COMPLETE'),
+    ],
+  });
+
+  const plan = await teardownPlan(new CloudFormationClient({}), 'TraceIngest');
+
+  expect(plan.kept.map((r) => r.physicalId)).toEqual(['TablesTenancyAE410788-1']);
+  expect(plan.deleted).toEqual({});
+  expect(describePlan(plan)).toMatch(/^Stack TraceIngest is ROLLBACK_FAILED: its first create failed and rolled back\. The resources below are what it left/);
 });
