@@ -158,7 +158,9 @@ export async function startLambdaProcess(options: LambdaProcessOptions): Promise
 
   const spawn = () =>
     new Promise<Environment>((resolve, reject) => {
-      const started = fork(bootstrap, [], { cwd: taskRoot, env, execPath: lambdaNodeBinary(), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+      // execArgv: [] — fork passes this process's own flags on by default, and under npm start those load tsx:
+      // a bundle that imports what only tsx resolves would run here and fail on Lambda.
+      const started = fork(bootstrap, [], { cwd: taskRoot, env, execPath: lambdaNodeBinary(), execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
       const environment: Environment = { process: started };
       for (const stream of [started.stdout, started.stderr]) {
         stream?.setEncoding('utf8');
