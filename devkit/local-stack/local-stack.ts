@@ -42,6 +42,8 @@ export interface LocalStackOptions {
   paths: LocalPaths;
   /** HTTP port of the API; 0 picks a free one. */
   port: number;
+  /** Ports of the engines; each absent or 0 picks a free one. */
+  enginePorts?: { dynamodb?: number; kinesis?: number; s3?: number };
   host?: string;
   /** Deletes the state directory first. */
   reset?: boolean;
@@ -156,9 +158,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return engine;
     };
     const started = await Promise.allSettled([
-      startDynamoDbLocal({ dataDir: paths.dynamodb }).then(announce('DynamoDB Local')),
-      startKinesalite({ dataDir: paths.kinesis }).then(announce('kinesalite')),
-      startS3rver({ dataDir: paths.s3 }).then(announce('s3rver')),
+      startDynamoDbLocal({ dataDir: paths.dynamodb, port: options.enginePorts?.dynamodb ?? 0 }).then(announce('DynamoDB Local')),
+      startKinesalite({ dataDir: paths.kinesis, port: options.enginePorts?.kinesis ?? 0 }).then(announce('kinesalite')),
+      startS3rver({ dataDir: paths.s3, port: options.enginePorts?.s3 ?? 0 }).then(announce('s3rver')),
     ]);
     for (const result of started) if (result.status === 'fulfilled') stops.push(() => result.value.stop());
     const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');

@@ -1,6 +1,7 @@
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
-import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
-import { DEFAULT_LOCAL_PORT, READY_LINE, START_USAGE } from './usage.js';
+import { parseCommandLine, reportFailure } from '../cli/command-line.js';
+import { ENGINE_PORT_OPTIONS, localPorts } from './ports.js';
+import { READY_LINE, START_USAGE } from './usage.js';
 import { type DemoTenant, startLocalStack } from '../../devkit/local-stack/local-stack.js';
 import { localPaths } from '../../devkit/local-stack/local-state.js';
 
@@ -35,19 +36,17 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
 }
 
 async function main(): Promise<void> {
-  const parsed = parseCommandLine(process.argv.slice(2), { reset: { type: 'boolean', default: false }, bundled: { type: 'boolean', default: false } }, START_USAGE);
+  const options = { reset: { type: 'boolean', default: false }, bundled: { type: 'boolean', default: false }, ...ENGINE_PORT_OPTIONS } as const;
+  const parsed = parseCommandLine(process.argv.slice(2), options, START_USAGE);
   if (!parsed) return;
   const { values } = parsed;
-  const port = process.env.PORT === undefined ? DEFAULT_LOCAL_PORT : Number(process.env.PORT);
-  if (!/^\d+$/.test(process.env.PORT ?? '0') || !Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new UsageError(`PORT must be a TCP port (0-65535), not '${process.env.PORT}'`);
-  }
+  const ports = localPorts(values, process.env);
   const paths = localPaths();
   const log = (line: string) => process.stderr.write(`[local] ${line}\n`);
 
   log(`starting DynamoDB Local (a Java process, the slowest: usually 4-10 s, 20 s or more on a busy machine), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
   // --bundled runs the bundles cdk deploy ships, synthesized from this checkout (process.cwd(): npm start runs at the root).
-  const stack = await startLocalStack({ paths, port, reset: values.reset, log, ...(values.bundled ? { bundled: { projectRoot: process.cwd() } } : {}) });
+  const stack = await startLocalStack({ paths, port: ports.api, enginePorts: ports.engines, reset: values.reset, log, ...(values.bundled ? { bundled: { projectRoot: process.cwd() } } : {}) });
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 
   let firstSignalAt: number | undefined;

@@ -6,7 +6,7 @@ export const DEFAULT_LOCAL_PORT = 3000;
 /** The banner's last line: `npm start` prints it once the stack serves and both demo keys are printed above it. */
 export const READY_LINE = 'Press Ctrl-C to stop.';
 
-export const START_USAGE = `usage: npm start [-- --reset] [-- --bundled]
+export const START_USAGE = `usage: npm start [-- --reset] [--bundled] [--dynamodb-port N] [--kinesis-port N] [--s3-port N]
 
 Starts the whole pipeline on this machine: DynamoDB Local, kinesalite and s3rver, the ingest handler
 behind http://127.0.0.1:$PORT and the landing handler polling the stream. Prints two demo API keys.
@@ -14,9 +14,12 @@ behind http://127.0.0.1:$PORT and the landing handler polling the stream. Prints
   --reset   start empty (deletes the state directory first)
   --bundled run the four bundles cdk deploy ships (synthesized into the state directory's cdk.out),
             each in its own Node 24 process with the template's environment
+  --dynamodb-port, --kinesis-port, --s3-port N
+            the engines' ports (default: each a free port; or DYNAMODB_PORT, KINESIS_PORT, S3_PORT)
   --help    this text
 
-Environment: PORT (default ${DEFAULT_LOCAL_PORT}), TRACE_INGEST_LOCAL_DIR (state directory, default ./.local).
+Environment: PORT (the API's port, default ${DEFAULT_LOCAL_PORT}), DYNAMODB_PORT, KINESIS_PORT, S3_PORT,
+TRACE_INGEST_LOCAL_DIR (state directory, default ./.local).
 Details: docs/local.md.
 `;
 

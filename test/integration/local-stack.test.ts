@@ -64,6 +64,8 @@ async function ingest(apiKey: string, body: unknown, options: { gzip?: boolean }
 beforeAll(async () => {
   stateDir = mkdtempSync(path.join(tmpdir(), 'local-stack-test-'));
   stack = NpmStart.forState(stateDir, await freePort());
+  // Each engine on a port chosen here, as DYNAMODB_PORT, KINESIS_PORT and S3_PORT let a user choose them.
+  Object.assign(stack.env, { DYNAMODB_PORT: String(await freePort()), KINESIS_PORT: String(await freePort()), S3_PORT: String(await freePort()) });
   env = stack.env;
   endpoints = await stack.start();
 }, 120_000);
@@ -138,8 +140,9 @@ describe('npm start', () => {
   const keys: Record<'org' | 'workspace', { key_id: string; api_key: string }> = {} as never;
   const sent: string[] = [];
 
-  it('prints the demo keys and serves the API on PORT', () => {
+  it('prints the demo keys and serves the API on PORT, and each engine on the port its variable names', () => {
     expect(endpoints.api).toBe(`http://127.0.0.1:${env.PORT}`);
+    expect([endpoints.dynamodb, endpoints.kinesis, endpoints.s3]).toEqual([env.DYNAMODB_PORT, env.KINESIS_PORT, env.S3_PORT].map((port) => `http://127.0.0.1:${port}`));
     expect(output()).toMatch(/organization key\s+tik_[A-Za-z0-9_-]{43}/);
   });
 

@@ -99,6 +99,7 @@ describe('a user error is one line and the usage on stderr, never a stack trace'
     ['scripts/ops/cli.ts', ['queue', 'purge', '--stack', 'S', '--region', 'eu-west-1', '--queue', 'failure'], 2, /^ops: queue purge deletes every message of the failure queue: add --yes/],
     [ADMIN, ['plan', 'create', '--plan', 'team', '--per-minute', 'lots'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", not 'lots'\n$/],
     ['scripts/local/start.ts', ['--port', '8080'], 2, /^npm start: Unknown option '--port'/],
+    ['scripts/local/start.ts', ['--s3-port', 'x'], 2, /^npm start: --s3-port must be a TCP port \(0-65535\), not 'x'\nusage: npm start/],
   ])('%s %j', async (script, args, code, stderr) => {
     const outcome = await run(script, args);
     expect(outcome.code).toBe(code);
