@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { build } from 'esbuild';
+import { DATA_PREFIXES } from '../../../lambda/shared/service-constants.js';
 import { DEFAULT_ENTRIES, type FunctionEntries } from '../../../lib/trace-ingest-stack.js';
 import { defaultStack, PROJECT_ROOT, statementsOfRole } from '../support/synth-stack.js';
 
@@ -52,6 +53,66 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
   },
 };
 
+/** The stack's resources a grant may name, by the name the table below uses. */
+const NAMED: Record<string, { node: { defaultChild?: unknown } }> = {
+  tenancyTable: stack.tables.tenancyTable,
+  rateTable: stack.tables.rateTable,
+  stream: stack.traceStream.stream,
+  bucket: stack.landing.bucket,
+  failureQueue: stack.landing.failureQueue,
+  compactionQueue: stack.compaction.queue,
+};
+const NAME_OF = new Map(Object.entries(NAMED).map(([name, construct]) => [stack.getLogicalId(construct.node.defaultChild as CfnElement), name]));
+
+/** A statement's resource as text: `bucket/traces/*` for `Fn::Join` of the bucket's ARN and `/traces/*`. */
+function resourceName(resource: unknown): string {
+  if (typeof resource === 'string') return resource;
+  const r = resource as { 'Fn::GetAtt'?: [string, string]; 'Fn::Join'?: [string, unknown[]]; Ref?: string };
+  if (r['Fn::GetAtt']?.[1] === 'Arn') return NAME_OF.get(r['Fn::GetAtt'][0]) ?? `${r['Fn::GetAtt'][0]} (not in NAMED)`;
+  if (r['Fn::Join']) return r['Fn::Join'][1].map(resourceName).join(r['Fn::Join'][0]);
+  return JSON.stringify(resource);
+}
+
+const objects = (...prefixes: string[]) => prefixes.map((prefix) => `bucket/${prefix}*`);
+
+/**
+ * The resources each function's code sends each action to: the table, stream, queue, or the bucket's prefixes
+ * it reads and writes (from the same DATA_PREFIXES its code builds keys with). A grant must name exactly these:
+ * one broader (a whole bucket, another table) or narrower fails. Every action the code sends must be here.
+ */
+const RESOURCES_OF: Record<keyof FunctionEntries, Record<string, string[]>> = {
+  ingest: {
+    'dynamodb:GetItem': ['tenancyTable', 'rateTable'],
+    'dynamodb:BatchGetItem': ['rateTable'],
+    'dynamodb:PutItem': ['rateTable'],
+    'dynamodb:UpdateItem': ['rateTable'],
+    'dynamodb:DeleteItem': ['rateTable'],
+    'kinesis:PutRecords': ['stream'],
+    's3:PutObject': objects(DATA_PREFIXES.overflow),
+  },
+  landing: {
+    's3:GetObject': objects(DATA_PREFIXES.overflow),
+    's3:ListBucket': ['bucket'],
+    's3:PutObject': objects(DATA_PREFIXES.traces, DATA_PREFIXES.spans, DATA_PREFIXES.deadLetter),
+    // Sent by the event source mapping with the function's role (its on-failure destination), not by the code.
+    'sqs:SendMessage': ['failureQueue'],
+  },
+  compactionPlanner: {
+    's3:ListBucket': ['bucket'],
+    's3:GetObject': objects(DATA_PREFIXES.partPlans, DATA_PREFIXES.manifests),
+    's3:PutObject': objects(DATA_PREFIXES.partPlans),
+    'sqs:SendMessage': ['compactionQueue'],
+  },
+  compactionWorker: {
+    's3:ListBucket': ['bucket'],
+    's3:GetObject': objects(DATA_PREFIXES.traces, DATA_PREFIXES.spans, DATA_PREFIXES.compacted, DATA_PREFIXES.manifests),
+    's3:PutObject': objects(DATA_PREFIXES.compacted, DATA_PREFIXES.manifests),
+    's3:DeleteObject': objects(DATA_PREFIXES.compacted),
+    's3:AbortMultipartUpload': objects(DATA_PREFIXES.compacted),
+    'sqs:ChangeMessageVisibility': ['compactionQueue'],
+  },
+};
+
 /** `new XCommand(` in a source file, with the service of the client package X is imported from. */
 function commandsIn(file: string): string[] {
   const source = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
@@ -82,6 +143,7 @@ const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) =
 describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s role', (name) => {
   let needed: Map<string, string[]>;
   let granted: string[];
+  let grantedOn: Map<string, Set<string>>;
   beforeAll(async () => {
     needed = new Map();
     for (const file of await bundleInputs(DEFAULT_ENTRIES[name])) {
@@ -91,7 +153,12 @@ describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s
       }
       if (readsMissingObjects(file)) needed.set('s3:ListBucket', [...(needed.get('s3:ListBucket') ?? []), `${file} (reads a missing object as missing)`]);
     }
-    granted = statementsOfRole(template, stack.getLogicalId(roles[name])).flatMap((statement) => statement.actions);
+    const statements = statementsOfRole(template, stack.getLogicalId(roles[name]));
+    granted = statements.flatMap((statement) => statement.actions);
+    grantedOn = new Map();
+    for (const statement of statements) {
+      for (const action of statement.actions) grantedOn.set(action, new Set([...(grantedOn.get(action) ?? []), ...statement.resources.map(resourceName)]));
+    }
   });
 
   it('sends at least one AWS command (the scan found the code)', () => {
@@ -101,6 +168,14 @@ describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s
   it('is granted every action its code needs, or the action is acknowledged as never sent by this function', () => {
     const missing = [...needed].filter(([action]) => !granted.some((pattern) => glob(pattern).test(action)) && NOT_SENT[name][action] === undefined);
     expect(missing).toEqual([]);
+  });
+
+  it('is granted each action it sends on exactly the resources and prefixes its code uses, no more', () => {
+    const sent = [...needed.keys()].filter((action) => NOT_SENT[name][action] === undefined).sort();
+    expect(sent.filter((action) => RESOURCES_OF[name][action] === undefined)).toEqual([]);
+    for (const action of Object.keys(RESOURCES_OF[name])) {
+      expect({ action, on: [...(grantedOn.get(action) ?? [])].sort() }).toEqual({ action, on: [...(RESOURCES_OF[name][action] ?? [])].sort() });
+    }
   });
 
   it('acknowledges as never sent only actions its bundle holds and its role is not granted', () => {
