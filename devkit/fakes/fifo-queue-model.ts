@@ -1,3 +1,4 @@
+import type { SliceRetries } from '../../lambda/compaction/create-worker-handler.js';
 import type { SliceMessage } from '../../lambda/compaction/slice-message.js';
 
 /**
@@ -64,6 +65,11 @@ export class FifoQueueModel {
   changeVisibility(messageId: string, seconds: number): void {
     const message = this.messages.find((m) => m.messageId === messageId);
     if (message && message.invisibleUntil > this.now) message.invisibleUntil = this.now + seconds * 1000;
+  }
+
+  /** The worker's retries on this queue: ChangeMessageVisibility and SendMessage; the receipt handle is the message id. */
+  get workerRetries(): SliceRetries {
+    return { retryAfter: async (receiptHandle, seconds) => this.changeVisibility(receiptHandle, seconds), sendAgain: async (message) => void this.send([message]) };
   }
 
   delete(messageId: string): void {

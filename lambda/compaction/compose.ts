@@ -31,6 +31,8 @@ export interface WorkerConfig extends CompactionConfig {
   sqs?: SQSClient;
   /** Replaces the SQS adapter that brings failed slices back (tests). */
   retries?: SliceRetries;
+  /** The clock that decides whether a waiting switch may still wait (tests on a virtual clock). */
+  now?: () => Date;
 }
 
 export interface PlannerConfig extends CompactionConfig {
@@ -94,6 +96,7 @@ export function composeWorker(config: WorkerConfig) {
     },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),
     metrics: config.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE }),
+    ...(config.now ? { now: config.now } : {}),
     ...(config.retries === undefined && config.queueUrl === undefined
       ? {}
       : { retries: { scheduler: config.retries ?? new SqsSliceRetries(config.sqs ?? sqsClient(), config.queueUrl!), visibilityTimeoutSeconds: COMPACTION_QUEUE_VISIBILITY_SECONDS } }),

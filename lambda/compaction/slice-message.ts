@@ -96,6 +96,28 @@ export function partPlanMessages(pending: PendingSlice, plan: PartPlanRef, plann
   return [...parts, switchMessage];
 }
 
+/**
+ * How long a switch may wait for its parts before its waiting counts as failing. A part's own life before it
+ * reaches the dead-letter queue is at most ~2.5 h (5 receives of ≤ 15 min each, 5 + 10 + 20 + 40 min of backoff);
+ * twice that leaves room for parts queued behind other hours. Past it, a part has failed for good (and is in the
+ * dead-letter queue), so the switch goes there too, and the next planner run plans the slice again.
+ */
+export const SWITCH_WAIT_LIMIT_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * A fresh copy of a switch that is waiting for its parts and still may (planned within {@link SWITCH_WAIT_LIMIT_MS}),
+ * for the worker to send before its receives run out: waiting is not failing, so it must not reach the
+ * dead-letter queue. Same body (so `planned_at` still bounds the wait), same group, a deduplication id of its own.
+ * `undefined` for any other message, or a switch past the limit.
+ */
+export function renewedSwitch(body: string, messageId: string, now: Date): SliceMessage | undefined {
+  const message = parseCompactionMessage(body);
+  if (message.kind !== 'switch') return undefined;
+  const plannedAt = Date.parse((JSON.parse(body) as SliceMessageBody).planned_at);
+  if (!(now.getTime() - plannedAt < SWITCH_WAIT_LIMIT_MS)) return undefined;
+  return { groupId: sliceGroupId(message.slice), deduplicationId: sha256(`${messageId}\nrenewed`), body };
+}
+
 /** The slice a message names, whatever it asks; anything else is an error, never guessed at. */
 export function parseSliceMessage(body: string): Slice {
   return parseCompactionMessage(body).slice;

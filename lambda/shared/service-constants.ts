@@ -37,3 +37,6 @@ export const FUNCTION_TIMEOUT_SECONDS = { ingest: 25, landing: 120, compactionWo
  * queue, so a message is never handed out again while the invocation that received it may still be compacting.
  */
 export const COMPACTION_QUEUE_VISIBILITY_SECONDS = 6 * FUNCTION_TIMEOUT_SECONDS.compactionWorker;
+
+/** Receives of one compaction message before SQS moves it to the dead-letter queue: at least 5, as AWS advises for Lambda. */
+export const COMPACTION_MAX_RECEIVE_COUNT = 5;

@@ -8,7 +8,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
-import { COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
+import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { failureQueue } from './failure-queue.js';
@@ -23,8 +23,7 @@ export const COMPACTION_WORKER_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECON
 /** Six times the worker's timeout (see `COMPACTION_QUEUE_VISIBILITY_SECONDS`); a failed slice comes back sooner, by the worker's backoff. */
 export const COMPACTION_VISIBILITY_TIMEOUT = Duration.seconds(COMPACTION_QUEUE_VISIBILITY_SECONDS);
 
-/** Receives of one message before it moves to the dead-letter queue: at least 5, as AWS advises for Lambda. */
-export const COMPACTION_MAX_RECEIVE_COUNT = 5;
+export { COMPACTION_MAX_RECEIVE_COUNT };
 
 /** The worker's Node flags: the house's source maps, and `gc()` for `collectGarbage`. */
 export const COMPACTION_NODE_OPTIONS = '--enable-source-maps --expose-gc';
@@ -168,5 +167,7 @@ export class Compaction extends Construct {
       [traces, spans, compacted, manifests],
       'Object keys (org, date, hour, generation) are chosen at run time; the grants are limited to the prefixes compaction reads or writes.',
     );
+    // A switch still waiting for its parts is sent again as a fresh message before its receives run out (SSE-SQS: no KMS grant).
+    this.queue.grantSendMessages(this.worker);
   }
 }

@@ -48,9 +48,7 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
     's3:AbortMultipartUpload': 'as above: multipart uploads are the worker\'s',
     'sqs:ChangeMessageVisibility': 'bringing a failed slice back sooner is the worker\'s (SqsSliceRetries)',
   },
-  compactionWorker: {
-    'sqs:SendMessage': 'queueing slices is the planner\'s (SqsSliceQueue), bundled through the shared compose.ts',
-  },
+  compactionWorker: {},
 };
 
 /** The stack's resources a grant may name, by the name the table below uses. */
@@ -110,6 +108,7 @@ const RESOURCES_OF: Record<keyof FunctionEntries, Record<string, string[]>> = {
     's3:DeleteObject': objects(DATA_PREFIXES.compacted),
     's3:AbortMultipartUpload': objects(DATA_PREFIXES.compacted),
     'sqs:ChangeMessageVisibility': ['compactionQueue'],
+    'sqs:SendMessage': ['compactionQueue'],
   },
 };
 

@@ -65,7 +65,7 @@ describe('the compaction worker', () => {
     const bucket = await bucketWith('org-a');
     bucket.objects.set(manifestKey(slice('org-a')), { body: Buffer.from('not json'), etag: '"x"' });
     const delays: [string, number][] = [];
-    const handler = composeWorker({ store: bucket, retries: { retryAfter: async (handle, seconds) => void delays.push([handle, seconds]) }, ...quietTelemetry() });
+    const handler = composeWorker({ store: bucket, retries: { retryAfter: async (handle, seconds) => void delays.push([handle, seconds]), sendAgain: async () => undefined }, ...quietTelemetry() });
 
     for (const receiveCount of [1, 3, 5]) await handler(event({ messageId: 'm1', body: body('org-a'), receiveCount }));
 
@@ -77,7 +77,7 @@ describe('the compaction worker', () => {
     const bucket = await bucketWith('org-a', 'org-b');
     bucket.objects.set(manifestKey(slice('org-b')), { body: Buffer.from('not json'), etag: '"x"' });
     const handles: string[] = [];
-    const retries = { retryAfter: async (handle: string) => (handles.push(handle), Promise.reject(new Error('AccessDenied'))) };
+    const retries = { retryAfter: async (handle: string) => (handles.push(handle), Promise.reject(new Error('AccessDenied'))), sendAgain: async () => undefined };
     const handler = composeWorker({ store: bucket, retries, ...quietTelemetry() });
 
     expect(await handler(event({ messageId: 'm1', body: body('org-a') }))).toEqual({ batchItemFailures: [] });

@@ -28,8 +28,7 @@ const plan = (bucket: MemoryBucket, queue: FifoQueueModel, send = (m: Parameters
 
 /** The deployed worker on the model, watched: how many invocations run at once, per slice and in all. */
 function watchedWorker(bucket: MemoryBucket, queue: FifoQueueModel) {
-  const retries = { retryAfter: async (receiptHandle: string, seconds: number) => queue.changeVisibility(receiptHandle, seconds) };
-  const handler = composeWorker({ store: bucket, retries, ...quietTelemetry() });
+  const handler = composeWorker({ store: bucket, retries: queue.workerRetries, ...quietTelemetry() });
   const active = new Map<string, number>();
   const peak = { perSlice: 0, total: 0 };
   let running = 0;

@@ -7,7 +7,7 @@ import { parseManifest } from '../../../lambda/compaction/manifest.js';
 import { partWorkersFor } from '../../../lambda/compaction/part-plan.js';
 import { compactPart, switchParts } from '../../../lambda/compaction/part-workers.js';
 import { planCompaction } from '../../../lambda/compaction/plan-compaction.js';
-import { type CompactionMessage, InvalidSliceMessageError, type SliceMessage, parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
+import { type CompactionMessage, InvalidSliceMessageError, type SliceMessage, SWITCH_WAIT_LIMIT_MS, parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
@@ -68,7 +68,7 @@ const plannerDeps = (bucket: MemoryBucket, queue: SentMessages, partWorkerBytes:
 /** The deployed worker over the bucket; `retried` records the retry delays it asked for. */
 function worker(bucket: MemoryBucket) {
   const retried: { receiptHandle: string; seconds: number }[] = [];
-  const handler = composeWorker({ store: bucket, retries: { retryAfter: async (receiptHandle, seconds) => void retried.push({ receiptHandle, seconds }) }, ...quietTelemetry() });
+  const handler = composeWorker({ store: bucket, retries: { retryAfter: async (receiptHandle, seconds) => void retried.push({ receiptHandle, seconds }), sendAgain: async () => undefined }, ...quietTelemetry() });
   const deliver = async (message: SliceMessage, messageId = 'm1', receiveCount = 1) =>
     handler({ Records: [{ messageId, body: message.body, receiptHandle: `rh-${messageId}`, attributes: { ApproximateReceiveCount: String(receiveCount) } } as unknown as SQSRecord] } as SQSEvent);
   return { deliver, retried };
@@ -326,8 +326,7 @@ describe('part workers: one slice compacted by several workers', () => {
     queue.now = 15 * MINUTE;
     await plan();
     expect(queue.depth).toBe(10);
-    const retries = { retryAfter: async (receiptHandle: string, seconds: number) => queue.changeVisibility(receiptHandle, seconds) };
-    const handler = composeWorker({ store: bucket, retries, ...quietTelemetry() });
+    const handler = composeWorker({ store: bucket, retries: queue.workerRetries, ...quietTelemetry() });
     let running = 0;
     let peak = 0;
     const writing = new Map<string, number>();
@@ -355,6 +354,48 @@ describe('part workers: one slice compacted by several workers', () => {
     expect(queue.depth).toBe(0);
     expect(manifestOf(bucket).generation).toBe(1);
     for (const dataset of ['traces', 'spans'] as const) expect(ids(await visible(bucket, dataset), dataset)).toEqual(expectedIds(traces, dataset));
+  });
+});
+
+describe('a switch waiting for its parts, over a model of SQS FIFO', () => {
+  const HOUR = 60 * MINUTE;
+
+  /** The hour planned onto the model with its parts held back (queued behind other hours, say) until `releaseAt`. */
+  async function heldParts(releaseAt: number) {
+    const bucket = new MemoryBucket();
+    const traces = await landHour(bucket);
+    const queue = new FifoQueueModel({ visibilityTimeoutMs: COMPACTION_VISIBILITY_TIMEOUT.toMilliseconds(), maxReceiveCount: COMPACTION_MAX_RECEIVE_COUNT });
+    const held: SliceMessage[] = [];
+    const isPart = (m: SliceMessage) => parseCompactionMessage(m.body).kind === 'part';
+    const clock = () => new Date(NOW.getTime() + queue.now);
+    await planCompaction({ store: bucket, now: clock, partWorkerBytes: Math.ceil(rawBytes(bucket) / 3), queue: { send: async (m) => void (held.push(...m.filter(isPart)), queue.send(m.filter((x) => !isPart(x)))) } });
+    expect(held.length).toBeGreaterThan(1);
+    const handler = composeWorker({ store: bucket, retries: queue.workerRetries, now: clock, ...quietTelemetry() });
+    let switchReceives = 0;
+    const invoke: WorkerInvocation = async (records) => {
+      if (held.length > 0 && queue.now >= releaseAt) queue.send(held.splice(0));
+      if (parseCompactionMessage(records[0]!.body).kind === 'switch') switchReceives++;
+      return handler({ Records: records as unknown as SQSRecord[] } as SQSEvent);
+    };
+    const events = await drainWithEventSource(queue, invoke, 10);
+    return { bucket, traces, queue, events, switchReceives: () => switchReceives };
+  }
+
+  it('is sent again before its receives run out, never dead-lettered, and switches once its parts are written 3 hours later', async () => {
+    const { bucket, traces, queue, switchReceives } = await heldParts(3 * HOUR);
+
+    expect(switchReceives()).toBeGreaterThan(2 * COMPACTION_MAX_RECEIVE_COUNT);
+    expect(queue.deadLetters).toEqual([]);
+    expect(queue.depth).toBe(0);
+    expect(manifestOf(bucket).generation).toBe(1);
+    for (const dataset of ['traces', 'spans'] as const) expect(ids(await visible(bucket, dataset), dataset)).toEqual(expectedIds(traces, dataset));
+  });
+
+  it('goes to the dead-letter queue once its parts cannot come any more (planned longer ago than the wait limit)', async () => {
+    const { queue } = await heldParts(Number.POSITIVE_INFINITY);
+
+    expect(queue.deadLetters.map((m) => parseCompactionMessage(m.body).kind)).toEqual(['switch']);
+    expect(queue.now).toBeGreaterThan(SWITCH_WAIT_LIMIT_MS);
   });
 });
 

@@ -1,4 +1,4 @@
-import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import type { SliceMessage } from '../../../lambda/compaction/slice-message.js';
@@ -57,5 +57,11 @@ describe('SqsSliceRetries', () => {
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
     await new SqsSliceRetries(new SQSClient({ region: 'eu-west-1' }), QUEUE_URL).retryAfter('rh-1', 600);
     expect(sqs).toHaveReceivedCommandWith(ChangeMessageVisibilityCommand, { QueueUrl: QUEUE_URL, ReceiptHandle: 'rh-1', VisibilityTimeout: 600 });
+  });
+
+  it('sends a waiting switch again with its body, group and deduplication id', async () => {
+    sqs.on(SendMessageCommand).resolves({});
+    await new SqsSliceRetries(new SQSClient({ region: 'eu-west-1' }), QUEUE_URL).sendAgain(message(7));
+    expect(sqs).toHaveReceivedCommandWith(SendMessageCommand, { QueueUrl: QUEUE_URL, MessageBody: '{"i":7}', MessageGroupId: 'org-7/2026-11-22/10', MessageDeduplicationId: 'd7' });
   });
 });
