@@ -6,6 +6,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { InvocationType, Trigger } from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
@@ -53,6 +54,11 @@ export class Compaction extends Construct {
   public readonly deadLetterQueue: Queue;
   public readonly eventSource: SqsEventSource;
   public readonly schedule: Rule;
+  /**
+   * The planner's first run, during the create that makes the stack: `CompactionNotRunning` treats no data as the
+   * failure it watches for, so anything created after this (the stack puts its monitoring after it) finds a run.
+   */
+  public readonly firstPlannerRun: Trigger;
 
   constructor(scope: Construct, id: string, props: CompactionProps) {
     super(scope, id);
@@ -121,6 +127,16 @@ export class Compaction extends Construct {
     });
     // No retries: the next scheduled run plans whatever is still pending.
     this.schedule.addTarget(new LambdaFunction(this.planner, { retryAttempts: 0, maxEventAge: Duration.minutes(15) }));
+
+    // Synchronous, so the run has ended when what depends on it is created; on a new stack the bucket is empty and
+    // the run takes seconds. Once: a planner run on a busy bucket during an update could outlast the trigger's wait.
+    this.firstPlannerRun = new Trigger(this, 'FirstPlannerRun', {
+      handler: this.planner,
+      invocationType: InvocationType.REQUEST_RESPONSE,
+      executeOnHandlerChange: false,
+      timeout: Duration.minutes(5),
+    });
+    this.firstPlannerRun.executeAfter(this.queue);
   }
 
   /**

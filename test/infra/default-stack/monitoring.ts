@@ -47,6 +47,18 @@ describe('Monitoring', () => {
     }
   });
 
+  it('creates the alarms after the planner has run once, synchronously, on the create only: a new stack does not start with CompactionNotRunning in ALARM', () => {
+    const resources = template.toJSON().Resources as Record<string, { Type: string; Properties?: Record<string, unknown>; DependsOn?: string[] }>;
+    const triggers = Object.entries(resources).filter(([, r]) => r.Type === 'Custom::Trigger');
+    expect(triggers).toHaveLength(1);
+    const [triggerId, trigger] = triggers[0]!;
+    // Not again when an update changes the planner: on a busy bucket its run could outlast the deploy's wait.
+    expect(trigger.Properties).toMatchObject({ HandlerArn: { Ref: expect.stringMatching(/^CompactionPlannerCurrentVersion/) }, InvocationType: 'RequestResponse', ExecuteOnHandlerChange: false });
+    const notRunning = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && String(r.Properties?.AlarmDescription).startsWith('The compaction schedule has not run'));
+    expect(notRunning).toHaveLength(1);
+    expect(notRunning[0]!.DependsOn).toContain(triggerId);
+  });
+
   it('alarms when compaction planning fails or stops, slices fail, the backlog ages or slices reach the dead-letter queue', () => {
     const descriptions = alarms.map((alarm) => alarm.Properties.AlarmDescription ?? '');
     expect(descriptions).toEqual(
