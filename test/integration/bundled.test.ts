@@ -98,7 +98,9 @@ describe('the bundles cdk deploy ships', () => {
     expect(codeKeys(unbundled).filter((key) => bundledKeys.includes(key))).toEqual([]);
     const withoutCodeKeys = (template: TemplateJson) => {
       const keys = codeKeys(template);
-      return JSON.parse(JSON.stringify(template), (key, value: unknown) => (key === 'S3Key' && keys.includes(value as string) ? 'code' : value)) as unknown;
+      // The planner's version (its first run's trigger names it) is named after a hash of its code, too.
+      const text = JSON.stringify(template).replace(/(CompactionPlannerCurrentVersion[0-9A-F]{8})[0-9a-f]{32}/g, '$1<code hash>');
+      return JSON.parse(text, (key, value: unknown) => (key === 'S3Key' && keys.includes(value as string) ? 'code' : value)) as unknown;
     };
     expect(withoutCodeKeys(unbundled)).toEqual(withoutCodeKeys(assembly.template));
   });
