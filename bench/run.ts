@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchGroups } from './command-line.js';
 import { runIngestBench } from './ingest.js';
 import type { BenchResult } from './types.js';
 
@@ -25,6 +26,7 @@ const optionalSuites: Suite[] = [
 ];
 
 const results: BenchResult[] = [];
+benchGroups(only, ['ingest', ...optionalSuites.filter((suite) => existsSync(join(here, suite.file))).map((suite) => suite.group)]);
 if (wanted('ingest')) results.push(...(await runIngestBench()));
 for (const suite of optionalSuites) {
   if (!wanted(suite.group) || !existsSync(join(here, suite.file))) continue;

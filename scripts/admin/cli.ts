@@ -1,12 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
 import { DynamoDbWindowUsage } from '../../lambda/ingest/core/rate/dynamodb-window-usage.js';
+import { missingAwsSetup } from '../cli/command-line.js';
 import { parseAdminArgs, runAdminCommand, USAGE, usageFor } from './run-command.js';
 import { resolveTarget } from './target.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 function oneLine(error: unknown): string {
+  const setup = missingAwsSetup(error);
+  if (setup) return setup;
   const message = error instanceof Error ? error.message : String(error);
   const name = error instanceof Error ? error.name : 'Error';
   const text = name === 'AdminCommandError' || name.startsWith('Tenancy') || name === 'LocalStackNotRunningError' ? message : `${name}: ${message}`;

@@ -53,5 +53,18 @@ export function reportFailure(command: string, usage: string, error: unknown, de
 }
 
 function firstLine(error: unknown): string {
-  return ((error as Error)?.message ?? String(error)).split('\n')[0] ?? '';
+  return missingAwsSetup(error) ?? ((error as Error)?.message ?? String(error)).split('\n')[0] ?? '';
+}
+
+/**
+ * What to set when the AWS SDK found no credentials or no region (its own words, "Could not load credentials
+ * from any providers", name neither); `undefined` for any other error.
+ */
+export function missingAwsSetup(error: unknown): string | undefined {
+  const { name = '', message = String(error) } = (error ?? {}) as { name?: string; message?: string };
+  if (/region is missing/i.test(message)) return 'no AWS region: give --region or set AWS_REGION';
+  if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
+    return 'no AWS credentials: set AWS_PROFILE (a profile from `aws configure` or `aws sso login`), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials)';
+  }
+  return undefined;
 }

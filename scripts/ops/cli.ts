@@ -9,7 +9,7 @@ import { stackOutputs, stackResources, withoutHash } from '../cli/stack.js';
 import { replayRange } from '../replay/replay-range.js';
 import { listFailures, purgeQueue, replayFailures } from './failure-queue.js';
 import { describePlan, teardownPlan } from './teardown.js';
-import { OPS_USAGE } from './usage.js';
+import { DESTROY_USAGE, OPS_USAGE } from './usage.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -27,13 +27,20 @@ const OPTIONS = {
 
 const print = (value: unknown): void => void process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
 
+/** The commands, checked before anything else (the stack, the region, credentials). */
+const COMMANDS = ['resources', 'failures list', 'failures replay', 'queue purge', 'destroy'] as const;
+
+/** `destroy` has a usage of its own (`npm run destroy -- --help`); every other command shares the ops usage. */
+const usageOf = (argv: readonly string[]) => (argv[0] === 'destroy' ? DESTROY_USAGE : OPS_USAGE);
+
 async function main(argv: string[]): Promise<void> {
-  const parsed = parseCommandLine(argv, OPTIONS, OPS_USAGE, true);
+  const parsed = parseCommandLine(argv, OPTIONS, usageOf(argv), true);
   if (!parsed) return;
   const { values, positionals } = parsed;
   const command = positionals.join(' ');
   const stack = values.stack;
   if (command === '') throw new UsageError('no command given');
+  if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'`);
   if (!stack) throw new UsageError(`'${command}' needs --stack`);
   const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
   if (!region) throw new UsageError('no region: give --region or set AWS_REGION');
@@ -96,4 +103,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => reportFailure('ops', OPS_USAGE, error));
+main(process.argv.slice(2)).catch((error: unknown) => reportFailure(process.argv[2] === 'destroy' ? 'destroy' : 'ops', usageOf(process.argv.slice(2)), error));

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
-import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
+import { missingAwsSetup, parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
 import { localClientConfig } from '../../devkit/engines/provision.js';
 import { type ShardRange, rangeFromFailureMessage, replayRange } from './replay-range.js';
@@ -32,10 +32,8 @@ const required = (value: string | undefined, flag: string): string => {
 /** One line a person can act on for the errors a first run meets; the first line of the message otherwise. */
 function describeReplayError(error: unknown): string {
   const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string; message?: string };
-  if (/region is missing/i.test(message)) return 'no AWS region: set AWS_REGION (or use --local for the local stack)';
-  if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
-    return 'no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or use --local for the local stack)';
-  }
+  const setup = missingAwsSetup(error);
+  if (setup) return `${setup} (or use --local for the local stack)`;
   const first = message.split('\n')[0] ?? '';
   return name === 'Error' || name === 'UsageError' || name === 'LocalStackNotRunningError' ? first : `${name}: ${first}`;
 }

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { benchUsage } from '../../../bench/command-line.js';
 import { COMMANDS, usageFor, USAGE as ADMIN_USAGE } from '../../../scripts/admin/run-command.js';
 import { QUERY_USAGE } from '../../../scripts/local/query.js';
 import { COMPACT_USAGE, START_USAGE } from '../../../scripts/local/usage.js';
-import { OPS_USAGE } from '../../../scripts/ops/usage.js';
+import { DESTROY_USAGE, OPS_USAGE } from '../../../scripts/ops/usage.js';
 import { REPLAY_USAGE } from '../../../scripts/replay/replay-usage.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -49,10 +51,19 @@ describe('every command line prints its usage for --help, on stdout, with exit s
       ['scripts/ops/cli.ts', OPS_USAGE],
     ];
     const outcomes = await runAll([...cases.map(([script]): [string, string[]] => [script, ['--help']]), ['scripts/ops/cli.ts', ['destroy', '--help']]]);
-    cases.push(['scripts/ops/cli.ts destroy', OPS_USAGE]);
+    cases.push(['scripts/ops/cli.ts destroy', DESTROY_USAGE]);
     const smoke = await run('scripts/smoke/smoke.ts', ['--help']);
     expect(smoke).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run smoke /), stderr: '' });
     outcomes.forEach((outcome, i) => expect({ script: cases[i]?.[0], ...outcome }).toEqual({ script: cases[i]?.[0], code: 0, stdout: cases[i]?.[1], stderr: '' }));
+  }, 60_000);
+
+  it('bench: its usage with every registered group, and nothing run or written (bench/results.json unchanged)', async () => {
+    const results = readFileSync(path.join(ROOT, 'bench/results.json'));
+    const outcome = await run('bench/run.ts', ['--help']);
+    expect(outcome).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run bench \[-- GROUP \.\.\.\]\n/), stderr: '' });
+    expect(outcome.stdout).toMatch(/^Groups: ingest, landing, .*\bcost\b/m);
+    expect(outcome.stdout).toBe(benchUsage(outcome.stdout.match(/^Groups: (.*)$/m)![1]!.split(', ')));
+    expect(readFileSync(path.join(ROOT, 'bench/results.json')).equals(results)).toBe(true);
   }, 60_000);
 
   it('admin, a group and a command, each through the command line', async () => {
@@ -82,6 +93,22 @@ describe('every command line prints its usage for --help, on stdout, with exit s
 });
 
 describe('a user error is one line and the usage on stderr, never a stack trace', () => {
+  it('ops: an unknown command is refused before the stack, the region or credentials are looked at', async () => {
+    const outcome = await run('scripts/ops/cli.ts', ['bogus', '--stack', 'X'], { AWS_REGION: '', AWS_DEFAULT_REGION: '' });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^ops: unknown command 'bogus'\nusage: npm run --silent ops/);
+  }, 30_000);
+
+  it('ops and destroy without AWS credentials: one line that names what to set', async () => {
+    // No credentials anywhere the SDK looks: no variables, no files, no instance metadata.
+    const nowhere = { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '', AWS_PROFILE: '', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
+    const outcomes = await Promise.all([['resources', '--stack', 'X', '--region', 'eu-west-1'], ['destroy', '--stack', 'X', '--region', 'eu-west-1']].map((args) => run('scripts/ops/cli.ts', args, nowhere)));
+    expect(outcomes.map((o) => [o.code, o.stderr])).toEqual([
+      [1, expect.stringMatching(/^ops: no AWS credentials: set AWS_PROFILE .* or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY .*\n$/)],
+      [1, expect.stringMatching(/^destroy: no AWS credentials: set AWS_PROFILE/)],
+    ]);
+  }, 60_000);
+
   it('npm start with a PORT that is not a port', async () => {
     const outcome = await run('scripts/local/start.ts', [], { PORT: '80a' });
     expect(outcome.code).toBe(2);
@@ -99,6 +126,7 @@ describe('a user error is one line and the usage on stderr, never a stack trace'
     ['scripts/ops/cli.ts', ['queue', 'purge', '--stack', 'S', '--region', 'eu-west-1', '--queue', 'failure'], 2, /^ops: queue purge deletes every message of the failure queue: add --yes/],
     [ADMIN, ['plan', 'create', '--plan', 'team', '--per-minute', 'lots'], 1, /^admin: --per-minute must be a whole number >= 0 or "none", not 'lots'\n$/],
     ['scripts/local/start.ts', ['--port', '8080'], 2, /^npm start: Unknown option '--port'/],
+    ['bench/run.ts', ['ingest', 'bogus'], 2, /^bench: unknown group 'bogus'\nusage: npm run bench/],
     ['scripts/local/start.ts', ['--s3-port', 'x'], 2, /^npm start: --s3-port must be a TCP port \(0-65535\), not 'x'\nusage: npm start/],
   ])('%s %j', async (script, args, code, stderr) => {
     const outcome = await run(script, args);
