@@ -86,6 +86,32 @@ describe('per-trace validation (docs/contract.md §3)', () => {
     expect(issuesOf(trace)).toContainEqual([path, code]);
   });
 
+  it.each([
+    [
+      '"input": {"q": "hi"}',
+      { spans: [buildSpan({ input: { q: 'hi' } })] },
+      { path: '/spans/0/input', code: 'invalid_type', message: String.raw`must be a string holding JSON text, not an object: send JSON.stringify(value) (Python: json.dumps(value)), here "{\"q\":\"hi\"}"` },
+    ],
+    [
+      '"output": "hello"',
+      { spans: [buildSpan({ output: 'hello' })] },
+      { path: '/spans/0/output', code: 'not_json_string', message: String.raw`must be a string holding JSON text, or "": plain text is not JSON; to store text, send JSON.stringify(value) (Python: json.dumps(value)), here "\"hello\""` },
+    ],
+    [
+      '"attributes": {"tags": ["prod"]}',
+      { attributes: { tags: ['prod'] } },
+      { path: '/attributes', code: 'invalid_type', message: String.raw`must be a string holding a JSON object, not an object: send JSON.stringify(value) (Python: json.dumps(value)), here "{\"tags\":[\"prod\"]}"` },
+    ],
+    [
+      'a long array in output (not quoted back)',
+      { spans: [buildSpan({ output: ['x'.repeat(100)] })] },
+      { path: '/spans/0/output', code: 'invalid_type', message: 'must be a string holding JSON text, not an array: send JSON.stringify(value) (Python: json.dumps(value))' },
+    ],
+  ])('answers the first mistake %s with what to send instead, keeping the contract code', (_mistake, overrides, issue) => {
+    const result = check({ ...buildTrace(), ...overrides });
+    expect(result.ok ? [] : result.issues).toEqual([issue]);
+  });
+
   it('accepts both bounds of the ±24 h window', () => {
     expect(check(buildTrace({ timestamp: iso(24 * 3600 * 1000) })).ok).toBe(true);
     expect(check(buildTrace({ timestamp: iso(-24 * 3600 * 1000) })).ok).toBe(true);

@@ -2,6 +2,7 @@ import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
 import type { CandidateTrace } from '../candidate.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
+import { notJsonTextMessage } from './json-text-hints.js';
 import { parseTimestampMicros, withinDayOfClock } from './timestamps.js';
 
 /**
@@ -55,14 +56,14 @@ function tooDeep(value: string, path: string, issues: ValidationIssue[]): boolea
 /** `written`: the route wrote or parsed the text itself (see `RouteWritten.jsonTexts`), so only its depth is checked. */
 function checkJsonText(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
   if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
-  if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: 'must be a string holding JSON text, or ""' });
+  if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(path.slice(path.lastIndexOf('/') + 1), value) });
 }
 
 function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
   if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
   const parsed = parseJson(value);
   if (parsed === NOT_JSON) {
-    issues.push({ path, code: 'not_json_string', message: 'must be a string holding a JSON object, or ""' });
+    issues.push({ path, code: 'not_json_string', message: notJsonTextMessage('attributes', value) });
   } else if (!isJsonObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
   } else if ('tags' in parsed) {

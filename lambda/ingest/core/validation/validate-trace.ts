@@ -6,6 +6,7 @@ import type { AcceptedTrace } from '../../../shared/domain/trace.js';
 import type { CandidateTrace } from '../candidate.js';
 import { normalizeTrace } from '../../generated/normalize-trace.js';
 import { MAX_ISSUES_PER_TRACE, type IssueCode, type ValidationIssue } from './issue-codes.js';
+import { JSON_TEXT_MEMBERS, notAStringMessage } from './json-text-hints.js';
 import { checkTraceRules } from './trace-rules.js';
 
 
@@ -41,6 +42,7 @@ function toIssue(error: ErrorObject, trace: unknown): ValidationIssue | undefine
     case 'type':
       if (path === '' || /^\/spans\/\d+$/.test(path)) return issue('not_an_object', 'must be a JSON object');
       if (REQUIRED_FIELDS.has(field) && valueAt(trace, path) === null) return issue('required', 'is required and must not be null');
+      if (JSON_TEXT_MEMBERS.has(field)) return issue('invalid_type', notAStringMessage(field, valueAt(trace, path)));
       return issue('invalid_type', typeMessage((error.params as { type: unknown }).type));
     case 'enum': {
       const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.filter((v) => v !== null);
