@@ -199,8 +199,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let landing: KinesisLambda;
     let bundled: BundledFunctions | undefined;
     if (options.bundled) {
-      log(`synthesizing the app and starting the four bundles from ${path.join(paths.root, 'cdk.out')}`);
+      log(`running the four bundles cdk deploy ships, synthesized into ${path.join(paths.root, 'cdk.out')}`);
+      const quiet = handlerEnvironment(base);
       bundled = await startBundledFunctions({
+        // The log level and metrics of plain npm start, not the template's INFO lines and EMF records on every request.
+        overrides: { POWERTOOLS_LOG_LEVEL: quiet.POWERTOOLS_LOG_LEVEL!, POWERTOOLS_METRICS_DISABLED: quiet.POWERTOOLS_METRICS_DISABLED! },
         projectRoot: options.bundled.projectRoot,
         outdir: path.join(paths.root, 'cdk.out'),
         region: LOCAL_REGION,

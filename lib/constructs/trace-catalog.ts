@@ -151,9 +151,9 @@ export class TraceCatalog extends Construct {
         databaseName: this.databaseName,
         tableInput: exactlyOnceViewInput(dataset, this.databaseName),
       });
-      view.addDependency(raw);
-      view.addDependency(compacted);
-      view.addDependency(this.manifests);
+      view.addResourceDependency(raw);
+      view.addResourceDependency(compacted);
+      view.addResourceDependency(this.manifests);
       return { raw, compacted, view };
     };
     const [traces, spans] = DATASETS;

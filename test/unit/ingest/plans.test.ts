@@ -11,7 +11,7 @@ import { buildBatch, gatewayEvent } from '../../../devkit/builders/trace-builder
 const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 const TEAM = { minute: 2, hour: 1000, day: 10_000, month: 100_000 };
 
-describe('an organization on a plan (decisions §5)', () => {
+describe('an organization on a plan (docs/api.md, "Plans and quotas")', () => {
   it('runs under its plan\'s quotas when it overrides none', async () => {
     const h = await createHarness({ plan: TEAM });
     const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body: JSON.stringify(buildBatch(3)) }));
