@@ -1,7 +1,7 @@
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { parseCommandLine, reportFailure } from '../cli/command-line.js';
 import { ENGINE_PORT_OPTIONS, localPorts } from './ports.js';
-import { READY_LINE, START_USAGE } from './usage.js';
+import { FIRST_QUERY, READY_LINE, START_USAGE } from './usage.js';
 import { type DemoTenant, startLocalStack } from '../../devkit/local-stack/local-stack.js';
 import { localPaths } from '../../devkit/local-stack/local-state.js';
 
@@ -26,7 +26,7 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
       'Try it:',
       `  curl -s ${ingestUrl} -H 'X-API-Key: ${demo.orgKey.apiKey}' -H 'Content-Type: application/json' \\`,
       `    -d '{"traces":[{"timestamp":"'$(date -u +%Y-%m-%dT%H:%M:%SZ)'","root_span_name":"hello","spans":[{"timestamp":"'$(date -u +%Y-%m-%dT%H:%M:%SZ)'","name":"hello"}]}]}'`,
-      `  npm run query -- "SELECT trace_id, root_span_name, timestamp FROM traces"`,
+      `  npm run query -- "${FIRST_QUERY}"`,
     );
   } else {
     lines.push(`The demo organization exists but ${stateDir}/demo-keys.json is gone: create a key with`, '  npm run --silent admin -- key create --org demo');

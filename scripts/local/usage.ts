@@ -3,6 +3,9 @@
 /** The port of the local API when `PORT` is not set. */
 export const DEFAULT_LOCAL_PORT = 3000;
 
+/** The query `npm start` suggests (and the README's quickstart runs): the newest traces, a screenful. */
+export const FIRST_QUERY = 'SELECT trace_id, root_span_name, span_count, timestamp FROM traces ORDER BY timestamp DESC LIMIT 10';
+
 /** The banner's last line: `npm start` prints it once the stack serves and both demo keys are printed above it. */
 export const READY_LINE = 'Press Ctrl-C to stop.';
 

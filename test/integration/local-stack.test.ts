@@ -98,6 +98,16 @@ describe('the README, run as written against the local stack', () => {
     expect(shown).toMatch(/trace_id\s+\|\s+root_span_name\s+\|\s+span_count/);
   }, 90_000);
 
+  it('the "Query" block: asking by the tag the curl sent finds its trace, and the spans query answers', async () => {
+    const [byTag, spans] = examples.queries as [string, string];
+    expect(examples.queries).toHaveLength(2);
+    const { stdout: tagged } = await bash(byTag);
+    expect(tagged).toMatch(/root_span_name/);
+    expect(tagged).toContain('hello');
+    const { stdout: rows } = await bash(spans);
+    expect(rows).toContain('llm-call');
+  }, 60_000);
+
   it('the admin block: a plan, an organization on it with an override, a key and its usage', async () => {
     const { stdout } = await bash(examples.admin);
     const documents = stdout.split(/\n(?=\{)/).map((text) => JSON.parse(text) as Record<string, unknown>);

@@ -5,8 +5,10 @@ import path from 'node:path';
 export interface ReadmeExamples {
   /** "Then, in another terminal:" — the curl with the demo key, its stated answer, and the query. */
   tryIt: { curl: string; answer: string; query: string };
-  /** The admin CLI block of "Run it". */
+  /** The admin CLI block ("Plans, organizations and keys"). */
   admin: string;
+  /** The "## Query" block, one command per line. */
+  queries: string[];
   /** The OpenTelemetry example: its setup commands and the complete file, with its name. */
   otel: { install: string; environment: string; run: string; fileName: string; code: string };
 }
@@ -37,6 +39,7 @@ export function readmeExamples(readme = readFileSync(path.join(ROOT, 'README.md'
       query: lines.slice(answerLine + 1).join('\n').trim(),
     },
     admin: blockAfter(readme, 'Plans, organizations and keys of your own', 'sh'),
+    queries: blockAfter(readme, '## Query', 'sh').trim().split('\n'),
     otel: {
       install: otelSetup[0] as string,
       environment: otelSetup[1] as string,

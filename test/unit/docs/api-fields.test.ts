@@ -4,7 +4,7 @@ import { validateTrace } from '../../../lambda/ingest/core/validation/validate-t
 import { NOW_MICROS, iso } from '../../../devkit/builders/trace-builders.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const doc = readFileSync(path.join(ROOT, 'docs/api.md'), 'utf8');
 const schema = JSON.parse(readFileSync(path.join(ROOT, 'lambda/ingest/core/validation/trace.schema.json'), 'utf8')) as SchemaObject;
 
 interface SchemaProperty {
@@ -24,9 +24,9 @@ interface Row {
   default: string;
 }
 
-/** The rows of the README table whose header starts with `| <title> |`. */
+/** The rows of the table whose header starts with `| <title> |`. */
 function table(title: string): Row[] {
-  const lines = readme.split('\n');
+  const lines = doc.split('\n');
   const start = lines.findIndex((line) => line.startsWith(`| ${title} |`));
   expect(start).toBeGreaterThan(-1);
   const rows: Row[] = [];
@@ -38,7 +38,7 @@ function table(title: string): Row[] {
   return rows;
 }
 
-/** The word the README's type column must start with, from the schema. */
+/** The word the type column must start with, from the schema. */
 function typeWord(property: SchemaProperty): RegExp {
   if (property.enum) return /^one of /;
   const types = (Array.isArray(property.type) ? property.type : [property.type]).filter((t) => t !== 'null');
@@ -63,7 +63,7 @@ function checkAgainstSchema(rows: Row[], shape: SchemaObject, normalized: Record
   }
 }
 
-describe('README trace and span field tables', () => {
+describe('the trace and span field tables of docs/api.md', () => {
   it('list every trace field of the schema, in order, with its type, whether it is required and the default the service fills in', () => {
     const result = validateTrace({ timestamp: iso() }, NOW_MICROS, () => '00000000-0000-4000-8000-000000000000');
     if (!result.ok) throw new Error('a minimal trace must validate');

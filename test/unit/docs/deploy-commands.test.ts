@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const doc = readFileSync(path.join(ROOT, 'docs/deploy.md'), 'utf8');
 
-/** The README's shell block after `marker`. */
+/** The shell block of docs/deploy.md after `marker`. */
 function shellBlockAfter(marker: string): string {
-  const start = readme.indexOf('```sh\n', readme.indexOf(marker));
-  return readme.slice(start + 6, readme.indexOf('\n```', start + 6));
+  const start = doc.indexOf('```sh\n', doc.indexOf(marker));
+  return doc.slice(start + 6, doc.indexOf('\n```', start + 6));
 }
 
-describe("the README's deploy commands", () => {
+describe("docs/deploy.md's first-organization commands", () => {
   it('set every variable they use before using it', () => {
     const block = shellBlockAfter('The first organization and key, with the admin CLI against the deployed stack');
     const set = new Set<string>();

@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const layout = /## Layout\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+const development = readFileSync(path.join(ROOT, 'docs/development.md'), 'utf8');
+const layout = /## Layout\n\n```\n([\s\S]*?)```/.exec(development)?.[1] ?? '';
 
 /** The top-level entries of the map: the first word of each line that starts at column 0. */
 const topLevel = layout
@@ -14,7 +14,7 @@ const topLevel = layout
 const directoriesIn = (relative: string) =>
   readdirSync(path.join(ROOT, relative)).filter((name) => statSync(path.join(ROOT, relative, name)).isDirectory() && name !== 'generated');
 
-describe('the README layout section', () => {
+describe('the layout map of docs/development.md', () => {
   it('is found and names the folders of the repository', () => {
     expect(topLevel.length).toBeGreaterThan(8);
   });
