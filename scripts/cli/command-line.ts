@@ -62,7 +62,7 @@ function firstLine(error: unknown): string {
  */
 export function missingAwsSetup(error: unknown): string | undefined {
   const { name = '', message = String(error) } = (error ?? {}) as { name?: string; message?: string };
-  if (/region is missing/i.test(message)) return 'no AWS region: give --region or set AWS_REGION';
+  if (/region is missing/i.test(message)) return 'no AWS region: set AWS_REGION';
   if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
     return 'no AWS credentials: set AWS_PROFILE (a profile from `aws configure` or `aws sso login`), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials)';
   }
