@@ -277,6 +277,12 @@ async function listen(server: NetServer, port: number): Promise<number> {
 export async function startS3rver(opts: EngineOptions = {}): Promise<Engine> {
   const directory = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 's3rver-'));
   mkdirSync(directory, { recursive: true });
+  // s3rver leaves a bind error to an 'error' event nobody handles, which ends the process: a chosen port is tried first.
+  if (opts.port) {
+    const probe = createServer();
+    await listen(probe, opts.port);
+    await new Promise((resolve) => probe.close(resolve));
+  }
   const s3rver = new S3rver({ address: HOST, port: opts.port ?? 0, silent: true, directory, resetOnClose: false });
   writeObjectsAtomically(s3rver.store as S3rverFilesystemStore);
   encodeContinuationTokensPortably(s3rver as unknown as S3rverListingInternals);

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { UsageError } from '../cli/command-line.js';
 import { DEFAULT_LOCAL_PORT } from './usage.js';
 
@@ -43,4 +44,29 @@ export function localPorts(flags: Partial<Record<string, string | boolean | unde
     }),
   ) as Record<EngineName, number>;
   return { api, engines };
+}
+
+/** Where each port of {@link LocalPorts} is set, as a person would change it. */
+const SOURCES: Record<'api' | EngineName, string> = {
+  api: 'PORT',
+  ...(Object.fromEntries(Object.entries(ENGINE_PORTS).map(([engine, { flag, variable }]) => [engine, `${variable} or --${flag}`])) as Record<EngineName, string>),
+};
+
+function inUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(true));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(false)));
+  });
+}
+
+/**
+ * The ports a person chose (not 0) that another process holds, each with where it was set: asked after a start
+ * failed, so the answer names the setting to change rather than an engine's bind error.
+ */
+export async function portsInUse(ports: LocalPorts): Promise<string[]> {
+  const chosen = [['api', ports.api] as const, ...Object.entries(ports.engines)].filter(([, port]) => port !== 0);
+  const busy: string[] = [];
+  for (const [name, port] of chosen) if (await inUse(port)) busy.push(`port ${port} (${SOURCES[name as 'api' | EngineName]})`);
+  return busy;
 }

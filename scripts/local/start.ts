@@ -1,6 +1,6 @@
 import { INGEST_ROUTE, OTLP_ROUTE } from '../../lambda/shared/service-constants.js';
 import { parseCommandLine, reportFailure } from '../cli/command-line.js';
-import { ENGINE_PORT_OPTIONS, localPorts } from './ports.js';
+import { ENGINE_PORT_OPTIONS, localPorts, portsInUse } from './ports.js';
 import { FIRST_QUERY, READY_LINE, START_USAGE } from './usage.js';
 import { type DemoTenant, startLocalStack } from '../../devkit/local-stack/local-stack.js';
 import { localPaths } from '../../devkit/local-stack/local-state.js';
@@ -46,7 +46,11 @@ async function main(): Promise<void> {
 
   log(`starting DynamoDB Local (a Java process, the slowest: usually 4-10 s, 20 s or more on a busy machine), kinesalite and s3rver with state in ${paths.root}${values.reset ? ' (reset)' : ''}`);
   // --bundled runs the bundles cdk deploy ships, synthesized from this checkout (process.cwd(): npm start runs at the root).
-  const stack = await startLocalStack({ paths, port: ports.api, enginePorts: ports.engines, reset: values.reset, log, ...(values.bundled ? { bundled: { projectRoot: process.cwd() } } : {}) });
+  const stack = await startLocalStack({ paths, port: ports.api, enginePorts: ports.engines, reset: values.reset, log, ...(values.bundled ? { bundled: { projectRoot: process.cwd() } } : {}) }).catch(async (error: unknown) => {
+    // An engine that cannot bind says so in its own words (a Java stack trace, EADDRINUSE): name the setting instead.
+    const busy = await portsInUse(ports);
+    throw busy.length > 0 ? new Error(`${busy.join(', ')} already in use by another process: choose another, or leave it unset for a free one`) : error;
+  });
   process.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
 
   let firstSignalAt: number | undefined;

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { benchUsage } from '../../../bench/command-line.js';
@@ -115,6 +117,21 @@ describe('a user error is one line and the usage on stderr, never a stack trace'
     expect(outcome.stderr).toMatch(/^npm start: PORT must be a TCP port \(0-65535\), not '80a'\nusage: npm start/);
     expect(outcome.stderr).not.toMatch(STACK_TRACE);
   }, 30_000);
+
+  it('npm start with an engine port another process holds: one line that names the setting, not the engine\'s bind error', async () => {
+    const holder = createServer();
+    const port = await new Promise<number>((resolve) => holder.listen(0, '127.0.0.1', () => resolve((holder.address() as { port: number }).port)));
+    const state = mkdtempSync(path.join(tmpdir(), 'help-busy-port-'));
+    try {
+      const outcome = await run('scripts/local/start.ts', [], { S3_PORT: String(port), PORT: '0', TRACE_INGEST_LOCAL_DIR: state });
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr).toContain(`\nnpm start: port ${port} (S3_PORT or --s3-port) already in use by another process: choose another, or leave it unset for a free one\n`);
+      expect(outcome.stderr).not.toMatch(STACK_TRACE);
+    } finally {
+      holder.close();
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it.each([
     ['scripts/replay/replay.ts', ['--local', '--shard', 's', '--from', 'abc', '--to', '1'], 2, /^replay: --from must be a Kinesis sequence number \(decimal digits\), not 'abc'\nusage: npm run replay/],
