@@ -1,5 +1,5 @@
 /**
- * `npm run compact`: compacts everything pending in the running local stack's bucket now, open hours
+ * `npm run compact`: deletes the hours past their organizations' retention, then compacts everything pending in the running local stack's bucket now, open hours
  * included (the timer of `npm start` waits for an hour to close). Prints one line per compacted hour.
  */
 import { parseCommandLine, reportFailure } from '../cli/command-line.js';
@@ -23,6 +23,9 @@ async function main(): Promise<void> {
         ? `${slice}: generation ${c.generation}, ${c.rows.traces} traces, ${c.rows.spans} spans, ${c.duplicatesDropped} duplicate rows dropped\n`
         : `${slice}: deleted ${c.objectsDeleted} objects of replaced generations\n`,
     );
+  }
+  for (const hour of run.retention?.deleted ?? []) {
+    process.stdout.write(`${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}: past retention, ${hour.objectsDeleted} objects deleted (${hour.deleteCompacted ? 'compacted objects' : 'raw objects and manifest; its compacted objects on a run 2 hours on'})\n`);
   }
   process.stdout.write(`${run.slicesSeen} hour(s) seen, ${run.compacted.length} changed, ${run.open} still open, ${run.failed.length} failed\n`);
   for (const failure of run.failed) process.stderr.write(`compact: ${failure.slice}: ${failure.error}\n`);

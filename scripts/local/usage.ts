@@ -22,9 +22,10 @@ Details: docs/local.md.
 
 export const COMPACT_USAGE = `usage: npm run compact [-- --closed-only]
 
-Compacts every pending hour of the running local stack's bucket now, open hours included (the timer
-of npm start compacts only closed hours). Needs the local stack running (npm start); prints one line
-per hour it changed.
+Deletes the hours past each organization's retention (docs/operations.md, "Retention"), then compacts
+every pending hour of the running local stack's bucket now, open hours included (the timer of npm start
+does both every minute, and compacts only closed hours). Needs the local stack running (npm start);
+prints one line per hour it changed.
 
   --closed-only   only hours that have closed, as the deployed planner does
   --help          this text
