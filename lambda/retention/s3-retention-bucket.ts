@@ -1,6 +1,6 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { StoredObject } from '../compaction/ports.js';
-import { S3CompactionStore } from '../compaction/s3-compaction-store.js';
+import { deleteKeys } from '../compaction/s3-delete-keys.js';
 import type { RetentionBucket } from './ports.js';
 
 /**
@@ -10,14 +10,10 @@ import type { RetentionBucket } from './ports.js';
  * are ASCII, where that order is JavaScript's), so a listing can stop at the first key at or past a bound.
  */
 export class S3RetentionBucket implements RetentionBucket {
-  private readonly store: S3CompactionStore;
-
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
-  ) {
-    this.store = new S3CompactionStore(client, bucket);
-  }
+  ) {}
 
   async listBefore(prefix: string, bound: string): Promise<StoredObject[]> {
     const objects: StoredObject[] = [];
@@ -34,6 +30,6 @@ export class S3RetentionBucket implements RetentionBucket {
   }
 
   delete(keys: readonly string[]): Promise<void> {
-    return this.store.delete(keys);
+    return deleteKeys(this.client, this.bucket, keys);
   }
 }

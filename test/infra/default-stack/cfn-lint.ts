@@ -25,6 +25,7 @@ const ACKNOWLEDGED: { rule: string; resource: string; reason: string }[] = [
   { rule: 'W3005', resource: logicalId(stack.landing.consumer), reason: 'as above (CDK\'s Function and its role)' },
   { rule: 'W3005', resource: logicalId(stack.compaction.planner), reason: 'as above (CDK\'s Function and its role)' },
   { rule: 'W3005', resource: logicalId(stack.compaction.worker), reason: 'as above (CDK\'s Function and its role)' },
+  { rule: 'W3005', resource: logicalId(stack.retention.sweeper), reason: 'as above (CDK\'s Function and its role)' },
 ];
 
 const cfnLintVersion = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });

@@ -16,6 +16,7 @@ const roles: Record<keyof FunctionEntries, CfnElement> = {
   landing: stack.landing.consumer.role?.node.defaultChild as CfnElement,
   compactionPlanner: stack.compaction.planner.role?.node.defaultChild as CfnElement,
   compactionWorker: stack.compaction.worker.role?.node.defaultChild as CfnElement,
+  retentionSweeper: stack.retention.sweeper.role?.node.defaultChild as CfnElement,
 };
 
 /** IAM actions a command needs, where the action is not the command's own name (https://docs.aws.amazon.com/service-authorization/latest/reference/). */
@@ -49,6 +50,11 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
   },
   compactionWorker: {
     'sqs:SendMessage': 'queueing slices is the planner\'s (SqsSliceQueue), bundled through the shared compose.ts',
+  },
+  retentionSweeper: {
+    'dynamodb:GetItem': 'DynamoDbTenancyStore is bundled whole; the sweep only scans organizations and queries plans',
+    'dynamodb:PutItem': 'as above: the sweep writes nothing to the tenancy table',
+    'dynamodb:UpdateItem': 'as above',
   },
 };
 
