@@ -197,7 +197,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let landing: KinesisLambda;
     let bundled: BundledFunctions | undefined;
     if (options.bundled) {
-      log(`synthesizing the app and starting the four bundles from ${path.join(paths.root, 'cdk.out')}`);
+      log(`synthesizing the app and starting the five bundles from ${path.join(paths.root, 'cdk.out')}`);
       bundled = await startBundledFunctions({
         projectRoot: options.bundled.projectRoot,
         outdir: path.join(paths.root, 'cdk.out'),

@@ -12,7 +12,7 @@ Starts the whole pipeline on this machine: DynamoDB Local, kinesalite and s3rver
 behind http://127.0.0.1:$PORT and the landing handler polling the stream. Prints two demo API keys.
 
   --reset   start empty (deletes the state directory first)
-  --bundled run the four bundles cdk deploy ships (synthesized into the state directory's cdk.out),
+  --bundled run the five bundles cdk deploy ships (synthesized into the state directory's cdk.out),
             each in its own Node 24 process with the template's environment
   --help    this text
 
