@@ -108,7 +108,7 @@ function compactInProcess(endpoints: Parameters<typeof compactLocal>[0], paths: 
     return {
       compacted: run.compacted.filter((c) => c.outcome === 'compacted').map((c) => `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`),
       failed: run.failed.map((failure) => `${failure.slice}: ${failure.error}`),
-      expired: (run.retention?.deleted ?? []).map((hour) => `${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}${hour.deleteCompacted ? ' (compacted objects)' : ''}`),
+      expired: (run.retention?.deleted ?? []).map((hour) => `${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}${hour.deleteCompacted && !hour.compactedDeferred ? ' (compacted objects)' : ''}`),
     };
   };
 }

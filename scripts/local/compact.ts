@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     );
   }
   for (const hour of run.retention?.deleted ?? []) {
-    process.stdout.write(`${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}: past retention, ${hour.objectsDeleted} objects deleted (${hour.deleteCompacted ? 'compacted objects' : 'raw objects and manifest; its compacted objects on a run 2 hours on'})\n`);
+    process.stdout.write(`${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}: past retention, ${hour.objectsDeleted} objects deleted (${hour.deleteCompacted && !hour.compactedDeferred ? 'compacted objects' : 'raw objects and manifest; its compacted objects on a run 2 hours on'})\n`);
   }
   process.stdout.write(`${run.slicesSeen} hour(s) seen, ${run.compacted.length} changed, ${run.open} still open, ${run.failed.length} failed\n`);
   for (const failure of run.failed) process.stderr.write(`compact: ${failure.slice}: ${failure.error}\n`);
