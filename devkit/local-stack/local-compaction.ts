@@ -57,7 +57,7 @@ export interface LocalCompactionOptions extends PendingOptions {
 }
 
 /** What a local run did: the retention sweep (when the tenancy table was given), then compaction. */
-export type LocalCompactionRun = CompactionRun & { retention?: RetentionSweep };
+export type LocalCompactionRun = CompactionRun & { retention?: RetentionSweep; retentionFailure?: string };
 
 /**
  * Runs the local stack's scheduled work on its bucket through its S3 endpoint in this process, under the compaction
@@ -76,12 +76,16 @@ export async function compactLocal(
     const { deps, ...pending } = options;
     const store = new S3CompactionStore(s3, endpoints.bucket);
     return await withCompactionLock(paths, async () => {
-      const retention =
-        dynamodb && endpoints.tables
-          ? await sweepRetention({ store, bucket: new S3RetentionBucket(s3, endpoints.bucket), tenancy: new DynamoDbTenancyStore(dynamodb, endpoints.tables.tenancy), ...(deps?.now ? { now: deps.now } : {}) })
-          : undefined;
-      const run = await compactPending({ store, ...deps }, pending);
-      return retention ? { ...run, retention } : run;
+      // A failed sweep does not hold compaction up: it is reported, and the next run sweeps again.
+      let swept: Pick<LocalCompactionRun, 'retention' | 'retentionFailure'> = {};
+      if (dynamodb && endpoints.tables) {
+        const tenancy = new DynamoDbTenancyStore(dynamodb, endpoints.tables.tenancy);
+        swept = await sweepRetention({ store, bucket: new S3RetentionBucket(s3, endpoints.bucket), tenancy, ...(deps?.now ? { now: deps.now } : {}) }).then(
+          (retention) => ({ retention }),
+          (error: unknown) => ({ retentionFailure: (error as Error).message ?? String(error) }),
+        );
+      }
+      return { ...(await compactPending({ store, ...deps }, pending)), ...swept };
     });
   } finally {
     s3.destroy();
@@ -99,6 +103,7 @@ export interface CompactionTick {
   failed: string[];
   /** Hours deleted past their organization's retention. */
   expired?: string[];
+  retentionFailure?: string;
 }
 
 /** One tick in this process: every closed, settled hour compacted through the shared steps. */
@@ -108,6 +113,7 @@ function compactInProcess(endpoints: Parameters<typeof compactLocal>[0], paths: 
     return {
       compacted: run.compacted.filter((c) => c.outcome === 'compacted').map((c) => `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`),
       failed: run.failed.map((failure) => `${failure.slice}: ${failure.error}`),
+      ...(run.retentionFailure ? { retentionFailure: run.retentionFailure } : {}),
       expired: (run.retention?.deleted ?? []).map((hour) => `${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}${hour.deleteCompacted && !hour.compactedDeferred ? ' (compacted objects)' : ''}`),
     };
   };
@@ -139,7 +145,8 @@ export function startCompactionTimer(options: {
     if (running) return;
     running = compactOnce()
       .then(
-        ({ compacted, failed, expired = [] }) => {
+        ({ compacted, failed, expired = [], retentionFailure }) => {
+          if (retentionFailure) options.log(`the retention sweep failed, retrying on the next tick: ${retentionFailure}`);
           if (expired.length > 0) options.log(`deleted ${expired.length} hour(s) past their retention: ${expired.join(', ')}`);
           if (compacted.length > 0) options.log(`compacted ${compacted.length} hour(s): ${compacted.join(', ')}`);
           for (const failure of failed) options.log(`compaction of ${failure} failed, retrying on the next tick`);

@@ -29,7 +29,8 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${run.slicesSeen} hour(s) seen, ${run.compacted.length} changed, ${run.open} still open, ${run.failed.length} failed\n`);
   for (const failure of run.failed) process.stderr.write(`compact: ${failure.slice}: ${failure.error}\n`);
-  if (run.failed.length > 0) process.exitCode = 1;
+  if (run.retentionFailure) process.stderr.write(`compact: the retention sweep failed: ${run.retentionFailure}\n`);
+  if (run.failed.length > 0 || run.retentionFailure) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => reportFailure('compact', COMPACT_USAGE, error));

@@ -118,5 +118,11 @@ describe('retention against DynamoDB Local and s3rver', () => {
     expect([...viewAfter.keys()].filter((id) => id.startsWith('forever/'))).toHaveLength(72);
     expect([...viewAfter.keys()].filter(expired)).toEqual([]);
     expect([...before.keys()].filter(keyExpired).length).toBeGreaterThan(24 * 4);
+
+    // A sweep that fails (here: no tenancy table) is reported and does not hold compaction up.
+    await landRecords({ store }, [inlineRecord(++sequence, acceptedTrace({ timestamp: '2026-11-28T11:05:00.000000Z', spans: [] }), traceContext({ org_id: 'forever', received_at: '2026-11-28T11:05:00.000Z' }))]);
+    const broken = await compactLocal({ ...endpoints, tables: { tenancy: 'missing', rate: 'missing' } }, paths, { includeOpenHours: true, deps: { now: () => NOW } });
+    expect(broken.retentionFailure).toMatch(/non-existent table|not found/i);
+    expect(broken.compacted.map((c) => `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`)).toEqual(['forever/2026-11-28/11']);
   });
 });
