@@ -1,5 +1,6 @@
 import { sliceId } from '../compaction/compaction-keys.js';
 import { type AppliedRetention, appliedRetention, retentionCutoff } from '../shared/domain/retention.js';
+import { settleLimited } from '../shared/runtime/limited.js';
 import { DATA_PREFIXES } from '../shared/service-constants.js';
 import type { HourExpiry, HourExpirySink, RetentionBucket, RetentionLogger, RetentionTenancy } from './ports.js';
 import { HOUR_PREFIXES, firstKeptDayKey, firstKeptHourKey, orgPrefix, sliceOfHourKey } from './retention-keys.js';
@@ -10,6 +11,14 @@ import { HOUR_PREFIXES, firstKeptDayKey, firstKeptHourKey, orgPrefix, sliceOfHou
  * it names. The same grace compaction gives a replaced generation (`DEFAULT_SUPERSEDED_GRACE_MS`).
  */
 export const DEFAULT_READER_GRACE_MS = 2 * 60 * 60 * 1000;
+
+/** Organizations swept at once: each holds only its expired keys, and its listings wait on S3, not on the CPU. */
+export const ORGANIZATIONS_SWEPT_IN_PARALLEL = 8;
+
+/** Some organizations could not be swept; the others were. The next run tries them again. */
+export class RetentionSweepError extends Error {
+  override name = 'RetentionSweepError';
+}
 
 export interface RetentionPlanDeps {
   bucket: RetentionBucket;
@@ -90,15 +99,26 @@ export async function planRetention(deps: RetentionPlanDeps): Promise<RetentionP
   const [organizations, plans] = await Promise.all([deps.tenancy.listOrganizations(), deps.tenancy.listPlans()]);
   const planOf = new Map(plans.map((plan) => [plan.name, plan]));
   const result: RetentionPlan = { at: now.toISOString(), organizations: [], kept: 0 };
+  const swept: { orgId: string; retention: AppliedRetention & { days: number } }[] = [];
   for (const org of organizations.sort((a, b) => a.orgId.localeCompare(b.orgId))) {
     const retention = appliedRetention(org, planOf.get(org.plan), deps.stackCeilingDays);
-    if (retention.days === null) {
-      result.kept++;
-      continue;
-    }
-    const sweep = await sweepOrganization(deps, org.orgId, { ...retention, days: retention.days }, now);
-    result.organizations.push(sweep);
-    if (sweep.hoursExpired + sweep.hoursCleared + sweep.overflowObjectsDeleted > 0) deps.logger?.info('Retention: hours past retention sent for deletion', { ...sweep });
+    if (retention.days === null) result.kept++;
+    else swept.push({ orgId: org.orgId, retention: { ...retention, days: retention.days } });
   }
+  // One organization failing (a listing, a send) does not stop the others; the run fails at the end, so it is seen.
+  const settled = await settleLimited(swept, ORGANIZATIONS_SWEPT_IN_PARALLEL, ({ orgId, retention }) => sweepOrganization(deps, orgId, retention, now));
+  const failed: string[] = [];
+  settled.forEach((outcome, index) => {
+    const { orgId } = swept[index]!;
+    if (outcome?.status === 'fulfilled') {
+      result.organizations.push(outcome.value);
+      const sweep = outcome.value;
+      if (sweep.hoursExpired + sweep.hoursCleared + sweep.overflowObjectsDeleted > 0) deps.logger?.info('Retention: hours past retention sent for deletion', { ...sweep });
+    } else {
+      failed.push(orgId);
+      deps.logger?.error('Retention: an organization could not be swept; the next run tries again', { org_id: orgId, error: outcome?.reason });
+    }
+  });
+  if (failed.length > 0) throw new RetentionSweepError(`could not sweep ${failed.length} of ${swept.length} organizations (${failed.slice(0, 10).join(', ')}); the others were swept`);
   return result;
 }

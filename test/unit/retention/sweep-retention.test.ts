@@ -146,6 +146,21 @@ describe('the retention sweep', () => {
   });
 });
 
+describe('a sweep in which one organization fails', () => {
+  it('sweeps the others, then fails the run naming it', async () => {
+    const bucket = new MemoryBucket();
+    const hour = new Date(Date.UTC(2026, 10, 20, 10));
+    await land(bucket, 'a-broken', hour);
+    await land(bucket, 'b-fine', hour);
+    const listed = listedRetentionBucket(bucket);
+    const failing = { ...listed, listBefore: async (prefix: string, bound: string) => (prefix.includes('org_id=a-broken/') ? Promise.reject(new Error('SlowDown')) : listed.listBefore(prefix, bound)) };
+    const orgs = [org('a-broken', 'team'), org('b-fine', 'team')];
+    await expect(sweepRetention({ store: bucket, bucket: failing, tenancy: tenancy(orgs, [plan('team', 3)]), now: () => NOW })).rejects.toThrow('could not sweep 1 of 2 organizations (a-broken); the others were swept');
+    expect(bucket.keys('traces/org_id=b-fine/')).toEqual([]);
+    expect(bucket.keys('traces/org_id=a-broken/').length).toBeGreaterThan(0);
+  });
+});
+
 describe('the deletion order of an expired hour', () => {
   /** A compacted hour with late raw data, and a reader of the exactly-once view run after every delete call. */
   async function watchedHour() {
