@@ -17,6 +17,7 @@ const optionalSuites: Suite[] = [
   { group: 'local-stack', file: 'local-stack.ts', exportName: 'runLocalStackBench' },
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
   { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
+  { group: 'retention', file: 'retention.ts', exportName: 'runRetentionBench' },
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },

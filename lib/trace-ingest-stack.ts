@@ -7,6 +7,7 @@ import { IngestApi, THROTTLED_METRIC_NAME } from './constructs/ingest-api.js';
 import { Compaction } from './constructs/compaction.js';
 import { Landing } from './constructs/landing.js';
 import { Monitoring } from './constructs/monitoring.js';
+import { Retention } from './constructs/retention.js';
 import { TenancyTables } from './constructs/tenancy-tables.js';
 import { TraceStream } from './constructs/trace-stream.js';
 
@@ -17,6 +18,8 @@ export const OUTPUTS = {
   rateTableName: 'RateTableName',
   traceStreamName: 'TraceStreamName',
   dataBucketName: 'DataBucketName',
+  /** Present only when `dataRetentionDays` is set: the admin CLI shows it as the ceiling over every retention. */
+  dataRetentionDays: 'DataRetentionDays',
 } as const;
 
 export interface TraceIngestStackProps extends StackProps {
@@ -32,6 +35,7 @@ export interface FunctionEntries {
   readonly landing: string;
   readonly compactionPlanner: string;
   readonly compactionWorker: string;
+  readonly retentionSweeper: string;
 }
 
 export const DEFAULT_ENTRIES: FunctionEntries = {
@@ -39,6 +43,7 @@ export const DEFAULT_ENTRIES: FunctionEntries = {
   landing: 'lambda/landing/handler.ts',
   compactionPlanner: 'lambda/compaction/planner-handler.ts',
   compactionWorker: 'lambda/compaction/worker-handler.ts',
+  retentionSweeper: 'lambda/retention/handler.ts',
 };
 
 /** The whole Trace Ingest service: API → ingest function → stream → consumer → Parquet in S3 → Athena. */
@@ -47,6 +52,7 @@ export class TraceIngestStack extends Stack {
   public readonly traceStream: TraceStream;
   public readonly landing: Landing;
   public readonly compaction: Compaction;
+  public readonly retention: Retention;
   public readonly ingest: IngestApi;
   public readonly monitoring: Monitoring;
 
@@ -76,6 +82,16 @@ export class TraceIngestStack extends Stack {
       logRetention: config.logRetention,
       metricsNamespace: METRICS_NAMESPACE,
     });
+    this.retention = new Retention(this, 'Retention', {
+      projectRoot,
+      entry: entries.retentionSweeper,
+      bucket: this.landing.bucket,
+      tenancyTable: this.tables.tenancyTable,
+      compactionQueue: this.compaction.queue,
+      ...(config.dataRetentionDays === undefined ? {} : { dataRetentionDays: config.dataRetentionDays }),
+      logRetention: config.logRetention,
+      metricsNamespace: METRICS_NAMESPACE,
+    });
     this.ingest = new IngestApi(this, 'Ingest', {
       projectRoot,
       entry: entries.ingest,
@@ -96,6 +112,7 @@ export class TraceIngestStack extends Stack {
       ingestFunction: this.ingest.handler,
       consumer: this.landing.consumer,
       compaction: this.compaction,
+      retentionSweeper: this.retention.sweeper,
       tenancyTable: this.tables.tenancyTable,
       rateTable: this.tables.rateTable,
       stream: this.traceStream.stream,
@@ -111,6 +128,7 @@ export class TraceIngestStack extends Stack {
     new CfnOutput(this, OUTPUTS.rateTableName, { value: this.tables.rateTable.tableName });
     new CfnOutput(this, OUTPUTS.traceStreamName, { value: this.traceStream.stream.streamName });
     new CfnOutput(this, OUTPUTS.dataBucketName, { value: this.landing.bucket.bucketName });
+    if (config.dataRetentionDays !== undefined) new CfnOutput(this, OUTPUTS.dataRetentionDays, { value: String(config.dataRetentionDays), description: 'The ceiling over every plan\'s and organization\'s retention, in days' });
     new CfnOutput(this, 'IngestUrl', { value: this.ingest.ingestUrl });
     new CfnOutput(this, 'OtlpTracesUrl', { value: this.ingest.otlpTracesUrl });
     new CfnOutput(this, 'GlueDatabaseName', { value: this.landing.catalog.databaseName });

@@ -16,12 +16,12 @@ export interface BundledFunctionsOptions {
   log?: (line: string) => void;
 }
 
-/** The four deployed functions, each running from its bundle as Lambda runs it, and the SQS endpoint between planner and worker. */
+/** The five deployed functions, each running from its bundle as Lambda runs it, and the SQS endpoint between planner (and sweeper) and worker. */
 export interface BundledFunctions {
   readonly assembly: CloudAssembly;
   readonly functions: Readonly<Record<FunctionRole, LambdaProcess>>;
   readonly sqs: SqsEndpoint;
-  /** One scheduled compaction: the planner's run, then the worker on every slice it queued. */
+  /** One scheduled run: the retention sweeper's, the planner's, then the worker on every hour they queued. */
   compact(): Promise<{ slices: number; batchItemFailures: SQSBatchResponse['batchItemFailures'] }>;
   stop(): Promise<void>;
 }
@@ -73,6 +73,9 @@ export async function startBundledFunctions(options: BundledFunctionsOptions): P
       functions,
       sqs,
       async compact() {
+        const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
+        // The sweep first, as locally in-process: nothing is compacted that is deleted next.
+        await functions.sweeper.invoke(scheduled);
         await functions.planner.invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} });
         const records = sqs.drain();
         if (records.length === 0) return { slices: 0, batchItemFailures: [] };

@@ -5,8 +5,8 @@ import type { IConstruct } from 'constructs';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
 import { TraceIngestStack } from '../../lib/trace-ingest-stack.js';
 
-/** The four functions of the stack, by the role they play. */
-export type FunctionRole = 'ingest' | 'landing' | 'planner' | 'worker';
+/** The five functions of the stack, by the role they play. */
+export type FunctionRole = 'ingest' | 'landing' | 'planner' | 'worker' | 'sweeper';
 
 /** The resources a function's environment names, by the role they play. */
 export type ResourceRole = 'tenancyTable' | 'rateTable' | 'stream' | 'bucket' | 'compactionQueue';
@@ -56,7 +56,7 @@ export const ASSEMBLY_ENV = { account: '123456789012', region: 'us-east-1' };
 /**
  * Synthesizes the app with the default configuration into `outdir`, bundling every function with
  * esbuild as `cdk deploy` does (offline, no Docker), and reads back what it deploys. Slow (esbuild
- * for four bundles): do it once per test run or per `npm start -- --bundled`.
+ * for five bundles): do it once per test run or per `npm start -- --bundled`.
  */
 export function synthesizeAssembly(projectRoot: string, outdir: string, stackName = 'TraceIngest'): CloudAssembly {
   const app = new App({ outdir, context: cdkJsonContext(projectRoot) });
@@ -72,6 +72,7 @@ export function synthesizeAssembly(projectRoot: string, outdir: string, stackNam
     landing: stack.landing.consumer,
     planner: stack.compaction.planner,
     worker: stack.compaction.worker,
+    sweeper: stack.retention.sweeper,
   };
   const functions = Object.fromEntries(
     Object.entries(constructs).map(([role, construct]) => [role, deployedFunction(role as FunctionRole, logicalIdOf(stack, construct), template, assembly.directory)]),

@@ -1,9 +1,13 @@
 import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type CompactionRun, type PendingOptions, compactPending } from '../../lambda/compaction/compact-pending.js';
 import type { CompactionDeps } from '../../lambda/compaction/ports.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { S3RetentionBucket } from '../../lambda/retention/s3-retention-bucket.js';
+import { type RetentionSweep, sweepRetention } from '../../lambda/retention/sweep-retention.js';
 import { type LocalEndpoints, type LocalPaths, isProcessAlive, removeFile } from './local-state.js';
 import { localClientConfig } from '../engines/provision.js';
 
@@ -52,17 +56,40 @@ export interface LocalCompactionOptions extends PendingOptions {
   deps?: Partial<Omit<CompactionDeps, 'store'>>;
 }
 
+/** What a local run did: the retention sweep (when the tenancy table was given), then compaction. */
+export type LocalCompactionRun = CompactionRun & { retention?: RetentionSweep; retentionFailure?: string };
+
 /**
- * Compacts the local stack's bucket through its S3 endpoint in this process, with the two steps the deployed
- * planner and workers share: find the pending slices, compact each one.
+ * Runs the local stack's scheduled work on its bucket through its S3 endpoint in this process, under the compaction
+ * lock: the retention sweep first (when the tenancy table is given: organizations and plans say what is past
+ * retention), so nothing is compacted that is deleted next, then compaction with the two steps the deployed planner
+ * and workers share: find the pending slices, compact each one.
  */
-export async function compactLocal(endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>, paths: LocalPaths, options: LocalCompactionOptions = {}): Promise<CompactionRun> {
+export async function compactLocal(
+  endpoints: Pick<LocalEndpoints, 's3' | 'bucket'> & Partial<Pick<LocalEndpoints, 'dynamodb' | 'tables'>>,
+  paths: LocalPaths,
+  options: LocalCompactionOptions = {},
+): Promise<LocalCompactionRun> {
   const s3 = new S3Client(localClientConfig(endpoints.s3));
+  const dynamodb = endpoints.dynamodb && endpoints.tables ? new DynamoDBClient(localClientConfig(endpoints.dynamodb)) : undefined;
   try {
     const { deps, ...pending } = options;
-    return await withCompactionLock(paths, () => compactPending({ store: new S3CompactionStore(s3, endpoints.bucket), ...deps }, pending));
+    const store = new S3CompactionStore(s3, endpoints.bucket);
+    return await withCompactionLock(paths, async () => {
+      // A failed sweep does not hold compaction up: it is reported, and the next run sweeps again.
+      let swept: Pick<LocalCompactionRun, 'retention' | 'retentionFailure'> = {};
+      if (dynamodb && endpoints.tables) {
+        const tenancy = new DynamoDbTenancyStore(dynamodb, endpoints.tables.tenancy);
+        swept = await sweepRetention({ store, bucket: new S3RetentionBucket(s3, endpoints.bucket), tenancy, ...(deps?.now ? { now: deps.now } : {}) }).then(
+          (retention) => ({ retention }),
+          (error: unknown) => ({ retentionFailure: (error as Error).message ?? String(error) }),
+        );
+      }
+      return { ...(await compactPending({ store, ...deps }, pending)), ...swept };
+    });
   } finally {
     s3.destroy();
+    dynamodb?.destroy();
   }
 }
 
@@ -74,15 +101,20 @@ export const LOCAL_COMPACTION_INTERVAL_MS = 60_000;
 export interface CompactionTick {
   compacted: string[];
   failed: string[];
+  /** Hours deleted past their organization's retention. */
+  expired?: string[];
+  retentionFailure?: string;
 }
 
 /** One tick in this process: every closed, settled hour compacted through the shared steps. */
-function compactInProcess(endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>, paths: LocalPaths): () => Promise<CompactionTick> {
+function compactInProcess(endpoints: Parameters<typeof compactLocal>[0], paths: LocalPaths): () => Promise<CompactionTick> {
   return async () => {
     const run = await compactLocal(endpoints, paths, { settleMs: LOCAL_SETTLE_MS });
     return {
       compacted: run.compacted.filter((c) => c.outcome === 'compacted').map((c) => `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`),
       failed: run.failed.map((failure) => `${failure.slice}: ${failure.error}`),
+      ...(run.retentionFailure ? { retentionFailure: run.retentionFailure } : {}),
+      expired: (run.retention?.deleted ?? []).map((hour) => `${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}${hour.deleteCompacted && !hour.compactedDeferred ? ' (compacted objects)' : ''}`),
     };
   };
 }
@@ -100,7 +132,7 @@ export function bundledCompaction(bundled: { compact(): Promise<{ slices: number
 
 /** The timer of `npm start`: compacts closed hours every `intervalMs`, one run at a time. */
 export function startCompactionTimer(options: {
-  endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>;
+  endpoints: Parameters<typeof compactLocal>[0];
   paths: LocalPaths;
   intervalMs?: number;
   log: (line: string) => void;
@@ -113,7 +145,9 @@ export function startCompactionTimer(options: {
     if (running) return;
     running = compactOnce()
       .then(
-        ({ compacted, failed }) => {
+        ({ compacted, failed, expired = [], retentionFailure }) => {
+          if (retentionFailure) options.log(`the retention sweep failed, retrying on the next tick: ${retentionFailure}`);
+          if (expired.length > 0) options.log(`deleted ${expired.length} hour(s) past their retention: ${expired.join(', ')}`);
           if (compacted.length > 0) options.log(`compacted ${compacted.length} hour(s): ${compacted.join(', ')}`);
           for (const failure of failed) options.log(`compaction of ${failure} failed, retrying on the next tick`);
         },

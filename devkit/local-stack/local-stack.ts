@@ -199,7 +199,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let landing: KinesisLambda;
     let bundled: BundledFunctions | undefined;
     if (options.bundled) {
-      log(`running the four bundles cdk deploy ships, synthesized into ${path.join(paths.root, 'cdk.out')}`);
+      log(`running the five bundles cdk deploy ships, synthesized into ${path.join(paths.root, 'cdk.out')}`);
       const quiet = handlerEnvironment(base);
       bundled = await startBundledFunctions({
         // The log level and metrics of plain npm start, not the template's INFO lines and EMF records on every request.

@@ -4,6 +4,7 @@ import type { SliceCompaction } from './compact-slice.js';
 import { type PartCompaction, PartsNotReadyError, compactPart, switchParts } from './part-workers.js';
 import type { CompactionDeps } from './ports.js';
 import { type CompactionMessage, parseCompactionMessage } from './slice-message.js';
+import { type HourDeletion, expireHour } from '../retention/expire-hour.js';
 
 /** A message of the compaction queue as the worker receives it. */
 export interface QueuedSlice {
@@ -18,6 +19,8 @@ export interface QueuedSlicesOutcome {
   compacted: SliceCompaction[];
   /** Part workers' results. */
   parts: PartCompaction[];
+  /** Hours deleted past their organization's retention. */
+  expired: HourDeletion[];
   failed: { messageId: string; slice?: string; error: string }[];
   /** Switches whose parts are not all written yet: left on the queue like failures, but not failures. */
   waiting: { messageId: string; slice: string; error: string }[];
@@ -32,6 +35,17 @@ async function handle(deps: CompactionDeps, message: CompactionMessage, outcome:
     if (!result.ok) return { ok: false, waiting: false, error: result.error };
     if (result.result.outcome !== 'up-to-date') outcome.compacted.push(result.result);
     return { ok: true };
+  }
+  if (message.kind === 'expire') {
+    try {
+      const deletion = await expireHour(deps.store, message);
+      outcome.expired.push(deletion);
+      deps.logger?.info('Deleted an hour past its retention', { ...deletion, slice: sliceId(message.slice) });
+      return { ok: true };
+    } catch (error) {
+      deps.logger?.error('Deleting an hour past its retention failed; it is retried, and planned again by the next sweep', { slice: sliceId(message.slice), error });
+      return { ok: false, waiting: false, error: (error as Error).message ?? String(error) };
+    }
   }
   const context = { slice: sliceId(message.slice), plan: message.plan, ...(message.kind === 'part' ? { part: message.part } : {}) };
   try {
@@ -66,7 +80,7 @@ async function handle(deps: CompactionDeps, message: CompactionMessage, outcome:
  * the same group must not overtake it); with a batch size of 1 the batch is that one message.
  */
 export async function compactQueuedSlices(deps: CompactionDeps, messages: readonly QueuedSlice[]): Promise<QueuedSlicesOutcome> {
-  const outcome: QueuedSlicesOutcome = { failedMessageIds: [], compacted: [], parts: [], failed: [], waiting: [] };
+  const outcome: QueuedSlicesOutcome = { failedMessageIds: [], compacted: [], parts: [], expired: [], failed: [], waiting: [] };
   for (const message of messages) {
     if (outcome.failedMessageIds.length > 0) {
       outcome.failedMessageIds.push(message.messageId);

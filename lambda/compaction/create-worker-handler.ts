@@ -58,6 +58,8 @@ export function createWorkerHandler({ deps, logger, metrics, retries, now = () =
       metrics.addMetric('RowsCompacted', MetricUnit.Count, sum((c) => c.rowsRead) + outcome.parts.reduce((total, p) => total + p.rowsRead, 0));
       metrics.addMetric('SlicePartsCompacted', MetricUnit.Count, outcome.parts.filter((p) => p.outcome === 'written').length);
       metrics.addMetric('SwitchesWaiting', MetricUnit.Count, outcome.waiting.length);
+      metrics.addMetric('HoursExpired', MetricUnit.Count, outcome.expired.length);
+      metrics.addMetric('ObjectsExpired', MetricUnit.Count, outcome.expired.reduce((total, hour) => total + hour.objectsDeleted, 0));
       metrics.addMetric('DuplicateRowsDropped', MetricUnit.Count, sum((c) => c.duplicatesDropped));
       if (outcome.failed.length > 0) logger.error('Slices left on the queue for a retry', { failed: outcome.failed });
       if (outcome.waiting.length > 0) logger.info('Switches left on the queue until their parts are written', { waiting: outcome.waiting });

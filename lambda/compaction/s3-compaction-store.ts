@@ -2,7 +2,6 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  DeleteObjectsCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   NoSuchKey,
@@ -12,6 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { type AsyncBuffer, cachedAsyncBuffer } from 'hyparquet';
 import type { CompactionStore, StoredObject, UploadedPart } from './ports.js';
+import { deleteKeys } from './s3-delete-keys.js';
 
 /** Objects up to this size are read in one GET; larger ones (big compacted parts) by byte ranges as the reader asks. */
 const WHOLE_OBJECT_BYTES = 32 * 1024 * 1024;
@@ -92,11 +92,7 @@ export class S3CompactionStore implements CompactionStore {
     await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
   }
 
-  async delete(keys: readonly string[]): Promise<void> {
-    for (let start = 0; start < keys.length; start += 1000) {
-      const batch = keys.slice(start, start + 1000);
-      const response = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
-      if (response.Errors && response.Errors.length > 0) throw new Error(`could not delete ${response.Errors.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
-    }
+  delete(keys: readonly string[]): Promise<void> {
+    return deleteKeys(this.client, this.bucket, keys);
   }
 }

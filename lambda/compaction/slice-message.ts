@@ -23,18 +23,20 @@ export interface SliceMessage {
  * across part workers (see part-plan.ts) gets `kind: "part"` messages, one per part, and one `kind: "switch"`,
  * each naming the plan by generation, id and part count.
  */
-interface SliceMessageBody {
+export interface SliceMessageBody {
   v: 1;
-  kind?: 'slice' | 'part' | 'switch';
+  kind?: 'slice' | 'part' | 'switch' | 'expire';
   org_id: string;
   dt: string;
   hour: string;
-  reason: PendingReason;
+  reason: PendingReason | 'retention';
   planned_at: string;
   generation?: number;
   plan_id?: string;
   parts?: number;
   part?: number;
+  /** `kind: "expire"` (lambda/retention): delete the hour's compacted objects too, not only its raw objects and manifest. */
+  delete_compacted?: boolean;
 }
 
 /** What a message of the compaction queue asks of the worker. */
@@ -44,7 +46,9 @@ export type CompactionMessage =
   /** Write part `part` of the plan's generation. */
   | { kind: 'part'; slice: Slice; plan: PartPlanRef; part: number }
   /** Switch the slice to the plan's generation once all its parts exist. */
-  | { kind: 'switch'; slice: Slice; plan: PartPlanRef };
+  | { kind: 'switch'; slice: Slice; plan: PartPlanRef }
+  /** Delete the hour, past its organization's retention (lambda/retention/expire-hour.ts). */
+  | { kind: 'expire'; slice: Slice; deleteCompacted: boolean };
 
 export class InvalidSliceMessageError extends Error {
   override name = 'InvalidSliceMessageError';
@@ -146,6 +150,7 @@ export function parseCompactionMessage(body: string): CompactionMessage {
   const slice = { orgId, dt: parsed.dt, hour: parsed.hour };
   const kind = parsed.kind ?? 'slice';
   if (kind === 'slice') return { kind, slice };
+  if (kind === 'expire') return { kind, slice, deleteCompacted: parsed.delete_compacted === true };
   const { generation, plan_id: id, parts, part } = parsed;
   if (
     (kind !== 'part' && kind !== 'switch') ||

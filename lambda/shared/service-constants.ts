@@ -14,7 +14,7 @@ export const ROUTES_SENTENCE = `The API has two routes: ${INGEST_ROUTE.method} $
 
 /** The CloudWatch namespace every function's metrics go to, and the `service` dimension of each: the alarms watch these. */
 export const METRICS_NAMESPACE = 'TraceIngest';
-export const SERVICE_NAMES = { ingest: 'trace-ingest', landing: 'trace-landing', compaction: 'trace-compaction' } as const;
+export const SERVICE_NAMES = { ingest: 'trace-ingest', landing: 'trace-landing', compaction: 'trace-compaction', retention: 'trace-retention' } as const;
 
 /** Key prefixes of the data bucket: the key builders write under them, the grants and lifecycle rules name them. */
 export const DATA_PREFIXES = {

@@ -165,8 +165,8 @@ export class Compaction extends Construct {
   /**
    * The worker's data grants, all in one place: it lists the bucket, reads raw and compacted objects and
    * manifests, writes compacted objects (one PUT, or a multipart upload it may abort) and manifests, and deletes
-   * compacted objects (raw objects expire by lifecycle, never by compaction). The event source adds the queue's
-   * receive and delete actions.
+   * compacted objects (raw objects expire by lifecycle, never by compaction), and, for an hour past its
+   * organization's retention, its raw objects and manifest. The event source adds the queue's receive and delete actions.
    */
   private grantWorker(bucket: Bucket): void {
     const { traces, spans, compacted, manifests } = COMPACTION_PREFIXES;
@@ -179,6 +179,9 @@ export class Compaction extends Construct {
     // s3:PutObject covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload; aborting a failed upload
     // of a compacted object is its own action.
     this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
+    // An hour past its organization's retention is deleted by the worker, in the hour's message group
+    // (lambda/retention/expire-hour.ts): its raw objects and its manifest too.
+    this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [traces, spans, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
     acknowledgePrefixWildcards(
       this.worker.role ?? this.worker,
       bucket,

@@ -26,6 +26,8 @@ export interface MonitoringProps {
   readonly ingestFunction: IFunction;
   readonly consumer: IFunction;
   readonly compaction: CompactionResources;
+  /** The scheduled retention sweep (lib/constructs/retention.ts), when the stack has one. */
+  readonly retentionSweeper?: IFunction;
   readonly tenancyTable: ITable;
   readonly rateTable: ITable;
   readonly stream: IStream;
@@ -141,6 +143,10 @@ export class Monitoring extends Construct {
       comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
       missingData: TreatMissingData.BREACHING,
     });
+    if (props.retentionSweeper) {
+      const sweepErrors = props.retentionSweeper.metricErrors({ period: Duration.hours(1), statistic: 'Sum' });
+      this.alarm('RetentionSweepErrors', sweepErrors, 1, 2, 'The retention sweep failed two hourly runs in a row: data past its organization\'s retention is kept until a run succeeds');
+    }
     this.alarm('FailureQueueNotEmpty', failureDepth, 1, 1, 'Stream batches the consumer gave up on: replay them before the stream retention runs out');
 
     this.dashboard = new Dashboard(this, 'Dashboard', {

@@ -33,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
       store: new DynamoDbTenancyStore(dynamodb, target.tenancyTable),
       usage: new DynamoDbWindowUsage(dynamodb, target.rateTable, true),
       now: () => new Date(),
+      ...(target.retentionCeilingDays === undefined ? {} : { retentionCeilingDays: target.retentionCeilingDays }),
     };
     const result = await runAdminCommand(deps, parsed);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -1,5 +1,6 @@
 import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
 import { DEFAULT_TENANCY_CACHE } from '../../lambda/ingest/core/tenancy/tenancy-cache.js';
+import { type AppliedRetention, appliedRetention, isRetentionDays, MAX_RETENTION_DAYS } from '../../lambda/shared/domain/retention.js';
 import {
   type ApiKey,
   type BillingStatus,
@@ -35,6 +36,7 @@ export type TenancyAdminStore = Pick<
   | 'getPlan'
   | 'putPlan'
   | 'listPlans'
+  | 'listOrganizations'
   | 'listLegacyOrganizations'
   | 'migrateLegacyOrganization'
   | 'putWorkspace'
@@ -49,6 +51,8 @@ export interface AdminDeps {
   store: TenancyAdminStore;
   now: () => Date;
   newSecret?: () => NewApiKeySecret;
+  /** The stack's `dataRetentionDays`, when set: the ceiling over every plan's and organization's retention. */
+  retentionCeilingDays?: number;
 }
 
 /** `plan`: drop the organization's override of that window, so it follows its plan again. */
@@ -63,10 +67,22 @@ export interface OrganizationSettings {
   planStatus?: PlanStatus;
   billingStatus?: BillingStatus;
   overrides?: OverrideChanges;
+  /** Days, `null` to keep, or {@link FOLLOW_PLAN} to drop the override. */
+  retentionDays?: number | null | typeof FOLLOW_PLAN;
 }
 
 /** How long a plan or organization change takes to reach every ingest container (their tenancy cache). */
 export const CHANGE_DELAY_SECONDS = DEFAULT_TENANCY_CACHE.ttlMs / 1000;
+
+/** The retention an organization runs under, and every setting it comes from. */
+export interface RetentionView extends AppliedRetention {
+  /** The plan's retention (`null`: kept, or no such plan). */
+  plan_days: number | null;
+  /** The organization's override; absent when it follows its plan (`null`: kept, whatever the plan says). */
+  organization_days?: number | null;
+  /** The stack's `dataRetentionDays`, the ceiling over both (`null`: not set). */
+  stack_ceiling_days: number | null;
+}
 
 export interface OrganizationView {
   org_id: string;
@@ -77,6 +93,8 @@ export interface OrganizationView {
   overrides: QuotaOverrides;
   /** The quotas it runs under: overrides over the plan's; `null` is unlimited. `null` as a whole: its plan does not exist. */
   quotas: Quotas | null;
+  /** Days its data is kept after each hour ends (`days: null`: kept), and where that comes from. */
+  retention: RetentionView;
   created_at: string;
   updated_at: string;
 }
@@ -85,6 +103,8 @@ export interface PlanView {
   plan: string;
   /** Traces per window; `null` is unlimited. */
   quotas: Quotas;
+  /** Days the data of its organizations is kept after each hour ends; `null`: kept. */
+  retention_days: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -107,18 +127,27 @@ export interface ApiKeyView {
   revoked_at: string | null;
 }
 
-export const toOrganizationView = (org: Organization, plan: Plan | undefined): OrganizationView => ({
+/** What retention applies to an organization and where it comes from. */
+export const retentionView = (org: Organization, plan: Plan | undefined, stackCeilingDays: number | undefined): RetentionView => ({
+  ...appliedRetention(org, plan, stackCeilingDays),
+  plan_days: plan?.retentionDays ?? null,
+  ...(org.retentionDays === undefined ? {} : { organization_days: org.retentionDays }),
+  stack_ceiling_days: stackCeilingDays ?? null,
+});
+
+export const toOrganizationView = (org: Organization, plan: Plan | undefined, stackCeilingDays?: number): OrganizationView => ({
   org_id: org.orgId,
   plan: org.plan,
   plan_status: org.planStatus,
   billing_status: org.billingStatus,
   overrides: org.overrides,
   quotas: effectiveQuotas(org.overrides, plan) ?? null,
+  retention: retentionView(org, plan, stackCeilingDays),
   created_at: org.createdAt,
   updated_at: org.updatedAt,
 });
 
-const toPlanView = (plan: Plan): PlanView => ({ plan: plan.name, quotas: plan.quotas, created_at: plan.createdAt, updated_at: plan.updatedAt });
+const toPlanView = (plan: Plan): PlanView => ({ plan: plan.name, quotas: plan.quotas, retention_days: plan.retentionDays ?? null, created_at: plan.createdAt, updated_at: plan.updatedAt });
 
 const toWorkspaceView = (workspace: Workspace): WorkspaceView => ({
   org_id: workspace.orgId,
@@ -154,9 +183,24 @@ function checkQuota(window: string, quota: unknown, alsoAllowed = ''): void {
   }
 }
 
+/** A retention: whole days from 1 to {@link MAX_RETENTION_DAYS}, `null` ("none": kept), or, on an organization, {@link FOLLOW_PLAN}. */
+function checkRetention(days: unknown, alsoAllowed = ''): void {
+  if (days !== undefined && days !== null && days !== FOLLOW_PLAN && !isRetentionDays(days)) {
+    throw new AdminCommandError(`the retention must be a whole number of days from 1 to ${MAX_RETENTION_DAYS} or "none"${alsoAllowed}`);
+  }
+}
+
 function checkSettings(settings: OrganizationSettings): void {
   if (settings.plan !== undefined) checkPlanName(settings.plan);
   for (const [window, quota] of Object.entries(settings.overrides ?? {})) checkQuota(window, quota, ' or "plan"');
+  checkRetention(settings.retentionDays, ' or "plan"');
+}
+
+/** The organization's retention override after a change: a value, or none (follows the plan). */
+function withRetention(org: Organization, change: OrganizationSettings['retentionDays']): Organization {
+  if (change === undefined) return org;
+  const { retentionDays: _dropped, ...rest } = org;
+  return change === FOLLOW_PLAN ? rest : { ...rest, retentionDays: change };
 }
 
 function applyOverrides(current: QuotaOverrides, changes: OverrideChanges = {}): QuotaOverrides {
@@ -220,47 +264,53 @@ export async function createOrganization(deps: AdminDeps, orgId: string, setting
   checkSettings(settings);
   const plan = await planForNewOrganization(deps, settings.plan ?? DEFAULT_PLAN_NAME);
   const now = deps.now().toISOString();
-  const org: Organization = {
-    orgId,
-    plan: plan.name,
-    overrides: withoutFollowPlan(settings.overrides),
-    planStatus: settings.planStatus ?? 'active',
-    billingStatus: settings.billingStatus ?? 'ok',
-    createdAt: now,
-    updatedAt: now,
-  };
+  const org: Organization = withRetention(
+    {
+      orgId,
+      plan: plan.name,
+      overrides: withoutFollowPlan(settings.overrides),
+      planStatus: settings.planStatus ?? 'active',
+      billingStatus: settings.billingStatus ?? 'ok',
+      createdAt: now,
+      updatedAt: now,
+    },
+    settings.retentionDays,
+  );
   await deps.store.putOrganization(org, { createOnly: true });
-  return toOrganizationView(org, plan);
+  return toOrganizationView(org, plan, deps.retentionCeilingDays);
 }
 
 /** `org update`: changes only the settings given; at least one must be. A new plan must exist. */
 export async function updateOrganization(deps: AdminDeps, orgId: string, settings: OrganizationSettings): Promise<OrganizationView & { takes_effect_within_seconds: number }> {
-  const given = [settings.plan, settings.planStatus, settings.billingStatus, ...Object.values(settings.overrides ?? {})];
+  const given = [settings.plan, settings.planStatus, settings.billingStatus, settings.retentionDays, ...Object.values(settings.overrides ?? {})];
   if (given.every((value) => value === undefined)) {
     throw new AdminCommandError(
-      'org update changes nothing without an option: give --plan, --plan-status, --billing or a quota override (--per-minute, --per-hour, --per-day, --per-month)',
+      'org update changes nothing without an option: give --plan, --plan-status, --billing, --retention-days or a quota override (--per-minute, --per-hour, --per-day, --per-month)',
     );
   }
   checkSettings(settings);
   const current = await requireOrganization(deps, orgId);
   const plan = settings.plan !== undefined ? await requirePlan(deps, settings.plan) : await deps.store.getPlan(current.plan);
-  const org: Organization = {
-    ...current,
-    plan: settings.plan ?? current.plan,
-    planStatus: settings.planStatus ?? current.planStatus,
-    billingStatus: settings.billingStatus ?? current.billingStatus,
-    overrides: applyOverrides(current.overrides, settings.overrides),
-    updatedAt: deps.now().toISOString(),
-  };
+  const org: Organization = withRetention(
+    {
+      ...current,
+      plan: settings.plan ?? current.plan,
+      planStatus: settings.planStatus ?? current.planStatus,
+      billingStatus: settings.billingStatus ?? current.billingStatus,
+      overrides: applyOverrides(current.overrides, settings.overrides),
+      updatedAt: deps.now().toISOString(),
+    },
+    settings.retentionDays,
+  );
   await deps.store.putOrganization(org, { createOnly: false });
-  return { ...toOrganizationView(org, plan), takes_effect_within_seconds: CHANGE_DELAY_SECONDS };
+  return { ...toOrganizationView(org, plan, deps.retentionCeilingDays), takes_effect_within_seconds: CHANGE_DELAY_SECONDS };
 }
 
 /** `org show`: the organization, the quotas it runs under, and its workspaces. */
 export async function showOrganization(deps: AdminDeps, orgId: string): Promise<OrganizationView & { workspaces: WorkspaceView[] }> {
   const org = await requireOrganization(deps, orgId);
   const [plan, workspaces] = await Promise.all([deps.store.getPlan(org.plan), deps.store.listWorkspaces(orgId)]);
-  return { ...toOrganizationView(org, plan), workspaces: workspaces.map(toWorkspaceView) };
+  return { ...toOrganizationView(org, plan, deps.retentionCeilingDays), workspaces: workspaces.map(toWorkspaceView) };
 }
 
 /**
@@ -277,7 +327,7 @@ export async function migrateOrganizations(
   const organizations = [];
   for (const org of legacy.sort((a, b) => a.orgId.localeCompare(b.orgId))) {
     const migrated = options.dryRun ? false : await deps.store.migrateLegacyOrganization(org);
-    organizations.push({ ...toOrganizationView(org, plans.get(org.plan)), migrated });
+    organizations.push({ ...toOrganizationView(org, plans.get(org.plan), deps.retentionCeilingDays), migrated });
   }
   return { dry_run: options.dryRun, organizations };
 }
@@ -292,28 +342,37 @@ function checkPlanQuotas(quotas: PlanQuotaChanges): void {
   }
 }
 
+/** Plan settings beside its quotas: the retention in days, or `null` ("none": kept). Absent on create: kept. */
+export interface PlanSettings {
+  retentionDays?: number | null;
+}
+
 /** `plan create`: a new plan; every window's quota is given explicitly, so none is unlimited by omission. */
-export async function createPlan(deps: AdminDeps, name: string, quotas: PlanQuotaChanges): Promise<PlanView> {
+export async function createPlan(deps: AdminDeps, name: string, quotas: PlanQuotaChanges, settings: PlanSettings = {}): Promise<PlanView> {
   checkPlanName(name);
   const missing = RATE_WINDOWS.filter((window) => quotas[window] === undefined);
   if (missing.length > 0) {
     throw new AdminCommandError(`plan create needs every window's quota: give ${missing.map((w) => `--per-${w}`).join(', ')} (a whole number, or "none" for unlimited)`);
   }
   checkPlanQuotas(quotas);
+  checkRetention(settings.retentionDays);
   const now = deps.now().toISOString();
-  const plan: Plan = { name, quotas: quotas as Quotas, createdAt: now, updatedAt: now };
+  const plan: Plan = { name, quotas: quotas as Quotas, ...(typeof settings.retentionDays === 'number' ? { retentionDays: settings.retentionDays } : {}), createdAt: now, updatedAt: now };
   await deps.store.putPlan(plan, 'create');
   return toPlanView(plan);
 }
 
 /** `plan update`: changes the windows given; every organization on the plan follows within {@link CHANGE_DELAY_SECONDS}. */
-export async function updatePlan(deps: AdminDeps, name: string, quotas: PlanQuotaChanges): Promise<PlanView & { takes_effect_within_seconds: number }> {
-  if (RATE_WINDOWS.every((window) => quotas[window] === undefined)) {
-    throw new AdminCommandError('plan update changes nothing without a quota: give --per-minute, --per-hour, --per-day or --per-month');
+export async function updatePlan(deps: AdminDeps, name: string, quotas: PlanQuotaChanges, settings: PlanSettings = {}): Promise<PlanView & { takes_effect_within_seconds: number }> {
+  if (RATE_WINDOWS.every((window) => quotas[window] === undefined) && settings.retentionDays === undefined) {
+    throw new AdminCommandError('plan update changes nothing without a quota or a retention: give --per-minute, --per-hour, --per-day, --per-month or --retention-days');
   }
   checkPlanQuotas(quotas);
+  checkRetention(settings.retentionDays);
   const current = await requirePlan(deps, name);
-  const plan: Plan = { ...current, quotas: { ...current.quotas }, updatedAt: deps.now().toISOString() };
+  const { retentionDays: currentRetention, ...unchanged } = current;
+  const retentionDays = settings.retentionDays === undefined ? currentRetention : (settings.retentionDays ?? undefined);
+  const plan: Plan = { ...unchanged, quotas: { ...current.quotas }, ...(retentionDays === undefined ? {} : { retentionDays }), updatedAt: deps.now().toISOString() };
   for (const window of RATE_WINDOWS) {
     const quota = quotas[window];
     if (quota !== undefined) plan.quotas[window] = quota;

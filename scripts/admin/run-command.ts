@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { BillingStatus, PlanStatus, Quotas, RateWindow } from '../../lambda/shared/domain/tenancy.js';
 import { RATE_WINDOWS } from '../../lambda/shared/domain/tenancy.js';
+import { isRetentionDays, MAX_RETENTION_DAYS } from '../../lambda/shared/domain/retention.js';
 import {
   type AdminDeps,
   AdminCommandError,
@@ -14,6 +15,7 @@ import {
   migrateOrganizations,
   type OrganizationSettings,
   type OverrideChanges,
+  type PlanSettings,
   revokeApiKey,
   showOrganization,
   showPlan,
@@ -25,7 +27,7 @@ import type { WindowUsageReader } from './usage.js';
 import { organizationUsage } from './usage.js';
 
 const QUOTA_OPTIONS = ['per-minute', 'per-hour', 'per-day', 'per-month'] as const;
-const ORG_SETTINGS = ['plan', ...QUOTA_OPTIONS, 'plan-status', 'billing'] as const;
+const ORG_SETTINGS = ['plan', ...QUOTA_OPTIONS, 'plan-status', 'billing', 'retention-days'] as const;
 
 interface CommandSpec {
   /** Options after the command words, as the usage line shows them. */
@@ -38,35 +40,35 @@ interface CommandSpec {
 /** Every admin command: its usage line, what it does, and its options. The usage text and the parser both come from here. */
 export const COMMAND_SPECS = {
   'plan create': {
-    synopsis: '--plan NAME --per-minute N --per-hour N --per-day N --per-month N',
-    summary: 'create a plan; every window needs a quota ("none" = unlimited)',
-    allowed: ['plan', ...QUOTA_OPTIONS],
+    synopsis: '--plan NAME --per-minute N --per-hour N --per-day N --per-month N [--retention-days N|none]',
+    summary: 'create a plan; every window needs a quota ("none" = unlimited); data is kept unless --retention-days says how many days',
+    allowed: ['plan', ...QUOTA_OPTIONS, 'retention-days'],
     required: ['plan'],
   },
   'plan update': {
-    synopsis: '--plan NAME [--per-minute N] [--per-hour N] [--per-day N] [--per-month N]',
-    summary: 'change a plan\'s quotas; every organization on it follows within 30 s',
-    allowed: ['plan', ...QUOTA_OPTIONS],
+    synopsis: '--plan NAME [--per-minute N] [--per-hour N] [--per-day N] [--per-month N] [--retention-days N|none]',
+    summary: 'change a plan\'s quotas or retention; every organization on it follows (ingest within 30 s, the retention sweep on its next run)',
+    allowed: ['plan', ...QUOTA_OPTIONS, 'retention-days'],
     required: ['plan'],
   },
   'plan list': { synopsis: '', summary: 'list the plans and their quotas', allowed: [], required: [] },
   'plan show': { synopsis: '--plan NAME', summary: 'show one plan', allowed: ['plan'], required: ['plan'] },
   'org create': {
-    synopsis: '--org ID [--plan NAME] [--per-minute N|none] [--per-hour …] [--per-day …] [--per-month …] [--plan-status active|inactive] [--billing ok|past_due]',
-    summary: 'create an organization on a plan (default: "default"); a --per-… option overrides that window of the plan',
+    synopsis: '--org ID [--plan NAME] [--per-minute N|none] [--per-hour …] [--per-day …] [--per-month …] [--plan-status active|inactive] [--billing ok|past_due] [--retention-days N|none]',
+    summary: 'create an organization on a plan (default: "default"); a --per-… or --retention-days option overrides that setting of the plan',
     allowed: ['org', ...ORG_SETTINGS],
     required: ['org'],
   },
   'org update': {
-    synopsis: '--org ID [the options of org create; a --per-… value of "plan" drops the override]',
-    summary: 'change an organization\'s plan, overrides or statuses; ingest follows within 30 s',
+    synopsis: '--org ID [the options of org create; a --per-… or --retention-days value of "plan" drops the override]',
+    summary: 'change an organization\'s plan, overrides, retention or statuses; ingest follows within 30 s',
     allowed: ['org', ...ORG_SETTINGS],
     required: ['org'],
   },
-  'org show': { synopsis: '--org ID', summary: 'show an organization, the quotas it runs under and its workspaces', allowed: ['org'], required: ['org'] },
+  'org show': { synopsis: '--org ID', summary: 'show an organization, the quotas and retention it runs under and its workspaces', allowed: ['org'], required: ['org'] },
   'org usage': {
     synopsis: '--org ID',
-    summary: 'each window now: quota, used, remaining and reset',
+    summary: 'each window now: quota, used, remaining and reset; and the retention that applies',
     allowed: ['org'],
     required: ['org'],
   },
@@ -128,6 +130,7 @@ const OPTIONS = {
   'per-month': { type: 'string' },
   'plan-status': { type: 'string' },
   billing: { type: 'string' },
+  'retention-days': { type: 'string' },
   slug: { type: 'string' },
   workspace: { type: 'string' },
   name: { type: 'string' },
@@ -184,6 +187,23 @@ function parseChoice<T extends string>(option: string, value: string | undefined
   return value as T;
 }
 
+/** `--retention-days`: whole days, "none" (kept), or, where `alsoPlan`, "plan" (drop the override). */
+function parseRetentionDays(value: string | undefined, alsoPlan: boolean): number | null | typeof FOLLOW_PLAN | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'none') return null;
+  if (alsoPlan && value === FOLLOW_PLAN) return FOLLOW_PLAN;
+  if (!/^\d+$/.test(value) || !isRetentionDays(Number(value))) {
+    throw new AdminCommandError(`--retention-days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS} or "none"${alsoPlan ? ', or "plan" to follow the plan' : ''}, not '${value}'`);
+  }
+  return Number(value);
+}
+
+/** A plan's settings beside its quotas (`--retention-days`). */
+export function planSettings(options: Options): PlanSettings {
+  const retentionDays = parseRetentionDays(text(options, 'retention-days'), false) as number | null | undefined;
+  return retentionDays === undefined ? {} : { retentionDays };
+}
+
 const WINDOW_OF_OPTION = Object.fromEntries(RATE_WINDOWS.map((window) => [`per-${window}`, window])) as Record<(typeof QUOTA_OPTIONS)[number], RateWindow>;
 
 type Options = Record<string, string | boolean | undefined>;
@@ -216,13 +236,18 @@ export function organizationSettings(options: Options): OrganizationSettings {
   if (planStatus) settings.planStatus = planStatus;
   const billing = parseChoice<BillingStatus>('billing', text(options, 'billing'), ['ok', 'past_due']);
   if (billing) settings.billingStatus = billing;
+  const retentionDays = parseRetentionDays(text(options, 'retention-days'), true);
+  if (retentionDays !== undefined) settings.retentionDays = retentionDays;
   return settings;
 }
 
 /** Refuses a bad number or choice before the command reaches any table. */
 function checkOptionValues(command: CommandName, options: Options): void {
   if (command === 'org create' || command === 'org update') organizationSettings(options);
-  if (command === 'plan create' || command === 'plan update') planQuotas(options);
+  if (command === 'plan create' || command === 'plan update') {
+    planQuotas(options);
+    planSettings(options);
+  }
 }
 
 /** What the commands run on: the tenancy store, and the rate windows for `org usage`. */
@@ -234,9 +259,9 @@ export async function runAdminCommand(deps: CommandDeps, { command, options }: P
   const plan = text(options, 'plan') as string;
   switch (command) {
     case 'plan create':
-      return createPlan(deps, plan, planQuotas(options));
+      return createPlan(deps, plan, planQuotas(options), planSettings(options));
     case 'plan update':
-      return updatePlan(deps, plan, planQuotas(options));
+      return updatePlan(deps, plan, planQuotas(options), planSettings(options));
     case 'plan list':
       return listPlans(deps);
     case 'plan show':

@@ -10,6 +10,8 @@ import type { TargetSpec } from './run-command.js';
 export interface StackOutputNames {
   tenancyTableName: string;
   rateTableName: string;
+  /** Present on a stack deployed with `dataRetentionDays`. */
+  dataRetentionDays?: string;
 }
 
 /** What a command needs to reach the tenancy table. */
@@ -17,6 +19,8 @@ export interface AdminTarget {
   tenancyTable: string;
   rateTable: string;
   dynamodb: DynamoDBClientConfig;
+  /** The stack's `dataRetentionDays`, when set: the ceiling `org show` and `org usage` report. */
+  retentionCeilingDays?: number;
 }
 
 /** The local stack, through the `endpoints.json` that `npm start` writes. */
@@ -33,7 +37,8 @@ export async function stackTarget(cloudformation: CloudFormationClient, stackNam
     if (!found) throw new AdminCommandError(`stack ${stackName} in ${region} has no output ${key}`);
     return found;
   };
-  return { tenancyTable: output(outputs.tenancyTableName), rateTable: output(outputs.rateTableName), dynamodb: { region } };
+  const ceiling = outputs.dataRetentionDays === undefined ? undefined : values[outputs.dataRetentionDays];
+  return { tenancyTable: output(outputs.tenancyTableName), rateTable: output(outputs.rateTableName), dynamodb: { region }, ...(ceiling ? { retentionCeilingDays: Number(ceiling) } : {}) };
 }
 
 export async function resolveTarget(spec: TargetSpec): Promise<AdminTarget> {

@@ -1,7 +1,7 @@
 import type { WindowUsageReader } from '../../lambda/ingest/core/rate/ports.js';
 import { countersFor, windowBounds } from '../../lambda/shared/domain/rate-windows.js';
 import { RATE_WINDOWS, type RateWindow } from '../../lambda/shared/domain/tenancy.js';
-import { type AdminDeps, AdminCommandError, organizationWithQuotas } from './commands.js';
+import { type AdminDeps, AdminCommandError, organizationWithQuotas, type RetentionView, retentionView } from './commands.js';
 
 export type { WindowUsageReader };
 
@@ -24,7 +24,7 @@ export interface WindowUsageView {
 export async function organizationUsage(
   deps: AdminDeps & { usage: WindowUsageReader },
   orgId: string,
-): Promise<{ org_id: string; plan: string; at: string; windows: WindowUsageView[] }> {
+): Promise<{ org_id: string; plan: string; at: string; windows: WindowUsageView[]; retention: RetentionView }> {
   const { org, quotas } = await organizationWithQuotas(deps, orgId);
   if (!quotas) {
     throw new AdminCommandError(`organization '${orgId}' is on plan '${org.plan}', which does not exist: ingest answers it 403 no_active_plan; create the plan or move the organization`);
@@ -45,5 +45,6 @@ export async function organizationUsage(
       resets_in_seconds: Math.ceil(endEpochSeconds - at.getTime() / 1000),
     };
   });
-  return { org_id: org.orgId, plan: org.plan, at: at.toISOString(), windows };
+  const retention = retentionView(org, await deps.store.getPlan(org.plan), deps.retentionCeilingDays);
+  return { org_id: org.orgId, plan: org.plan, at: at.toISOString(), windows, retention };
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run compact`: compacts everything pending in the running local stack's bucket now, open hours
+ * `npm run compact`: deletes the hours past their organizations' retention, then compacts everything pending in the running local stack's bucket now, open hours
  * included (the timer of `npm start` waits for an hour to close). Prints one line per compacted hour.
  */
 import { parseCommandLine, reportFailure } from '../cli/command-line.js';
@@ -24,9 +24,13 @@ async function main(): Promise<void> {
         : `${slice}: deleted ${c.objectsDeleted} objects of replaced generations\n`,
     );
   }
+  for (const hour of run.retention?.deleted ?? []) {
+    process.stdout.write(`${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}: past retention, ${hour.objectsDeleted} objects deleted (${hour.deleteCompacted && !hour.compactedDeferred ? 'compacted objects' : 'raw objects and manifest; its compacted objects on a run 2 hours on'})\n`);
+  }
   process.stdout.write(`${run.slicesSeen} hour(s) seen, ${run.compacted.length} changed, ${run.open} still open, ${run.failed.length} failed\n`);
   for (const failure of run.failed) process.stderr.write(`compact: ${failure.slice}: ${failure.error}\n`);
-  if (run.failed.length > 0) process.exitCode = 1;
+  if (run.retentionFailure) process.stderr.write(`compact: the retention sweep failed: ${run.retentionFailure}\n`);
+  if (run.failed.length > 0 || run.retentionFailure) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => reportFailure('compact', COMPACT_USAGE, error));

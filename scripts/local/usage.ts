@@ -15,7 +15,7 @@ Starts the whole pipeline on this machine: DynamoDB Local, kinesalite and s3rver
 behind http://127.0.0.1:$PORT and the landing handler polling the stream. Prints two demo API keys.
 
   --reset   start empty (deletes the state directory first)
-  --bundled run the four bundles cdk deploy ships (synthesized into the state directory's cdk.out),
+  --bundled run the five bundles cdk deploy ships (synthesized into the state directory's cdk.out),
             each in its own Node 24 process with the template's environment
   --dynamodb-port, --kinesis-port, --s3-port N
             the engines' ports (default: each a free port; or DYNAMODB_PORT, KINESIS_PORT, S3_PORT)
@@ -28,9 +28,10 @@ Details: docs/local.md.
 
 export const COMPACT_USAGE = `usage: npm run compact [-- --closed-only]
 
-Compacts every pending hour of the running local stack's bucket now, open hours included (the timer
-of npm start compacts only closed hours). Needs the local stack running (npm start); prints one line
-per hour it changed.
+Deletes the hours past each organization's retention (docs/operations.md, "Retention"), then compacts
+every pending hour of the running local stack's bucket now, open hours included (the timer of npm start
+does both every minute, and compacts only closed hours). Needs the local stack running (npm start);
+prints one line per hour it changed.
 
   --closed-only   only hours that have closed, as the deployed planner does
   --help          this text

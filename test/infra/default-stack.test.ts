@@ -13,3 +13,4 @@ import './default-stack/ingest-api.js';
 import './default-stack/monitoring.js';
 import './default-stack/nag.js';
 import './default-stack/operations.js';
+import './default-stack/retention.js';

@@ -15,6 +15,11 @@ import { kinesisEventRecord } from '../../devkit/lambda/lambda-events.js';
 import { LOCAL_REGION } from '../../devkit/engines/provision.js';
 import { provisionOrg, type ProvisionedOrg } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
+import { compactPending } from '../../lambda/compaction/compact-pending.js';
+import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { landRecords } from '../../lambda/landing/land-records.js';
+import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
+import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../devkit/builders/landing-builders.js';
 
 /**
  * The artifacts `cdk deploy` ships, run as Lambda runs them: the app synthesized once (esbuild,
@@ -65,8 +70,8 @@ const post = (route: string, body: Buffer | string, headers: Record<string, stri
   fetch(`${gateway.url}${route}`, { method: 'POST', headers: { 'X-API-Key': org.apiKey, ...headers }, body });
 
 describe('the bundles cdk deploy ships', () => {
-  it('are four Node 24 functions whose handler the template names, each running from a sandbox where no node_modules is reachable', () => {
-    expect(Object.keys(assembly.functions).sort()).toEqual(['ingest', 'landing', 'planner', 'worker']);
+  it('are five Node 24 functions whose handler the template names, each running from a sandbox where no node_modules is reachable', () => {
+    expect(Object.keys(assembly.functions).sort()).toEqual(['ingest', 'landing', 'planner', 'sweeper', 'worker']);
     for (const [role, fn] of Object.entries(assembly.functions)) {
       expect([role, fn.runtime, fn.handler]).toEqual([role, 'nodejs24.x', 'index.handler']);
       expect(existsSync(path.join(fn.assetDir, 'index.mjs'))).toBe(true);
@@ -85,7 +90,7 @@ describe('the bundles cdk deploy ships', () => {
     }
   });
 
-  it('deploy the template test/infra asserts on: synthesized there without bundling, it differs only in the four code assets\' keys', () => {
+  it('deploy the template test/infra asserts on: synthesized there without bundling, it differs only in the five code assets\' keys', () => {
     const unbundled = synthStack({ stackName: assembly.stackName, env: ASSEMBLY_ENV }).template.toJSON() as TemplateJson;
     // The four functions, not the provider CDK adds for the planner's first run (its code is CDK's, the same in both).
     const codeKeys = (template: TemplateJson) =>
@@ -94,7 +99,7 @@ describe('the bundles cdk deploy ships', () => {
         .map(([, resource]) => resource)
         .map((resource) => (resource.Properties?.Code as { S3Key: string }).S3Key);
     const bundledKeys = codeKeys(assembly.template);
-    expect(bundledKeys).toHaveLength(4);
+    expect(bundledKeys).toHaveLength(5);
     expect(codeKeys(unbundled).filter((key) => bundledKeys.includes(key))).toEqual([]);
     const withoutCodeKeys = (template: TemplateJson) => {
       const keys = codeKeys(template);
@@ -165,6 +170,32 @@ describe('the bundles cdk deploy ships', () => {
       // Two plain traces, one gzip, one OTLP; one span each.
       expect(rows[0]?.n).toBe(4);
     }
+  });
+});
+
+describe('the retention sweeper and worker bundles', () => {
+  it('delete every object of an hour past its organization\'s retention, in two scheduled runs, and nothing else', async () => {
+    const orgId = 'aged';
+    const now = new Date().toISOString();
+    await suite.tenancy.putPlan({ name: 'week', quotas: { minute: null, hour: null, day: null, month: null }, retentionDays: 3, createdAt: now, updatedAt: now }, 'create');
+    await suite.tenancy.putOrganization({ orgId, plan: 'week', overrides: {}, planStatus: 'active', billingStatus: 'ok', createdAt: now, updatedAt: now }, { createOnly: true });
+    // Ten days old: landed directly (a timestamp that old is refused at ingest), compacted in-process.
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 10 * 24 * 3_600_000);
+    const at = new Date(hour.getTime() + 60_000).toISOString().replace('Z', '000Z');
+    const trace = acceptedTrace({ timestamp: at, spans: [acceptedSpan({ timestamp: at })] });
+    await landRecords({ store: new S3LandingStore(suite.s3, NAMES.bucket) }, [inlineRecord(1, trace, traceContext({ org_id: orgId, received_at: hour.toISOString() }))]);
+    await compactPending({ store: new S3CompactionStore(suite.s3, NAMES.bucket) }, { includeOpenHours: true });
+    const keysOf = async (prefix = '') => (await suite.downloadBucket()).keys.filter((key) => key.includes(prefix));
+    const others = (await keysOf()).filter((key) => !key.includes(`org_id=${orgId}/`));
+    expect((await keysOf(`org_id=${orgId}/`)).length).toBeGreaterThanOrEqual(5);
+
+    const first = await bundled.compact();
+    expect(first.batchItemFailures).toEqual([]);
+    expect((await keysOf(`org_id=${orgId}/`)).every((key) => key.startsWith('compacted/'))).toBe(true);
+    const second = await bundled.compact();
+    expect(second.batchItemFailures).toEqual([]);
+    expect(await keysOf(`org_id=${orgId}/`)).toEqual([]);
+    expect((await keysOf()).filter((key) => !key.includes(`org_id=${orgId}/`))).toEqual(others);
   });
 });
 

@@ -15,6 +15,8 @@ export type BillingStatus = 'ok' | 'past_due';
 export interface Plan {
   name: string;
   quotas: Quotas;
+  /** Days an organization's data is kept after its hour ends; absent: kept (see retention.ts). */
+  retentionDays?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -30,6 +32,8 @@ export interface Organization {
   /** The name of the plan the organization is on (a reference to a {@link Plan}). */
   plan: string;
   overrides: QuotaOverrides;
+  /** Overrides the plan's retention: days, or `null` to keep; absent follows the plan (see retention.ts). */
+  retentionDays?: number | null;
   planStatus: PlanStatus;
   billingStatus: BillingStatus;
   createdAt: string;

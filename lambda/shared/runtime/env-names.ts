@@ -15,6 +15,8 @@ export const ENV = {
   keyCacheSeconds: 'KEY_CACHE_SECONDS',
   /** URL of the compaction queue (SQS FIFO): the planner sends pending slices to it, the worker delays retries on it. */
   compactionQueueUrl: 'COMPACTION_QUEUE_URL',
+  /** The stack's `dataRetentionDays`, when set: the ceiling over every plan's and organization's retention (the retention sweep). */
+  dataRetentionDays: 'DATA_RETENTION_DAYS',
   /** `true` only for S3 emulators (the local stack) that need path-style addressing. */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;

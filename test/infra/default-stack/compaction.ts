@@ -97,7 +97,7 @@ describe('compaction fan-out', () => {
     );
   });
 
-  it('lets the worker read its prefixes, write compacted objects and manifests, abort uploads of and delete only compacted objects, consume the queue and send a waiting switch again', () => {
+  it('lets the worker read its prefixes, write compacted objects and manifests, abort uploads of compacted objects, delete them and (for hours past retention) raw objects and manifests, consume the queue and send a waiting switch again', () => {
     expect(sortStatements(statementsOfRole(template, roleId(compaction.worker)))).toEqual(
       sortStatements([
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(compaction.worker.functionLogGroup)] },
@@ -105,6 +105,7 @@ describe('compaction fan-out', () => {
         { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
         { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
         { actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [objects('compacted/')] },
+        { actions: ['s3:DeleteObject'], resources: [objects('traces/'), objects('spans/'), objects('manifests/')] },
         { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage', 'sqs:SendMessage'], resources: [arn(compaction.queue)] },
       ]),
     );

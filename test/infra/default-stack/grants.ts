@@ -17,6 +17,7 @@ const roles: Record<keyof FunctionEntries, CfnElement> = {
   landing: stack.landing.consumer.role?.node.defaultChild as CfnElement,
   compactionPlanner: stack.compaction.planner.role?.node.defaultChild as CfnElement,
   compactionWorker: stack.compaction.worker.role?.node.defaultChild as CfnElement,
+  retentionSweeper: stack.retention.sweeper.role?.node.defaultChild as CfnElement,
 };
 
 /** IAM actions a command needs, where the action is not the command's own name (https://docs.aws.amazon.com/service-authorization/latest/reference/). */
@@ -49,7 +50,13 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
     'sqs:ChangeMessageVisibility': 'bringing a failed slice back sooner is the worker\'s (SqsSliceRetries)',
   },
   compactionWorker: {},
+  retentionSweeper: {
+    'dynamodb:GetItem': 'DynamoDbTenancyStore is bundled whole; the sweep only scans organizations and queries plans',
+    'dynamodb:PutItem': 'as above: the sweep writes nothing to the tenancy table',
+    'dynamodb:UpdateItem': 'as above',
+  },
 };
+
 
 /** The stack's resources a grant may name, by the name the table below uses. */
 const NAMED: Record<string, { node: { defaultChild?: unknown } }> = {
@@ -105,9 +112,16 @@ const RESOURCES_OF: Record<keyof FunctionEntries, Record<string, string[]>> = {
     's3:ListBucket': ['bucket'],
     's3:GetObject': objects(DATA_PREFIXES.traces, DATA_PREFIXES.spans, DATA_PREFIXES.compacted, DATA_PREFIXES.manifests),
     's3:PutObject': objects(DATA_PREFIXES.compacted, DATA_PREFIXES.manifests),
-    's3:DeleteObject': objects(DATA_PREFIXES.compacted),
+    's3:DeleteObject': objects(DATA_PREFIXES.traces, DATA_PREFIXES.spans, DATA_PREFIXES.compacted, DATA_PREFIXES.manifests),
     's3:AbortMultipartUpload': objects(DATA_PREFIXES.compacted),
     'sqs:ChangeMessageVisibility': ['compactionQueue'],
+    'sqs:SendMessage': ['compactionQueue'],
+  },
+  retentionSweeper: {
+    'dynamodb:Scan': ['tenancyTable'],
+    'dynamodb:Query': ['tenancyTable'],
+    's3:ListBucket': ['bucket'],
+    's3:DeleteObject': objects(DATA_PREFIXES.overflow),
     'sqs:SendMessage': ['compactionQueue'],
   },
 };

@@ -43,6 +43,7 @@ describe('cdk-nag AwsSolutions', () => {
         'Landing/ConsumerRole: AwsSolutions-IAM5[Resource::<bucket>/spans/*]',
         'Landing/ConsumerRole: AwsSolutions-IAM5[Resource::<bucket>/traces/*]',
         'Landing/FailureQueue: AwsSolutions-SQS3',
+        'Retention/SweeperRole: AwsSolutions-IAM5[Resource::<bucket>/overflow/*]',
       ].sort(),
     );
   });

@@ -80,7 +80,7 @@ describe('plan create, update, show and list', () => {
   it('creates a plan with all four windows, refusing an existing name', async () => {
     dynamodb.on(PutItemCommand).resolves({});
     const view = await createPlan(deps(), 'team', { minute: 50, hour: 1000, day: 10_000, month: null });
-    expect(view).toEqual({ plan: 'team', quotas: { minute: 50, hour: 1000, day: 10_000, month: null }, created_at: NOW.toISOString(), updated_at: NOW.toISOString() });
+    expect(view).toEqual({ plan: 'team', quotas: { minute: 50, hour: 1000, day: 10_000, month: null }, retention_days: null, created_at: NOW.toISOString(), updated_at: NOW.toISOString() });
     expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, {
       TableName: TABLE,
       ConditionExpression: 'attribute_not_exists(pk)',
@@ -141,6 +141,7 @@ describe('org create', () => {
       billing_status: 'ok',
       overrides: { minute: 5, month: null },
       quotas: { minute: 5, hour: 1000, day: 10_000, month: null },
+      retention: { days: null, source: 'plan', plan_days: null, stack_ceiling_days: null },
       created_at: NOW.toISOString(),
       updated_at: NOW.toISOString(),
     });
@@ -367,5 +368,52 @@ describe('key revoke and key list', () => {
     expect(listed.keys).toHaveLength(1);
     expect(JSON.stringify(listed)).not.toMatch(/KEY#|tik_[A-Za-z0-9_-]{43}/);
     expect(dynamodb).toHaveReceivedCommandWith(QueryCommand, { IndexName: 'keys-by-org', ExpressionAttributeValues: { ':org': { S: 'acme' } } });
+  });
+});
+
+describe('retention of plans and organizations', () => {
+  it('stores a plan\'s retention, changes it alone on update, and "none" removes it', async () => {
+    dynamodb.on(PutItemCommand).resolves({});
+    const created = await createPlan(deps(), 'team', { minute: 1, hour: 1, day: 1, month: 1 }, { retentionDays: 30 });
+    expect(created.retention_days).toBe(30);
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { Item: expect.objectContaining({ retention_days: { N: '30' } }) });
+
+    dynamodb.reset();
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: { ...planItem('team', { minute: '5' }), retention_days: { N: '30' } } });
+    dynamodb.on(PutItemCommand).resolves({});
+    await expect(updatePlan(deps(), 'team', {}, { retentionDays: 7 })).resolves.toMatchObject({ quotas: { minute: 5 }, retention_days: 7 });
+    await expect(updatePlan(deps(), 'team', { minute: 9 })).resolves.toMatchObject({ quotas: { minute: 9 }, retention_days: 30 });
+    await expect(updatePlan(deps(), 'team', {}, { retentionDays: null })).resolves.toMatchObject({ retention_days: null });
+    const lastPut = dynamodb.commandCalls(PutItemCommand).at(-1)!.args[0].input.Item!;
+    expect(lastPut.retention_days).toBeUndefined();
+    await expect(createPlan(deps(), 'x', { minute: 1, hour: 1, day: 1, month: 1 }, { retentionDays: 0 })).rejects.toThrow('the retention must be a whole number of days from 1 to 36500 or "none"');
+  });
+
+  it('says what retention applies to an organization and where it comes from: plan, organization or the stack\'s ceiling', async () => {
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: { ...planItem('team', { minute: '5' }), retention_days: { N: '30' } } });
+    dynamodb.on(QueryCommand).resolves({ Items: [] });
+    const org = (retention?: AttributeValue) => dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean({ ...planOrgItem(), retention_days: retention }) });
+
+    org();
+    await expect(showOrganization(deps(), 'acme')).resolves.toMatchObject({ retention: { days: 30, source: 'plan', plan_days: 30, stack_ceiling_days: null } });
+    org({ N: '400' });
+    await expect(showOrganization(deps(), 'acme')).resolves.toMatchObject({ retention: { days: 400, source: 'organization', plan_days: 30, organization_days: 400 } });
+    await expect(showOrganization({ ...deps(), retentionCeilingDays: 90 }, 'acme')).resolves.toMatchObject({ retention: { days: 90, source: 'stack', stack_ceiling_days: 90 } });
+    org({ NULL: true });
+    await expect(showOrganization(deps(), 'acme')).resolves.toMatchObject({ retention: { days: null, source: 'organization', organization_days: null } });
+  });
+
+  it('overrides the plan\'s retention on org update, and "plan" drops the override', async () => {
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: { ...planItem('team', { minute: '5' }), retention_days: { N: '30' } } });
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean(planOrgItem()) });
+    dynamodb.on(PutItemCommand).resolves({});
+    await expect(updateOrganization(deps(), 'acme', { retentionDays: 7 })).resolves.toMatchObject({ retention: { days: 7, source: 'organization' } });
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { Item: expect.objectContaining({ retention_days: { N: '7' } }) });
+    await expect(updateOrganization(deps(), 'acme', { retentionDays: null })).resolves.toMatchObject({ retention: { days: null, source: 'organization' } });
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { Item: expect.objectContaining({ retention_days: { NULL: true } }) });
+
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean({ ...planOrgItem(), retention_days: { N: '7' } }) });
+    await expect(updateOrganization(deps(), 'acme', { retentionDays: 'plan' })).resolves.toMatchObject({ retention: { days: 30, source: 'plan' } });
+    expect(dynamodb.commandCalls(PutItemCommand).at(-1)!.args[0].input.Item!.retention_days).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { AdminCommandError } from '../../../scripts/admin/commands.js';
-import { COMMANDS, organizationSettings, parseAdminArgs, planQuotas, USAGE, usageFor } from '../../../scripts/admin/run-command.js';
+import { COMMANDS, organizationSettings, parseAdminArgs, planQuotas, planSettings, USAGE, usageFor } from '../../../scripts/admin/run-command.js';
 
 describe('parseAdminArgs', () => {
   it('parses a two-word command with its options against the local stack by default', () => {
@@ -37,6 +37,19 @@ describe('organizationSettings', () => {
     expect(
       organizationSettings({ 'per-minute': '10', 'per-month': 'none', plan: 'pro', 'plan-status': 'inactive', billing: 'past_due' }),
     ).toEqual({ plan: 'pro', planStatus: 'inactive', billingStatus: 'past_due', overrides: { minute: 10, month: null } });
+  });
+
+  it('reads --retention-days as days, "none" (kept) or, on an organization, "plan" (follow the plan)', () => {
+    expect(organizationSettings({ 'retention-days': '30' })).toEqual({ overrides: {}, retentionDays: 30 });
+    expect(organizationSettings({ 'retention-days': 'none' })).toEqual({ overrides: {}, retentionDays: null });
+    expect(organizationSettings({ 'retention-days': 'plan' })).toEqual({ overrides: {}, retentionDays: 'plan' });
+    expect(planSettings({ 'retention-days': '400' })).toEqual({ retentionDays: 400 });
+    expect(planSettings({ 'retention-days': 'none' })).toEqual({ retentionDays: null });
+    expect(() => parseAdminArgs(['plan', 'update', '--plan', 'team', '--retention-days', 'plan'])).toThrow('--retention-days must be a whole number of days from 1 to 36500 or "none", not \'plan\'');
+    expect(() => parseAdminArgs(['org', 'update', '--org', 'acme', '--retention-days', '0'])).toThrow(
+      '--retention-days must be a whole number of days from 1 to 36500 or "none", or "plan" to follow the plan, not \'0\'',
+    );
+    expect(parseAdminArgs(['plan', 'create', '--plan', 'team', '--per-minute', '1', '--per-hour', '1', '--per-day', '1', '--per-month', '1', '--retention-days', '14']).options).toMatchObject({ 'retention-days': '14' });
   });
 
   it('reads "plan" as dropping the override of that window', () => {

@@ -33,6 +33,18 @@ describe('stackTarget', () => {
     expect(cloudformation).toHaveReceivedCommandWith(DescribeStacksCommand, { StackName: 'TraceIngest' });
   });
 
+  it('reads the stack\'s retention ceiling from its DataRetentionDays output when the stack has one', async () => {
+    const outputs = [
+      { OutputKey: 'TenancyTableName', OutputValue: 't' },
+      { OutputKey: 'RateTableName', OutputValue: 'r' },
+    ];
+    cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'S', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [...outputs, { OutputKey: 'DataRetentionDays', OutputValue: '400' }] }] });
+    const names = { ...OUTPUT_NAMES, dataRetentionDays: 'DataRetentionDays' };
+    await expect(stackTarget(new CloudFormationClient({ region: 'us-east-1' }), 'S', 'us-east-1', names)).resolves.toMatchObject({ retentionCeilingDays: 400 });
+    cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'S', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: outputs }] });
+    expect((await stackTarget(new CloudFormationClient({ region: 'us-east-1' }), 'S', 'us-east-1', names)).retentionCeilingDays).toBeUndefined();
+  });
+
   it('says which output is missing', async () => {
     cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'S', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [] }] });
     await expect(stackTarget(new CloudFormationClient({ region: 'us-east-1' }), 'S', 'us-east-1', OUTPUT_NAMES)).rejects.toThrow(

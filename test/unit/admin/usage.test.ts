@@ -42,6 +42,7 @@ describe('org usage', () => {
         { window: 'day', quota: 10_000, used: 0, remaining: 10_000, resets_at: '2026-02-11T00:00:00.000Z', resets_in_seconds: 55_785 },
         { window: 'month', quota: null, used: null, remaining: null, resets_at: '2026-03-01T00:00:00.000Z', resets_in_seconds: 1_610_985 },
       ],
+      retention: { days: null, source: 'plan', plan_days: null, stack_ceiling_days: null },
     });
     expect(dynamodb).toHaveReceivedNthCommandWith(3, BatchGetItemCommand, {
       RequestItems: {

@@ -9,7 +9,8 @@ import { type SliceManifest, parseManifest } from '../../../lambda/compaction/ma
 import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { type DatasetName, DATASETS } from '../../../lambda/datasets/registry.js';
-import { acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { acceptedTrace, inlineRecord, parquetRows, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { expireHour } from '../../../lambda/retention/expire-hour.js';
 import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 /**
@@ -71,11 +72,8 @@ describe('the Athena exactly-once views, executed', () => {
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('%s: the view returns exactly the rows of the objects the read plan names', async (name, dataset) => {
-    const bucket = await bucketWithEveryCase();
-    const stored = manifests(bucket);
-    expect(stored.map((manifest) => [manifest.org_id, manifest.generation, manifest.superseded.length])).toEqual([['org-a', 2, 1]]);
-    const dir = join(root, name);
+  /** The bucket on disk under `dir`, with DuckDB views named as the Glue tables the view SQL reads. */
+  async function viewOf(bucket: MemoryBucket, dir: string, name: DatasetName) {
     writeToDisk(bucket, dir);
     const duck = await (await DuckDBInstance.create(':memory:')).connect();
     const struct = `STRUCT(files VARCHAR[], "rows" BIGINT, covered STRUCT("key" VARCHAR, etag VARCHAR)[])`;
@@ -83,6 +81,15 @@ describe('the Athena exactly-once views, executed', () => {
     await duck.run(`CREATE VIEW ${name}_compacted AS SELECT * FROM read_parquet('${dir}/compacted/${name}/*/*/*/*.parquet', ${HIVE}, filename = true)`);
     await duck.run(`CREATE VIEW slice_manifests AS SELECT * FROM read_json('${dir}/manifests/*/*/*/manifest.json', ${HIVE}, format = 'newline_delimited', columns = {traces: '${struct}', spans: '${struct}'})`);
     const rows = async (sql: string) => (await (await duck.runAndReadAll(sql)).getRowObjectsJS()).map((row) => row.id as string).sort();
+    return { duck, rows };
+  }
+
+  it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('%s: the view returns exactly the rows of the objects the read plan names', async (name, dataset) => {
+    const bucket = await bucketWithEveryCase();
+    const stored = manifests(bucket);
+    expect(stored.map((manifest) => [manifest.org_id, manifest.generation, manifest.superseded.length])).toEqual([['org-a', 2, 1]]);
+    const dir = join(root, name);
+    const { duck, rows } = await viewOf(bucket, dir, name);
 
     const viewed = await rows(`SELECT ${identity[name]} AS id FROM (${duckdbDialect(exactlyOnceViewSql(dataset), dir)})`);
     const planned = exactlyOnceKeys(name, stored, bucket.keys(`${name}/`)).map((key) => `'${join(dir, key)}'`);
@@ -96,4 +103,24 @@ describe('the Athena exactly-once views, executed', () => {
     expect(viewed.length - all.length).toBe(name === 'traces' ? 1 : 2);
     duck.closeSync();
   });
+
+  it.each(DATASETS.map((dataset) => [dataset.name, dataset] as const))('%s: an hour whose raw objects and manifest the retention sweep deleted shows nothing, though its compacted objects are still stored', async (name, dataset) => {
+    const bucket = await bucketWithEveryCase();
+    await compactPending({ store: bucket, now: () => NOW });
+    const orgB = await organizationIds(bucket, name, 'org-b');
+    expect(orgB.length).toBeGreaterThan(0);
+    await expireHour(bucket, { slice: { orgId: 'org-a', dt: '2026-11-22', hour: '10' }, deleteCompacted: false });
+    expect(bucket.keys(`compacted/${name}/org_id=org-a/`).length).toBeGreaterThan(0);
+    const dir = join(root, `${name}-expired`);
+    const { duck, rows } = await viewOf(bucket, dir, name);
+    expect(await rows(`SELECT ${identity[name]} AS id FROM (${duckdbDialect(exactlyOnceViewSql(dataset), dir)})`)).toEqual(orgB);
+    duck.closeSync();
+  });
 });
+
+/** The ids of one organization's rows in the read plan's view of the bucket. */
+async function organizationIds(bucket: MemoryBucket, name: DatasetName, orgId: string): Promise<string[]> {
+  const keys = exactlyOnceKeys(name, manifests(bucket), bucket.keys(`${name}/`)).filter((key) => key.includes(`org_id=${orgId}/`));
+  const rows = await Promise.all(keys.map(async (key) => parquetRows(bucket.objects.get(key)!.body)));
+  return rows.flat().map((row) => (name === 'traces' ? (row.trace_id as string) : `${row.trace_id as string}/${row.span_id as string}`)).sort();
+}

@@ -25,6 +25,19 @@ const s = (value: string): AttributeValue => ({ S: value });
 const str = (item: Item, name: string): string | undefined => item[name]?.S;
 const quotaAttribute = (window: string) => `quota_${window}`;
 const OVERRIDES = 'overrides';
+/** A plan's or organization's retention in days; on an organization NULL overrides the plan with "keep", absent follows it. */
+const RETENTION_DAYS = 'retention_days';
+
+function retentionAttribute(days: number | null | undefined): Item {
+  if (days === undefined) return {};
+  return { [RETENTION_DAYS]: days === null ? { NULL: true } : { N: String(days) } };
+}
+
+function retentionOf(item: Item): number | null | undefined {
+  const value = item[RETENTION_DAYS];
+  if (value?.N !== undefined) return Number(value.N);
+  return value?.NULL ? null : undefined;
+}
 
 /** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */
 function quotasOf(item: Item): Quotas {
@@ -69,10 +82,12 @@ function overridesOfItem(item: Item): QuotaOverrides {
 }
 
 function toOrganization(item: Item): Organization {
+  const retentionDays = retentionOf(item);
   return {
     orgId: str(item, 'org_id') ?? '',
     plan: str(item, 'plan') ?? '',
     overrides: overridesOfItem(item),
+    ...(retentionDays === undefined ? {} : { retentionDays }),
     planStatus: (str(item, 'plan_status') ?? 'inactive') as PlanStatus,
     billingStatus: (str(item, 'billing_status') ?? 'ok') as BillingStatus,
     createdAt: str(item, 'created_at') ?? '',
@@ -81,9 +96,11 @@ function toOrganization(item: Item): Organization {
 }
 
 function toPlan(item: Item): Plan {
+  const retentionDays = retentionOf(item);
   return {
     name: str(item, 'plan_name') ?? '',
     quotas: quotasOf(item),
+    ...(typeof retentionDays === 'number' ? { retentionDays } : {}),
     createdAt: str(item, 'created_at') ?? '',
     updatedAt: str(item, 'updated_at') ?? '',
   };
@@ -95,6 +112,7 @@ function organizationItem(org: Organization): Item {
     org_id: s(org.orgId),
     plan: s(org.plan),
     [OVERRIDES]: overridesAttribute(org.overrides),
+    ...retentionAttribute(org.retentionDays),
     plan_status: s(org.planStatus),
     billing_status: s(org.billingStatus),
     created_at: s(org.createdAt),
@@ -189,6 +207,7 @@ export class DynamoDbTenancyStore {
             ...keyOf(tenancyKeys.plan(plan.name)),
             plan_name: s(plan.name),
             ...quotaAttributes(plan.quotas),
+            ...retentionAttribute(plan.retentionDays),
             created_at: s(plan.createdAt),
             updated_at: s(plan.updatedAt),
           },
@@ -212,24 +231,14 @@ export class DynamoDbTenancyStore {
     return items.map(toPlan);
   }
 
+  /** Every organization (a scan: the retention sweep and admin commands, never the ingest path). */
+  async listOrganizations(): Promise<Organization[]> {
+    return (await this.scanOrganizations()).map(toOrganization);
+  }
+
   /** Every organization whose item predates plans as records (a scan: an admin command, never the ingest path). */
   async listLegacyOrganizations(): Promise<Organization[]> {
-    const items: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: 'sk = :org AND attribute_not_exists(#overrides)',
-          ExpressionAttributeNames: { '#overrides': OVERRIDES },
-          ExpressionAttributeValues: { ':org': s('ORG') },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items.map(toOrganization);
+    return (await this.scanOrganizations({ expression: 'attribute_not_exists(#overrides)', names: { '#overrides': OVERRIDES } })).map(toOrganization);
   }
 
   /**
@@ -336,6 +345,25 @@ export class DynamoDbTenancyStore {
       }),
     );
     return toApiKey(Attributes ?? found);
+  }
+
+  private async scanOrganizations(filter?: { expression: string; names: Record<string, string> }): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: `sk = :org${filter ? ` AND ${filter.expression}` : ''}`,
+          ...(filter ? { ExpressionAttributeNames: filter.names } : {}),
+          ExpressionAttributeValues: { ':org': s('ORG') },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
   }
 
   private async queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {

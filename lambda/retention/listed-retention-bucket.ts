@@ -1,0 +1,10 @@
+import type { CompactionStore } from '../compaction/ports.js';
+import type { RetentionBucket } from './ports.js';
+
+/** Adapter: any compaction store as the sweep's bucket, each prefix listed whole (in-memory buckets of the tests and the bench). */
+export function listedRetentionBucket(store: Pick<CompactionStore, 'list' | 'delete'>): RetentionBucket {
+  return {
+    listBefore: async (prefix, bound) => (await store.list(prefix)).filter((object) => object.key < bound).sort((a, b) => (a.key < b.key ? -1 : 1)),
+    delete: (keys) => store.delete(keys),
+  };
+}

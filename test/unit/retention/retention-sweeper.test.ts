@@ -1,0 +1,95 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { compactPending } from '../../../lambda/compaction/compact-pending.js';
+import { compactQueuedSlices } from '../../../lambda/compaction/compact-queued-slices.js';
+import { parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
+import type { SliceMessage } from '../../../lambda/compaction/slice-message.js';
+import { landRecords } from '../../../lambda/landing/land-records.js';
+import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import { composeRetentionSweeper, retentionConfigFromEnv } from '../../../lambda/retention/compose.js';
+import { expiryMessage } from '../../../lambda/retention/expiry-message.js';
+import { listedRetentionBucket } from '../../../lambda/retention/listed-retention-bucket.js';
+import { S3RetentionBucket } from '../../../lambda/retention/s3-retention-bucket.js';
+import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
+import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
+import { quietTelemetry } from '../../../devkit/fakes/quiet-telemetry.js';
+
+const NOW = new Date('2026-11-28T12:00:00.000Z');
+const SLICE = { orgId: 'acme', dt: '2026-11-20', hour: '07' };
+
+async function lakeWithOldHour(): Promise<MemoryBucket> {
+  const bucket = new MemoryBucket();
+  const at = '2026-11-20T07:10:00.000000Z';
+  await landRecords({ store: bucket }, [inlineRecord(1, acceptedTrace({ timestamp: at, spans: [acceptedSpan({ timestamp: at })] }), traceContext({ org_id: 'acme' }))]);
+  await compactPending({ store: bucket, now: () => NOW });
+  return bucket;
+}
+
+describe('the deployed retention sweep', () => {
+  it('queues each expired hour in that hour\'s compaction message group, and the worker deletes it', async () => {
+    const bucket = await lakeWithOldHour();
+    const sent: SliceMessage[] = [];
+    const sweep = composeRetentionSweeper({
+      bucket: listedRetentionBucket(bucket),
+      tenancy: {
+        listOrganizations: async () => [{ orgId: 'acme', plan: 'team', overrides: {}, planStatus: 'active', billingStatus: 'ok', createdAt: '', updatedAt: '' }],
+        listPlans: async () => [{ name: 'team', quotas: { minute: null, hour: null, day: null, month: null }, retentionDays: 7, createdAt: '', updatedAt: '' }],
+      },
+      queue: { send: async (messages) => void sent.push(...messages) },
+      now: () => NOW,
+      ...quietTelemetry('retention'),
+    });
+
+    const plan = await sweep();
+    expect(plan.organizations).toEqual([expect.objectContaining({ org_id: 'acme', retention: { days: 7, source: 'plan' }, hoursExpired: 1 })]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.groupId).toBe(sliceGroupId(SLICE));
+    expect(parseCompactionMessage(sent[0]!.body)).toEqual({ kind: 'expire', slice: SLICE, deleteCompacted: false });
+    // Nothing deleted by the sweep itself: the worker does it, in the hour's group.
+    expect(bucket.keys('manifests/')).toHaveLength(1);
+
+    const outcome = await compactQueuedSlices({ store: bucket }, [{ messageId: 'm1', body: sent[0]!.body }]);
+    expect(outcome).toMatchObject({ failedMessageIds: [], expired: [expect.objectContaining({ slice: SLICE, deleteCompacted: false, objectsDeleted: 3 })] });
+    expect(bucket.keys('manifests/')).toEqual([]);
+    expect(bucket.keys('traces/')).toEqual([]);
+    expect(bucket.keys('compacted/')).toHaveLength(2);
+
+    const second = await compactQueuedSlices({ store: bucket }, [{ messageId: 'm2', body: expiryMessage({ slice: SLICE, deleteCompacted: true }, NOW).body }]);
+    expect(second.expired).toEqual([expect.objectContaining({ deleteCompacted: true, objectsDeleted: 2 })]);
+    expect(bucket.keys()).toEqual([]);
+  });
+
+  it('deduplicates a doubled run within the minute, and not the next hourly run', () => {
+    const hour = { slice: SLICE, deleteCompacted: false };
+    expect(expiryMessage(hour, NOW).deduplicationId).toBe(expiryMessage(hour, new Date(NOW.getTime() + 30_000)).deduplicationId);
+    expect(expiryMessage(hour, NOW).deduplicationId).not.toBe(expiryMessage(hour, new Date(NOW.getTime() + 60 * 60_000)).deduplicationId);
+    expect(expiryMessage(hour, NOW).deduplicationId).not.toBe(expiryMessage({ ...hour, deleteCompacted: true }, NOW).deduplicationId);
+  });
+
+  it('reads the ceiling from its environment once, and refuses a bad one at cold start', () => {
+    const env = { [ENV.dataBucket]: 'b', [ENV.tenancyTable]: 't', [ENV.compactionQueueUrl]: 'q' };
+    expect(retentionConfigFromEnv(env)).toEqual({ dataBucket: 'b', tenancyTable: 't', queueUrl: 'q' });
+    expect(retentionConfigFromEnv({ ...env, [ENV.dataRetentionDays]: '90' })).toMatchObject({ stackCeilingDays: 90 });
+    expect(() => retentionConfigFromEnv({ ...env, [ENV.dataRetentionDays]: 'forever' })).toThrow("DATA_RETENTION_DAYS must be a whole number of days, not 'forever'");
+    expect(() => retentionConfigFromEnv({ [ENV.dataBucket]: 'b' })).toThrow('Missing required environment variable TENANCY_TABLE');
+  });
+});
+
+describe('S3RetentionBucket', () => {
+  const s3 = mockClient(S3Client);
+  beforeEach(() => s3.reset());
+
+  it('lists a prefix in key order and stops at the bound without reading further pages', async () => {
+    s3.on(ListObjectsV2Command, { ContinuationToken: undefined }).resolves({ Contents: [{ Key: 'a/1', ETag: 'e1', Size: 5 }, { Key: 'a/2', ETag: 'e2', Size: 6 }], IsTruncated: true, NextContinuationToken: 'next' });
+    s3.on(ListObjectsV2Command, { ContinuationToken: 'next' }).resolves({ Contents: [{ Key: 'a/3', ETag: 'e3', Size: 7 }, { Key: 'a/4' }], IsTruncated: true, NextContinuationToken: 'more' });
+    const bucket = new S3RetentionBucket(new S3Client({}), 'data');
+    await expect(bucket.listBefore('a/', 'a/4')).resolves.toEqual([
+      { key: 'a/1', etag: 'e1', size: 5 },
+      { key: 'a/2', etag: 'e2', size: 6 },
+      { key: 'a/3', etag: 'e3', size: 7 },
+    ]);
+    expect(s3).toHaveReceivedCommandTimes(ListObjectsV2Command, 2);
+    expect(s3).toHaveReceivedCommandWith(ListObjectsV2Command, { Bucket: 'data', Prefix: 'a/' });
+  });
+});
