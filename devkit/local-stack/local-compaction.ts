@@ -1,11 +1,17 @@
 import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
-import { type CompactionRun, type PendingOptions, compactPending } from '../../lambda/compaction/compact-pending.js';
+import type { PendingOptions } from '../../lambda/compaction/compact-pending.js';
+import { type ErasingRun, compactAndErase } from '../../lambda/compaction/erasure/apply-erasures.js';
+import { FileErasureSecret } from '../../lambda/compaction/erasure/file-erasure-secret.js';
+import { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
 import type { CompactionDeps } from '../../lambda/compaction/ports.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
 import { type LocalEndpoints, type LocalPaths, isProcessAlive, removeFile } from './local-state.js';
 import { localClientConfig } from '../engines/provision.js';
+
+/** The local stack's per-stack erasure secret (see docs/operations.md, "Erasure"). */
+export const localErasureSecret = (paths: LocalPaths) => new FileErasureSecret(path.join(paths.root, 'erasure-secret'));
 
 /** Another compaction of the same local stack is running (the timer of `npm start`, or `npm run compact`). */
 export class CompactionBusyError extends Error {
@@ -49,18 +55,20 @@ export async function withCompactionLock<T>(paths: LocalPaths, work: () => Promi
 }
 
 export interface LocalCompactionOptions extends PendingOptions {
-  deps?: Partial<Omit<CompactionDeps, 'store'>>;
+  deps?: Partial<Omit<CompactionDeps, 'store' | 'erasures'>>;
 }
 
 /**
  * Compacts the local stack's bucket through its S3 endpoint in this process, with the two steps the deployed
  * planner and workers share: find the pending slices, compact each one.
  */
-export async function compactLocal(endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>, paths: LocalPaths, options: LocalCompactionOptions = {}): Promise<CompactionRun> {
+export async function compactLocal(endpoints: Pick<LocalEndpoints, 's3' | 'bucket'>, paths: LocalPaths, options: LocalCompactionOptions = {}): Promise<ErasingRun> {
   const s3 = new S3Client(localClientConfig(endpoints.s3));
   try {
     const { deps, ...pending } = options;
-    return await withCompactionLock(paths, () => compactPending({ store: new S3CompactionStore(s3, endpoints.bucket), ...deps }, pending));
+    const store = new S3CompactionStore(s3, endpoints.bucket);
+    const secret = localErasureSecret(paths);
+    return await withCompactionLock(paths, () => compactAndErase({ ...deps, store, erasures: new StoredErasures(store, secret) }, secret, pending));
   } finally {
     s3.destroy();
   }

@@ -1,5 +1,6 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { stackOutputs } from '../cli/stack.js';
 import { type LocalPaths, localPaths, readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
 import { localClientConfig } from '../../devkit/engines/provision.js';
@@ -10,6 +11,7 @@ import type { TargetSpec } from './run-command.js';
 export interface StackOutputNames {
   tenancyTableName: string;
   rateTableName: string;
+  dataBucketName: string;
 }
 
 /** What a command needs to reach the tenancy table. */
@@ -17,12 +19,15 @@ export interface AdminTarget {
   tenancyTable: string;
   rateTable: string;
   dynamodb: DynamoDBClientConfig;
+  /** The data bucket, where erasure requests are kept (`erase` commands). */
+  dataBucket: string;
+  s3: S3ClientConfig;
 }
 
 /** The local stack, through the `endpoints.json` that `npm start` writes. */
 export function localTarget(paths: LocalPaths = localPaths()): AdminTarget {
   const endpoints = readLocalEndpoints(paths);
-  return { tenancyTable: endpoints.tables.tenancy, rateTable: endpoints.tables.rate, dynamodb: localClientConfig(endpoints.dynamodb) };
+  return { tenancyTable: endpoints.tables.tenancy, rateTable: endpoints.tables.rate, dynamodb: localClientConfig(endpoints.dynamodb), dataBucket: endpoints.bucket, s3: localClientConfig(endpoints.s3) };
 }
 
 /** A deployed stack: its table names come from the CloudFormation outputs; credentials from the usual AWS chain. */
@@ -33,7 +38,7 @@ export async function stackTarget(cloudformation: CloudFormationClient, stackNam
     if (!found) throw new AdminCommandError(`stack ${stackName} in ${region} has no output ${key}`);
     return found;
   };
-  return { tenancyTable: output(outputs.tenancyTableName), rateTable: output(outputs.rateTableName), dynamodb: { region } };
+  return { tenancyTable: output(outputs.tenancyTableName), rateTable: output(outputs.rateTableName), dynamodb: { region }, dataBucket: output(outputs.dataBucketName), s3: { region } };
 }
 
 export async function resolveTarget(spec: TargetSpec): Promise<AdminTarget> {
