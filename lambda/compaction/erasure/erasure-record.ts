@@ -150,30 +150,38 @@ export interface MatchFields {
 /**
  * Whether one row (a trace row or a span row) matches a request: a member of its selector, received no later than
  * the request. A trace received after the request is new data and is kept. A done request matches through its
- * keyed hashes, so a matching trace that is replayed or lands late is still dropped.
+ * keyed hashes, so a matching trace that is replayed or lands late is still dropped. The cost per row does not grow
+ * with the number of requests: each id is looked up once in a map of the latest request naming it, and each
+ * distinct id is hashed once per matcher (one matcher per slice compaction).
  */
 export function rowMatcher(requests: readonly ErasureRequest[], secret: Uint8Array | undefined): (row: MatchFields) => boolean {
-  const plain = requests.filter((request) => request.status !== 'done');
-  const hashed = secret ? requests.filter((request) => request.status === 'done' && request.selector_hmacs.length > 0) : [];
-  if (plain.length === 0 && hashed.length === 0) return () => false;
-  const sets = plain.map((request) => ({ before: BigInt(request.requested_at_micros), users: new Set(request.user_ids), sessions: new Set(request.session_ids), traces: new Set(request.trace_ids) }));
-  const hashSets = hashed.map((request) => ({ before: BigInt(request.requested_at_micros), hmacs: new Set(request.selector_hmacs) }));
-  return (row) => {
-    for (const set of sets) {
-      if (row.received_at > set.before) continue;
-      if (set.traces.has(row.trace_id) || (row.user_id !== '' && set.users.has(row.user_id)) || (row.session_id !== '' && set.sessions.has(row.session_id))) return true;
+  const latest = (map: Map<string, bigint>, key: string, micros: number) => map.set(key, BigInt(Math.max(micros, Number(map.get(key) ?? -1n))));
+  const plain = { user: new Map<string, bigint>(), session: new Map<string, bigint>(), trace: new Map<string, bigint>() };
+  const hashed = new Map<string, bigint>();
+  for (const request of requests) {
+    if (request.status !== 'done') {
+      for (const value of request.user_ids) latest(plain.user, value, request.requested_at_micros);
+      for (const value of request.session_ids) latest(plain.session, value, request.requested_at_micros);
+      for (const value of request.trace_ids) latest(plain.trace, value, request.requested_at_micros);
+    } else if (secret) {
+      for (const hmac of request.selector_hmacs) latest(hashed, hmac, request.requested_at_micros);
     }
-    for (const set of hashSets) {
-      if (row.received_at > set.before) continue;
-      const key = secret!;
-      if (
-        set.hmacs.has(selectorHmac(key, 'trace', row.trace_id)) ||
-        (row.user_id !== '' && set.hmacs.has(selectorHmac(key, 'user', row.user_id))) ||
-        (row.session_id !== '' && set.hmacs.has(selectorHmac(key, 'session', row.session_id)))
-      ) {
-        return true;
-      }
-    }
-    return false;
+  }
+  if (plain.user.size + plain.session.size + plain.trace.size + hashed.size === 0) return () => false;
+  const memo = new Map<string, string>();
+  const hmacOf = (kind: SelectorKind, value: string) => {
+    const key = `${kind}\n${value}`;
+    let hmac = memo.get(key);
+    if (hmac === undefined) memo.set(key, (hmac = selectorHmac(secret!, kind, value)));
+    return hmac;
   };
+  const named = (kind: SelectorKind, value: string, receivedAt: bigint) => {
+    if (value === '') return false;
+    const until = plain[kind].get(value);
+    if (until !== undefined && receivedAt <= until) return true;
+    if (hashed.size === 0) return false;
+    const hashedUntil = hashed.get(hmacOf(kind, value));
+    return hashedUntil !== undefined && receivedAt <= hashedUntil;
+  };
+  return (row) => named('trace', row.trace_id, row.received_at) || named('user', row.user_id, row.received_at) || named('session', row.session_id, row.received_at);
 }
