@@ -100,4 +100,41 @@ describe('erasure through compaction', () => {
     expect(await erasures.findHours(request)).toEqual(['2026-11-22/10', '2026-11-22/11']);
     expect(bucket.objects.has(indexKey({ orgId: 'org-a', dt: '2026-11-22', hour: '12' }, 'traces'))).toBe(true);
   });
+
+  it.each([
+    ['the first delete after the switch (old generations, raw objects)', 'delete'],
+    ['the write of the hour\'s outcome', 'outcome'],
+  ] as const)('resumes after a crash at %s: the next run finishes the hour and nothing of the user is left', async (_at, point) => {
+    const bucket = new MemoryBucket();
+    let crashes = 1;
+    const crashing = Object.assign(Object.create(bucket) as MemoryBucket, {
+      delete: async (keys: readonly string[]) => {
+        if (point === 'delete' && crashes-- > 0) throw new Error('killed before the deletes');
+        return bucket.delete(keys);
+      },
+    });
+    bucket.failWrite = (key) => point === 'outcome' && key.startsWith('erasures/outcomes/') && crashes-- > 0;
+    const erasures = new StoredErasures(crashing, SECRET);
+    const deps = { store: crashing, now: () => NOW, erasures };
+    await lakeOfThreeHours(bucket);
+    await compactPending(deps, { includeOpenHours: true });
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-23T11:00:00Z'));
+    await erasures.put(request);
+
+    const crashed = await compactAndErase(deps, SECRET, { includeOpenHours: true });
+    expect(crashed.failed).toHaveLength(1);
+    expect(crashed.erasures.finished).toEqual([]);
+    // Killed before the deletes, the old generation and the raw objects still hold her rows; killed at the outcome, not.
+    expect((await holding(bucket, 'marker-alice')).length > 0).toBe(point === 'delete');
+    expect((await erasureStatus(erasures, (await erasures.request('org-a', request.erasure_id))!)).status).toBe('running');
+
+    const resumed = await compactAndErase(deps, SECRET, { includeOpenHours: true });
+    expect(resumed.failed).toEqual([]);
+    expect(resumed.erasures.finished).toEqual([request.erasure_id]);
+    expect(await holding(bucket, 'marker-alice')).toEqual([]);
+    expect(await holding(bucket, 'alice')).toEqual([]);
+    const after = await visible(bucket, 'spans');
+    expect(new Set(after.map((row) => `${row.trace_id as string}/${row.span_id as string}`)).size).toBe(after.length);
+    expect(after).toHaveLength(2 * 6);
+  });
 });
