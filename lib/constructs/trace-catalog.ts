@@ -37,7 +37,9 @@ export const ERASURE_REQUESTS_TABLE = 'erasure_requests';
 /**
  * The traces an open erasure request names, per hour: those with a trace row or a span row that matches its
  * selector and was received no later than the request. Both views leave them out from the moment the request
- * object exists, until compaction has rewritten their hours without them (then the request is done, its selector
+ * object exists (S3 lists and reads a new object at once after its PUT: strong read-after-write consistency,
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel, so within the 60 s the issue
+ * allows), until compaction has rewritten their hours without them (then the request is done, its selector
  * reduced to keyed hashes, and it matches nothing here). A trace's rows share one hour, so the join on the hour
  * lets a query's hour and day filters prune these reads too; with no open request, Athena's dynamic filtering on
  * the (empty) request side skips them.
