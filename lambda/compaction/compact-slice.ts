@@ -292,13 +292,12 @@ async function compactDataset(
   pending: readonly StoredObject[],
   raw: readonly StoredObject[],
   erasedTraceIds?: ReadonlySet<string>,
-): Promise<DatasetResult & { bytes: number; erased: ErasedRows | undefined; seen: SeenIds | undefined; inputs: StoredObject[] }> {
+): Promise<DatasetResult & { bytes: number; erased: ErasedRows | undefined; seen: SeenIds | undefined }> {
   const key = compactedObjectKey(dataset, slice, generation);
-  const inputs = compactionInputs(previous, pending);
   const erased: ErasedRows | undefined = erasedTraceIds && erasedTraceIds.size > 0 ? { traceIds: erasedTraceIds, keys: new Set(), read: 0 } : undefined;
   const seen = deps.erasures?.indexHour ? noneSeen() : undefined;
-  const written = await writeCompactedObject(deps, dataset, key, inputs, WHOLE_SLICE, { ...(erased ? { erased } : {}), ...(seen ? { seen } : {}) });
-  return { manifest: { files: [key], rows: written.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead: written.rowsRead, parts: written.parts, bytes: written.bytes, erased, seen, inputs };
+  const written = await writeCompactedObject(deps, dataset, key, compactionInputs(previous, pending), WHOLE_SLICE, { ...(erased ? { erased } : {}), ...(seen ? { seen } : {}) });
+  return { manifest: { files: [key], rows: written.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead: written.rowsRead, parts: written.parts, bytes: written.bytes, erased, seen };
 }
 
 /** Raw objects of the slice the manifest does not cover with their current ETag (new, or overwritten since). */
