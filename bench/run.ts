@@ -18,6 +18,7 @@ const optionalSuites: Suite[] = [
   { group: 'hot-org', file: 'hot-org.ts', exportName: 'runHotOrgBench' },
   { group: 'compaction', file: 'compaction.ts', exportName: 'runCompactionBench' },
   { group: 'retention', file: 'retention.ts', exportName: 'runRetentionBench' },
+  { group: 'erasure', file: 'erasure.ts', exportName: 'runErasureBench' },
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },

@@ -78,6 +78,7 @@ export class TraceIngestStack extends Stack {
       plannerEntry: entries.compactionPlanner,
       workerEntry: entries.compactionWorker,
       bucket: this.landing.bucket,
+      tenancyTable: this.tables.tenancyTable,
       settings: config.compaction,
       logRetention: config.logRetention,
       metricsNamespace: METRICS_NAMESPACE,

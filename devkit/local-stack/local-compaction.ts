@@ -2,7 +2,10 @@ import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { type CompactionRun, type PendingOptions, compactPending } from '../../lambda/compaction/compact-pending.js';
+import type { PendingOptions } from '../../lambda/compaction/compact-pending.js';
+import { type ErasingRun, compactAndErase } from '../../lambda/compaction/erasure/apply-erasures.js';
+import { FileErasureSecret } from '../../lambda/compaction/erasure/file-erasure-secret.js';
+import { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
 import type { CompactionDeps } from '../../lambda/compaction/ports.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
 import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
@@ -10,6 +13,9 @@ import { S3RetentionBucket } from '../../lambda/retention/s3-retention-bucket.js
 import { type RetentionSweep, sweepRetention } from '../../lambda/retention/sweep-retention.js';
 import { type LocalEndpoints, type LocalPaths, isProcessAlive, removeFile } from './local-state.js';
 import { localClientConfig } from '../engines/provision.js';
+
+/** The local stack's per-stack erasure secret (see docs/operations.md, "Erasure"). */
+export const localErasureSecret = (paths: LocalPaths) => new FileErasureSecret(path.join(paths.root, 'erasure-secret'));
 
 /** Another compaction of the same local stack is running (the timer of `npm start`, or `npm run compact`). */
 export class CompactionBusyError extends Error {
@@ -53,11 +59,11 @@ export async function withCompactionLock<T>(paths: LocalPaths, work: () => Promi
 }
 
 export interface LocalCompactionOptions extends PendingOptions {
-  deps?: Partial<Omit<CompactionDeps, 'store'>>;
+  deps?: Partial<Omit<CompactionDeps, 'store' | 'erasures'>>;
 }
 
 /** What a local run did: the retention sweep (when the tenancy table was given), then compaction. */
-export type LocalCompactionRun = CompactionRun & { retention?: RetentionSweep; retentionFailure?: string };
+export type LocalCompactionRun = ErasingRun & { retention?: RetentionSweep; retentionFailure?: string };
 
 /**
  * Runs the local stack's scheduled work on its bucket through its S3 endpoint in this process, under the compaction
@@ -75,6 +81,7 @@ export async function compactLocal(
   try {
     const { deps, ...pending } = options;
     const store = new S3CompactionStore(s3, endpoints.bucket);
+    const secret = localErasureSecret(paths);
     return await withCompactionLock(paths, async () => {
       // A failed sweep does not hold compaction up: it is reported, and the next run sweeps again.
       let swept: Pick<LocalCompactionRun, 'retention' | 'retentionFailure'> = {};
@@ -85,7 +92,7 @@ export async function compactLocal(
           (error: unknown) => ({ retentionFailure: (error as Error).message ?? String(error) }),
         );
       }
-      return { ...(await compactPending({ store, ...deps }, pending)), ...swept };
+      return { ...(await compactAndErase({ ...deps, store, erasures: new StoredErasures(store, secret) }, secret, pending)), ...swept };
     });
   } finally {
     s3.destroy();

@@ -55,7 +55,9 @@ export type PendingReason =
   /** Nothing new, but a replaced generation is past its grace period and can be deleted. */
   | 'cleanup'
   /** The manifest could not be read or parsed: compaction is left to fail and report it. */
-  | 'unreadable-manifest';
+  | 'unreadable-manifest'
+  /** An open erasure request needs the hour rewritten (sent by the planner's erasure step, never by the scan). */
+  | 'erasure';
 
 /** A slice with work to do, as the listing and its manifest showed it. */
 export interface PendingSlice {

@@ -8,6 +8,8 @@ import { type Slice, compactedObjectKey, compactedSlicePrefix, generationOfCompa
 import { type DatasetManifest, nextManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
 import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
+import { deleteOverflowOf, matchedTraces } from './erasure/matched-traces.js';
+import { type SeenIds, noneSeen } from './erasure/seen-ids.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
@@ -30,6 +32,10 @@ export interface SliceCompaction {
   /** Hash parts the rewritten datasets were cut into (each part is row groups of its dataset's one object). */
   hashParts: number;
   objectsDeleted: number;
+  /** Rows an erasure removed (each row once, however many copies the inputs held); absent when none. */
+  rowsErased?: number;
+  /** Bytes of the objects written when an erasure rewrote the slice. */
+  bytesRewritten?: number;
 }
 
 const SPECS: Record<DatasetName, DatasetSpec> = { traces: TRACES, spans: SPANS };
@@ -106,8 +112,24 @@ interface PartFilter {
   wanted: [number, number] | undefined;
 }
 
+/** What a rewrite notes about the rows it reads: the ids they hold (for the erasure index), and the rows an erasure drops. */
+export interface RowWatch {
+  erased?: ErasedRows;
+  seen?: SeenIds;
+}
+
+/** Rows an erasure drops while a dataset is rewritten: the trace ids, and what dropping them found. */
+export interface ErasedRows {
+  traceIds: ReadonlySet<string>;
+  /** Row identities dropped (each counted once however many copies the inputs held). */
+  keys: Set<string>;
+  /** Rows read and dropped, copies included. */
+  read: number;
+}
+
 /** Reads every input once for one part, keeping only that part's winning rows; each input is released once read. */
-async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<OpenedInput>, inputs: number, { part, parts, wanted }: PartFilter): Promise<{ rows: Row[]; read: number }> {
+async function partRows(dataset: DatasetName, openInput: (input: number) => Promise<OpenedInput>, inputs: number, { part, parts, wanted }: PartFilter, watch: RowWatch = {}): Promise<{ rows: Row[]; read: number }> {
+  const { erased, seen } = watch;
   const winners = new Map<string, Candidate>();
   const keyOf = rowKey[dataset];
   let read = 0;
@@ -120,6 +142,16 @@ async function partRows(dataset: DatasetName, openInput: (input: number) => Prom
         if (parts > 1 && partOf(row.trace_id as string, parts) !== part) continue;
         read++;
         const key = keyOf(row);
+        if (erased?.traceIds.has(row.trace_id as string)) {
+          erased.keys.add(key);
+          erased.read++;
+          continue;
+        }
+        if (seen) {
+          seen.traces.add(row.trace_id as string);
+          if (typeof row.user_id === 'string') seen.users.add(row.user_id);
+          if (typeof row.session_id === 'string') seen.sessions.add(row.session_id);
+        }
         const current = winners.get(key);
         const candidate = { row, input, index: at };
         if (!current || wins(candidate, current)) winners.set(key, candidate);
@@ -167,6 +199,8 @@ export interface WrittenObject {
   rowsRead: number;
   /** Hash parts it was written in, one after another. */
   parts: number;
+  /** Bytes of the object written. */
+  bytes: number;
 }
 
 /**
@@ -176,7 +210,14 @@ export interface WrittenObject {
  * are ever held whole. A failure aborts the upload; the object appears only when it is complete. The same inputs
  * and share always give the same bytes.
  */
-export async function writeCompactedObject(deps: CompactionDeps, dataset: DatasetName, key: string, inputs: readonly StoredObject[], share: SliceShare = WHOLE_SLICE): Promise<WrittenObject> {
+export async function writeCompactedObject(
+  deps: CompactionDeps,
+  dataset: DatasetName,
+  key: string,
+  inputs: readonly StoredObject[],
+  share: SliceShare = WHOLE_SLICE,
+  watch?: RowWatch,
+): Promise<WrittenObject> {
   const bytesPerPart = deps.bytesPerPart ?? DEFAULT_BYTES_PER_PART;
   const totalBytes = inputs.reduce((sum, object) => sum + object.size, 0);
   // Holding every input open is what made memory grow with the hour: only a small slice's inputs stay held.
@@ -207,25 +248,30 @@ export async function writeCompactedObject(deps: CompactionDeps, dataset: Datase
   const file = new ParquetStreamWriter(SPECS[dataset]);
   const upload = streamedObject(deps.store, key, PARQUET, deps.uploadPartBytes);
   let rowsRead = 0;
+  let bytes = 0;
   try {
     for (const filter of filters) {
       deps.collectGarbage?.();
-      const result = await partRows(dataset, openInput, inputs.length, filter);
+      const result = await partRows(dataset, openInput, inputs.length, filter, watch);
       rowsRead += result.read;
       for (const batch of rowBatches(SPECS[dataset], result.rows, deps.rowsPerRowGroup ?? DEFAULT_ROWS_PER_BATCH)) {
         file.write(batch);
-        await upload.write(file.take());
+        const chunk = file.take();
+        bytes += chunk.byteLength;
+        await upload.write(chunk);
       }
       // Emptied, not just left behind: the suspended async frame keeps this part's array reachable until the
       // next part's rows replace it, which would hold two parts' rows at once.
       result.rows.length = 0;
     }
-    await upload.end(file.finish());
+    const last = file.finish();
+    bytes += last.byteLength;
+    await upload.end(last);
   } catch (error) {
     await upload.abort().catch((abortError: unknown) => deps.logger?.error('Could not abort the upload of a compacted object; the bucket lifecycle rule aborts it within a day', { key, error: abortError }));
     throw error;
   }
-  return { rows: file.rows, rowsRead, parts: filters.length };
+  return { rows: file.rows, rowsRead, parts: filters.length, bytes };
 }
 
 /** The inputs of a rewrite, in the order the winner rule counts them: the previous generation's objects, then the raw objects by key. */
@@ -235,7 +281,7 @@ export function compactionInputs(previous: readonly StoredObject[], pending: rea
 
 /**
  * Rewrites one dataset of a slice from the previous generation's objects and the raw objects not yet covered,
- * into one object (see {@link writeCompactedObject}).
+ * into one object (see {@link writeCompactedObject}), leaving out the rows of `erased` traces.
  */
 async function compactDataset(
   deps: CompactionDeps,
@@ -245,10 +291,13 @@ async function compactDataset(
   previous: readonly StoredObject[],
   pending: readonly StoredObject[],
   raw: readonly StoredObject[],
-): Promise<DatasetResult> {
+  erasedTraceIds?: ReadonlySet<string>,
+): Promise<DatasetResult & { bytes: number; erased: ErasedRows | undefined; seen: SeenIds | undefined }> {
   const key = compactedObjectKey(dataset, slice, generation);
-  const written = await writeCompactedObject(deps, dataset, key, compactionInputs(previous, pending));
-  return { manifest: { files: [key], rows: written.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead: written.rowsRead, parts: written.parts };
+  const erased: ErasedRows | undefined = erasedTraceIds && erasedTraceIds.size > 0 ? { traceIds: erasedTraceIds, keys: new Set(), read: 0 } : undefined;
+  const seen = deps.erasures?.indexHour ? noneSeen() : undefined;
+  const written = await writeCompactedObject(deps, dataset, key, compactionInputs(previous, pending), WHOLE_SLICE, { ...(erased ? { erased } : {}), ...(seen ? { seen } : {}) });
+  return { manifest: { files: [key], rows: written.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead: written.rowsRead, parts: written.parts, bytes: written.bytes, erased, seen };
 }
 
 /** Raw objects of the slice the manifest does not cover with their current ETag (new, or overwritten since). */
@@ -308,8 +357,11 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const previous = manifestBytes ? parseManifest(manifestBytes, slice) : undefined;
   const listing = raw ?? { traces: await deps.store.list(rawPartitionPrefix('traces', slice)), spans: await deps.store.list(rawPartitionPrefix('spans', slice)) };
   const { pending, expired, kept } = sliceWork(previous, listing, now.getTime(), grace);
+  const erasure = await sliceErasure(deps, slice, previous, listing, pending);
   const result = upToDate(slice, previous);
-  if (pending.traces.length === 0 && pending.spans.length === 0) {
+  const erasing = erasure !== undefined && erasure.matched.traceIds.size > 0;
+  if (pending.traces.length === 0 && pending.spans.length === 0 && !erasing) {
+    if (erasure && erasure.applying.length > 0) await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: 0 });
     if (!previous || expired.length === 0) return result;
     // Nothing new: only drop generations no query can still be reading.
     await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: kept }), 'application/json');
@@ -320,26 +372,66 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const generation = (previous?.generation ?? 0) + 1;
   const compacted: Partial<Record<DatasetName, DatasetManifest>> = {};
   const replaced: string[] = [];
+  let rowsErased = 0;
+  let bytesRewritten = 0;
+  const seen: Partial<Record<DatasetName, SeenIds>> = {};
   for (const dataset of ['traces', 'spans'] as const) {
     const before = previous?.[dataset];
-    if (pending[dataset].length === 0 && before) {
+    if (pending[dataset].length === 0 && before && !erasing) {
       compacted[dataset] = { ...before, covered: listing[dataset].map(({ key, etag }) => ({ key, etag })) };
       continue;
     }
-    const previousObjects = before ? await currentObjects(deps, dataset, slice, before.files) : [];
-    const done = await compactDataset(deps, dataset, slice, generation, previousObjects, pending[dataset], listing[dataset]);
-    compacted[dataset] = done.manifest;
+    const previousObjects = erasure?.previous[dataset] ?? (before ? await currentObjects(deps, dataset, slice, before.files) : []);
+    const done = await compactDataset(deps, dataset, slice, generation, previousObjects, pending[dataset], listing[dataset], erasure?.matched.traceIds);
+    if (done.erased) rowsErased += done.erased.keys.size;
+    // A raw object that held an erased row is deleted below; no longer covered, it is compacted again if a replay lands it anew.
+    compacted[dataset] = { ...done.manifest, covered: done.manifest.covered.filter((entry) => !erasure?.matched.holders.has(entry.key)) };
     replaced.push(...(before?.files ?? []));
+    if (done.seen) seen[dataset] = done.seen;
+    bytesRewritten += done.bytes;
     result.rowsRead += done.rowsRead;
-    result.duplicatesDropped += done.rowsRead - done.manifest.rows;
+    result.duplicatesDropped += done.rowsRead - done.manifest.rows - (done.erased?.read ?? 0);
     result.objectsWritten++;
     result.hashParts += done.parts;
   }
-  const manifest = nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, previous, { kept, replaced }, now);
+  // An erasure keeps no earlier generation for queries in flight: those objects hold the erased rows.
+  const manifest = nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, erasing ? undefined : previous, { kept: erasing ? [] : kept, replaced }, now);
   // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
   result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, generation);
-  return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows } };
+  for (const dataset of ['traces', 'spans'] as const) {
+    const ids = seen[dataset];
+    if (ids) await deps.erasures!.indexHour!(slice, dataset, ids);
+  }
+  if (erasure && erasing) {
+    const rawHolders = [...erasure.matched.holders];
+    if (rawHolders.length > 0) await deps.store.delete(rawHolders);
+    const overflow = await deleteOverflowOf(deps.store, slice.orgId, erasure.matched);
+    result.objectsDeleted += rawHolders.length + overflow;
+  }
+  if (erasure && erasure.applying.length > 0) {
+    await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: rowsErased, bytesRewritten: erasing ? bytesRewritten : 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: result.objectsDeleted });
+  }
+  return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows }, ...(erasing ? { rowsErased, bytesRewritten } : {}) };
+}
+
+/** The erasures of a slice and the traces they match in what a rewrite would read, or undefined when its organization has none. */
+async function sliceErasure(deps: CompactionDeps, slice: Slice, previous: SliceManifest | undefined, listing: Record<DatasetName, StoredObject[]>, pending: Record<DatasetName, StoredObject[]>) {
+  const found = await deps.erasures?.forSlice(slice);
+  if (!found) return undefined;
+  const previousObjects: Record<DatasetName, StoredObject[]> = {
+    traces: previous ? await currentObjects(deps, 'traces', slice, previous.traces.files) : [],
+    spans: previous ? await currentObjects(deps, 'spans', slice, previous.spans.files) : [],
+  };
+  // With a request to apply, the whole hour is looked at, raw objects already covered included (they are deleted
+  // if they hold a matched trace); else only what is new (the compacted generation was looked at when it was
+  // written, so it holds nothing that a request already done matches).
+  const raw = found.applying.length > 0 ? listing : pending;
+  const scanned = found.applying.length > 0 ? { traces: [...previousObjects.traces, ...raw.traces], spans: [...previousObjects.spans, ...raw.spans] } : pending;
+  const matched = await matchedTraces(deps.store, scanned, found.matches, new Set([...raw.traces, ...raw.spans].map((object) => object.key)));
+  // The hour's data held once: its compacted generation and what is not compacted yet (covered raw copies left out).
+  const bytesOfHour = [...previousObjects.traces, ...previousObjects.spans, ...pending.traces, ...pending.spans].reduce((sum, object) => sum + object.size, 0);
+  return { applying: found.applying, matched, previous: previousObjects, bytesOfHour };
 }
 
 /** The previous generation's objects as listed now (their ETags pin the reads). */

@@ -1,6 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbErasureSecret } from './erasure/dynamodb-erasure-secret.js';
+import { type ErasureSecret, StoredErasures } from './erasure/stored-erasures.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { COMPACTION_QUEUE_VISIBILITY_SECONDS, METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
@@ -23,6 +26,10 @@ export interface CompactionConfig {
   store?: CompactionStore;
   logger?: Logger;
   metrics?: Metrics;
+  /** The tenancy table, where the stack's erasure secret is kept; with it (or `erasureSecret`) compaction applies erasure requests. */
+  tenancyTable?: string;
+  dynamodb?: DynamoDBClient;
+  erasureSecret?: ErasureSecret;
 }
 
 export interface WorkerConfig extends CompactionConfig {
@@ -53,7 +60,13 @@ export interface PlannerConfig extends CompactionConfig {
 const SERVICE = SERVICE_NAMES.compaction;
 
 function compactionConfigFromEnv(env: NodeJS.ProcessEnv): CompactionConfig {
-  return { dataBucket: requireEnv(ENV.dataBucket, env), s3ForcePathStyle: env[ENV.s3ForcePathStyle] === 'true' };
+  return { dataBucket: requireEnv(ENV.dataBucket, env), s3ForcePathStyle: env[ENV.s3ForcePathStyle] === 'true', tenancyTable: requireEnv(ENV.tenancyTable, env) };
+}
+
+/** The erasure requests over `store` and the stack's secret, when the configuration names where the secret is. */
+function erasuresOf(config: CompactionConfig, store: CompactionStore): { erasures: StoredErasures; secret: ErasureSecret } | undefined {
+  const secret = config.erasureSecret ?? (config.tenancyTable === undefined ? undefined : new DynamoDbErasureSecret(config.dynamodb ?? new DynamoDBClient({ maxAttempts: 5 }), config.tenancyTable));
+  return secret ? { erasures: new StoredErasures(store, secret), secret } : undefined;
 }
 
 /** The configuration of the deployed worker, read from its environment once at cold start. */
@@ -71,9 +84,12 @@ export function composePlanner(config: PlannerConfig) {
   // One S3 client for the store and the organization listing, created only if one of them needs it.
   let s3 = config.s3;
   const client = () => (s3 ??= s3Client(config));
+  const store = config.store ?? new S3CompactionStore(client(), bucketOf(config));
+  const erasures = erasuresOf(config, store);
   return createPlannerHandler({
+    ...(erasures ? { erasures } : {}),
     deps: {
-      store: config.store ?? new S3CompactionStore(client(), bucketOf(config)),
+      store,
       queue: config.queue ?? sliceQueue(config),
       ...(config.listByOrganization ? { organizations: new S3RawOrganizations(client(), bucketOf(config)) } : {}),
       ...(config.partWorkerBytes === undefined ? {} : { partWorkerBytes: config.partWorkerBytes }),
@@ -89,9 +105,12 @@ const exposedGc = (globalThis as { gc?: () => void }).gc;
 
 /** The composition root of the worker (the queue consumer), for the deployed handler and the tests. */
 export function composeWorker(config: WorkerConfig) {
+  const store = config.store ?? compactionStore(config);
+  const erasures = erasuresOf(config, store);
   return createWorkerHandler({
     deps: {
-      store: config.store ?? compactionStore(config),
+      store,
+      ...(erasures ? { erasures: erasures.erasures } : {}),
       ...(exposedGc ? { collectGarbage: exposedGc } : {}),
     },
     logger: config.logger ?? new Logger({ serviceName: SERVICE }),

@@ -36,7 +36,7 @@ export interface CompactionPlan {
 export async function planCompaction(deps: PlannerDeps, options: PendingOptions = {}): Promise<CompactionPlan> {
   const plannedAt = (deps.now ?? (() => new Date()))();
   // Sent organization by organization: a run cut short (timeout) has still queued what it looked at.
-  const planned: Record<PendingReason, number> = { new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 };
+  const planned: Record<PendingReason, number> = { new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0, erasure: 0 };
   const ids: string[] = [];
   let split = 0;
   const scan = await findPendingSlices(deps, {

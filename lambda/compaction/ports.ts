@@ -4,6 +4,10 @@
  */
 import type { AsyncBuffer } from 'hyparquet';
 import type { StructuredLogger } from '../shared/runtime/logger.js';
+import type { Slice } from './compaction-keys.js';
+import type { ErasureRequest, MatchFields } from './erasure/erasure-record.js';
+import type { SeenIds } from './erasure/seen-ids.js';
+import type { DatasetName } from '../datasets/registry.js';
 
 /** An object as listed: its key, its ETag (which changes when it is overwritten) and its size. */
 export interface StoredObject {
@@ -72,4 +76,31 @@ export interface CompactionDeps {
   collectGarbage?: () => void;
   /** How long a replaced generation's objects are kept for queries that started before the switch. */
   supersededGraceMs?: number;
+  /** The erasure requests of a slice's organization; without it nothing is erased (see lambda/compaction/erasure/). */
+  erasures?: SliceErasures;
+}
+
+/** The erasures that apply to one slice, as compaction asks for them before it rewrites the slice. */
+export interface SliceErasures {
+  /** Undefined when the slice's organization has no erasure request at all (the common case: one LIST). */
+  forSlice(slice: Slice): Promise<SliceErasure | undefined>;
+  /** Records, per request in `applying`, what rewriting the slice did: the hour is then done for them. */
+  recordHour(slice: Slice, applying: readonly ErasureRequest[], outcome: ErasedHour): Promise<void>;
+  /** Keeps the index of the ids a dataset of a slice holds once a generation of it is switched in (finding an erasure's hours reads it). */
+  indexHour?(slice: Slice, dataset: DatasetName, seen: SeenIds): Promise<void>;
+}
+
+export interface SliceErasure {
+  /** Requests not done whose outcome for this hour is not recorded yet: the whole hour is checked and rewritten for them. */
+  applying: ErasureRequest[];
+  /** Whether a row matches any request of the organization (pending, running, or done through its keyed hashes). */
+  matches: (row: MatchFields) => boolean;
+}
+
+/** What erasing one hour did. */
+export interface ErasedHour {
+  rowsRemoved: number;
+  bytesRewritten: number;
+  bytesOfHour: number;
+  objectsDeleted: number;
 }

@@ -1,5 +1,6 @@
 import { type Slice, compactedSlicePrefix, partPlanPrefix } from '../compaction/compaction-keys.js';
 import type { CompactionStore, StoredObject } from '../compaction/ports.js';
+import { hourIndexPrefix } from '../compaction/erasure/stored-erasures.js';
 import { partitionPath, rawPartitionPrefix } from '../datasets/object-keys.js';
 import { DATA_PREFIXES } from '../shared/service-constants.js';
 import type { HourExpiry } from './ports.js';
@@ -22,7 +23,8 @@ export interface HourDeletion extends HourExpiry {
  * nothing for the hour), then its manifest (from here no reader reads the hour: a slice without a manifest is read
  * from its raw objects, and there are none), then, only when asked (a later run, past the readers' grace) and
  * only when the first two steps found nothing (else a manifest was just deleted: see
- * {@link HourDeletion.compactedDeferred}), its compacted objects and part plans, which no manifest names. Runs in the hour's compaction message group
+ * {@link HourDeletion.compactedDeferred}), its compacted objects, part plans and erasure hour index (keyed hashes of
+ * the ids those objects hold), which no manifest names. Runs in the hour's compaction message group
  * deployed and under the compaction lock locally, so never beside a compaction of the hour. Writes nothing.
  */
 export async function expireHour(store: Pick<CompactionStore, 'list' | 'delete'>, { slice, deleteCompacted }: HourExpiry): Promise<HourDeletion> {
@@ -38,7 +40,7 @@ export async function expireHour(store: Pick<CompactionStore, 'list' | 'delete'>
   };
   const live = (await deleteUnder([rawPartitionPrefix('traces', slice), rawPartitionPrefix('spans', slice)])) + (await deleteUnder([manifestPrefix(slice)]));
   if (deleteCompacted && live > 0) deletion.compactedDeferred = true;
-  else if (deleteCompacted) await deleteUnder([compactedSlicePrefix('traces', slice), compactedSlicePrefix('spans', slice), partPlanPrefix(slice)]);
+  else if (deleteCompacted) await deleteUnder([compactedSlicePrefix('traces', slice), compactedSlicePrefix('spans', slice), partPlanPrefix(slice), hourIndexPrefix(slice)]);
   return deletion;
 }
 

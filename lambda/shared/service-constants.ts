@@ -27,6 +27,8 @@ export const DATA_PREFIXES = {
   /** Part plans of slices split across part workers: under `compacted/`, outside the compacted tables' locations. */
   partPlans: 'compacted/plans/',
   manifests: 'manifests/',
+  /** Erasure requests and their per-hour outcomes (lambda/compaction/erasure/). */
+  erasures: 'erasures/',
 } as const;
 
 /** Function timeouts. Ingest stays below API Gateway's 29 s integration timeout so the function answers, not the gateway. */

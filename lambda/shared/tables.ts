@@ -58,6 +58,8 @@ export const tenancyKeys = {
   plan: (name: string) => ({ pk: PLANS_PARTITION, sk: `PLAN#${name}` }),
   workspace: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${slug}` }),
   apiKey: (secretHash: string) => ({ pk: `KEY#${secretHash}`, sk: 'KEY' }),
+  /** The per-stack secret that keys the hashes erasure keeps (lambda/compaction/erasure/). */
+  erasureSecret: () => ({ pk: 'SECRETS', sk: 'ERASURE_HMAC' }),
 };
 
 export const rateKeys = {

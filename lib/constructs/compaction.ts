@@ -4,6 +4,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { InvocationType, Trigger } from 'aws-cdk-lib/triggers';
@@ -35,6 +36,8 @@ export interface CompactionProps {
   readonly plannerEntry: string;
   readonly workerEntry: string;
   readonly bucket: Bucket;
+  /** The tenancy table: one item of it holds the stack's erasure secret (lambda/compaction/erasure/dynamodb-erasure-secret.ts). */
+  readonly tenancyTable: ITable;
   readonly settings: CompactionSettings;
   readonly logRetention: RetentionDays;
   readonly metricsNamespace: string;
@@ -88,7 +91,7 @@ export class Compaction extends Construct {
       timeout: Duration.minutes(15),
       // No reservation unless asked for (lib/config.ts): a reservation fails the deploy on accounts with a low concurrency quota.
       ...(props.settings.plannerReservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.settings.plannerReservedConcurrency }),
-      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl },
+      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl, [ENV.tenancyTable]: props.tenancyTable.tableName },
     });
     this.grantPlanner(bucket);
     // Lambda retries a failed asynchronous invocation twice by default; EventBridge's retryAttempts covers only the
@@ -109,9 +112,10 @@ export class Compaction extends Construct {
       timeout: COMPACTION_WORKER_TIMEOUT,
       // --expose-gc: compaction collects the previous part's rows before reading the next (see `collectGarbage`).
       // The queue URL only for ChangeMessageVisibility of failed slices, which the event source's grant allows.
-      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl, NODE_OPTIONS: COMPACTION_NODE_OPTIONS },
+      environment: { [ENV.dataBucket]: bucket.bucketName, [ENV.compactionQueueUrl]: this.queue.queueUrl, [ENV.tenancyTable]: props.tenancyTable.tableName, NODE_OPTIONS: COMPACTION_NODE_OPTIONS },
     });
     this.grantWorker(bucket);
+    this.grantErasure(bucket, props.tenancyTable);
 
     this.eventSource = new SqsEventSource(this.queue, {
       // One slice per invocation: the timeout is sized for one large hour.
@@ -160,6 +164,27 @@ export class Compaction extends Construct {
       [manifests, partPlans],
       'Manifest and part plan keys (org, date, hour, generation) are chosen at run time; the planner may only read manifests and part plans, and write part plans.',
     );
+  }
+
+  /**
+   * What erasure adds (lambda/compaction/erasure/): both functions read and write the erasure records (requests,
+   * per-hour outcomes, the hour index) and read, or create once, the stack's secret in the tenancy table; the
+   * worker also deletes the raw and overflow objects that hold an erased trace.
+   */
+  private grantErasure(bucket: Bucket, tenancyTable: ITable): void {
+    const { erasures, overflow, traces, spans } = DATA_PREFIXES;
+    for (const fn of [this.planner, this.worker]) {
+      fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'], resources: [bucket.arnForObjects(`${erasures}*`)] }));
+      fn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [tenancyTable.tableArn] }));
+    }
+    // Raw and overflow objects that hold an erased trace; the hour index of an hour past retention.
+    this.worker.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [traces, spans, overflow, `${erasures}index/`].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }),
+    );
+    const reason = 'Erasure record keys (org, request, hour) and the raw and overflow objects an erasure deletes are chosen at run time.';
+    acknowledgePrefixWildcards(this.planner.role ?? this.planner, bucket, [erasures], reason);
+    // The worker's grants on traces/ and spans/ are acknowledged with its compaction grants.
+    acknowledgePrefixWildcards(this.worker.role ?? this.worker, bucket, [erasures, overflow, `${erasures}index/`], reason);
   }
 
   /**

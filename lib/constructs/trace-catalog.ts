@@ -24,8 +24,35 @@ export function exactlyOnceViewSql(dataset: DatasetSpec): string {
     `FROM (${source(`${dataset.name}_raw`, false)} UNION ALL ${source(`${dataset.name}_compacted`, true)}) d`,
     `LEFT JOIN (SELECT ${keys}, ${dataset.name}.files AS files, transform(${dataset.name}.covered, c -> c.key) AS covered FROM ${MANIFESTS_TABLE}) m`,
     `ON m.org_id = d.org_id AND m.dt = d.dt AND m.hour = d.hour`,
-    `WHERE (d.is_compacted AND contains(m.files, d.object_key)) OR (NOT d.is_compacted AND (m.covered IS NULL OR NOT contains(m.covered, d.object_key)))`,
+    `LEFT JOIN (${erasedTracesSql()}) e`,
+    `ON e.org_id = d.org_id AND e.dt = d.dt AND e.hour = d.hour AND e.trace_id = d.trace_id`,
+    `WHERE ((d.is_compacted AND contains(m.files, d.object_key)) OR (NOT d.is_compacted AND (m.covered IS NULL OR NOT contains(m.covered, d.object_key))))`,
+    `AND e.trace_id IS NULL`,
   ].join('\n');
+}
+
+/** Name of the Glue table over the erasure requests (lambda/compaction/erasure/erasure-record.ts). */
+export const ERASURE_REQUESTS_TABLE = 'erasure_requests';
+
+/**
+ * The traces an open erasure request names, per hour: those with a trace row or a span row that matches its
+ * selector and was received no later than the request. Both views leave them out from the moment the request
+ * object exists (S3 lists and reads a new object at once after its PUT: strong read-after-write consistency,
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel, so within the 60 s the issue
+ * allows), until compaction has rewritten their hours without them (then the request is done, its selector
+ * reduced to keyed hashes, and it matches nothing here). A trace's rows share one hour, so the join on the hour
+ * lets a query's hour and day filters prune these reads too; with no open request, Athena's dynamic filtering on
+ * the (empty) request side skips them.
+ */
+export function erasedTracesSql(): string {
+  const matchColumns = ['trace_id', 'user_id', 'session_id', 'received_at', ...PARTITION_KEYS].join(', ');
+  const rows = DATASETS.flatMap((dataset) => [`${dataset.name}_raw`, `${dataset.name}_compacted`]).map((table) => `SELECT ${matchColumns} FROM ${table}`).join(' UNION ALL ');
+  return [
+    `SELECT DISTINCT x.org_id, x.dt, x.hour, x.trace_id FROM (${rows}) x`,
+    `JOIN ${ERASURE_REQUESTS_TABLE} r ON r.org_id = x.org_id`,
+    `WHERE r.status <> 'done' AND to_unixtime(x.received_at) * 1000000 <= r.requested_at_micros`,
+    `AND (contains(r.user_ids, x.user_id) OR contains(r.session_ids, x.session_id) OR contains(r.trace_ids, x.trace_id))`,
+  ].join(' ');
 }
 
 /** A dataset's columns as Glue (Hive) declares them. */
@@ -76,6 +103,8 @@ export class TraceCatalog extends Construct {
   public readonly tables: Record<DatasetSpec['name'], { raw: CfnTable; compacted: CfnTable; view: CfnTable }>;
   /** The slice manifests (`slice_manifests`), one JSON row per organization, date and hour. */
   public readonly manifests: CfnTable;
+  /** The erasure requests (`erasure_requests`), one JSON row each: the views leave out what the open ones name. */
+  public readonly erasureRequests: CfnTable;
   public readonly workGroup: CfnWorkGroup;
 
   constructor(scope: Construct, id: string, props: TraceCatalogProps) {
@@ -142,6 +171,37 @@ export class TraceCatalog extends Construct {
         { name: 'spans', type: manifestDataset },
       ],
     });
+    this.erasureRequests = new CfnTable(this, 'ErasureRequestsTable', {
+      catalogId: stack.account,
+      databaseName: this.databaseName,
+      tableInput: {
+        name: ERASURE_REQUESTS_TABLE,
+        tableType: 'EXTERNAL_TABLE',
+        parameters: {
+          EXTERNAL: 'TRUE',
+          classification: 'json',
+          'projection.enabled': 'true',
+          'projection.org_id.type': 'injected',
+          'storage.location.template': `s3://${bucketName}/${DATA_PREFIXES.erasures}requests/org_id=\${org_id}/`,
+        },
+        partitionKeys: [{ name: 'org_id', type: 'string' }],
+        storageDescriptor: {
+          location: `s3://${bucketName}/${DATA_PREFIXES.erasures}requests/`,
+          columns: [
+            { name: 'erasure_id', type: 'string' },
+            { name: 'status', type: 'string' },
+            { name: 'requested_at_micros', type: 'bigint' },
+            { name: 'user_ids', type: 'array<string>' },
+            { name: 'session_ids', type: 'array<string>' },
+            { name: 'trace_ids', type: 'array<string>' },
+          ],
+          inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+          outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
+          serdeInfo: { serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe' },
+        },
+      },
+    });
+    this.erasureRequests.addResourceDependency(this.database);
     const tablesOf = (dataset: DatasetSpec) => {
       const title = dataset.name === 'traces' ? 'Traces' : 'Spans';
       const raw = table(`${title}Table`, `${dataset.name}_raw`, DATA_PREFIXES[dataset.name], { columns: hiveColumns(dataset) });
@@ -154,10 +214,18 @@ export class TraceCatalog extends Construct {
       view.addResourceDependency(raw);
       view.addResourceDependency(compacted);
       view.addResourceDependency(this.manifests);
+      view.addResourceDependency(this.erasureRequests);
       return { raw, compacted, view };
     };
     const [traces, spans] = DATASETS;
     this.tables = { traces: tablesOf(traces), spans: tablesOf(spans) };
+    // Each view reads the other dataset's tables too (a trace is erased when any of its spans matches).
+    for (const dataset of DATASETS) {
+      for (const other of DATASETS.filter((candidate) => candidate !== dataset)) {
+        this.tables[dataset.name].view.addDependency(this.tables[other.name].raw);
+        this.tables[dataset.name].view.addDependency(this.tables[other.name].compacted);
+      }
+    }
 
     this.workGroup = new CfnWorkGroup(this, 'WorkGroup', {
       name: `trace-ingest-${suffix.replace(/_/g, '-')}`,

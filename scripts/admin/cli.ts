@@ -4,6 +4,13 @@ import { DynamoDbWindowUsage } from '../../lambda/ingest/core/rate/dynamodb-wind
 import { missingAwsSetup } from '../cli/command-line.js';
 import { parseAdminArgs, runAdminCommand, USAGE, usageFor } from './run-command.js';
 import { resolveTarget } from './target.js';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { type ErasureSecret, StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
+
+const NO_SECRET: ErasureSecret = {
+  get: () => Promise.reject(new Error('the admin CLI holds no erasure secret')),
+};
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -28,10 +35,13 @@ async function main(argv: string[]): Promise<number> {
   const parsed = parseAdminArgs(argv);
   const target = await resolveTarget(parsed.target);
   const dynamodb = new DynamoDBClient({ ...target.dynamodb, maxAttempts: 3 });
+  const s3 = new S3Client({ ...target.s3, maxAttempts: 3 });
   try {
     const deps = {
       store: new DynamoDbTenancyStore(dynamodb, target.tenancyTable),
       usage: new DynamoDbWindowUsage(dynamodb, target.rateTable, true),
+      // The admin CLI only records requests and reads their state: it never needs the erasure secret.
+      erasures: new StoredErasures(new S3CompactionStore(s3, target.dataBucket), NO_SECRET),
       now: () => new Date(),
       ...(target.retentionCeilingDays === undefined ? {} : { retentionCeilingDays: target.retentionCeilingDays }),
     };
@@ -40,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } finally {
     dynamodb.destroy();
+    s3.destroy();
   }
 }
 

@@ -219,7 +219,7 @@ export async function organizationWithQuotas(deps: AdminDeps, orgId: string): Pr
   return { org, quotas: effectiveQuotas(org.overrides, undefined) ?? effectiveQuotas(org.overrides, await deps.store.getPlan(org.plan)) };
 }
 
-async function requireOrganization(deps: AdminDeps, orgId: string): Promise<Organization> {
+export async function requireOrganization(deps: AdminDeps, orgId: string): Promise<Organization> {
   checkOrgId(orgId);
   const org = await deps.store.getOrganization(orgId);
   if (!org) throw new AdminCommandError(`organization '${orgId}' does not exist`);

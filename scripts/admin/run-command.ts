@@ -23,6 +23,8 @@ import {
   updatePlan,
 } from './commands.js';
 import { joinDashValues } from '../cli/command-line.js';
+import type { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
+import { type EraseDeps, createErasure, listErasures, showErasure } from './erase-commands.js';
 import type { WindowUsageReader } from './usage.js';
 import { organizationUsage } from './usage.js';
 
@@ -87,6 +89,14 @@ export const COMMAND_SPECS = {
   },
   'key revoke': { synopsis: '--key-id KEY_ID', summary: 'revoke an API key', allowed: ['key-id'], required: ['key-id'] },
   'key list': { synopsis: '--org ID', summary: 'list an organization\'s keys (never their secrets)', allowed: ['org'], required: ['org'] },
+  'erase create': {
+    synopsis: '--org ID (--user-id U | --session-id S | --trace-id T)…',
+    summary: 'erase the traces of users, conversations or traces received until now; the views hide them at once, compaction rewrites their hours',
+    allowed: ['org', 'user-id', 'session-id', 'trace-id'],
+    required: ['org'],
+  },
+  'erase status': { synopsis: '--erasure-id ID [--org ID]', summary: 'an erasure\'s status, hours found and done, rows removed and bytes rewritten', allowed: ['erasure-id', 'org'], required: ['erasure-id'] },
+  'erase list': { synopsis: '--org ID', summary: 'an organization\'s erasure requests', allowed: ['org'], required: ['org'] },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMAND_SPECS;
@@ -117,7 +127,7 @@ export type TargetSpec = { kind: 'local' } | { kind: 'stack'; stackName: string;
 
 export interface ParsedCommand {
   command: CommandName;
-  options: Record<string, string | boolean | undefined>;
+  options: Record<string, string | boolean | string[] | undefined>;
   target: TargetSpec;
 }
 
@@ -135,6 +145,10 @@ const OPTIONS = {
   workspace: { type: 'string' },
   name: { type: 'string' },
   'key-id': { type: 'string' },
+  'user-id': { type: 'string', multiple: true },
+  'session-id': { type: 'string', multiple: true },
+  'trace-id': { type: 'string', multiple: true },
+  'erasure-id': { type: 'string' },
   'dry-run': { type: 'boolean' },
   stack: { type: 'string' },
   region: { type: 'string' },
@@ -154,7 +168,7 @@ export function parseAdminArgs(argv: readonly string[]): ParsedCommand {
   }
   const name = command as CommandName;
   const spec: CommandSpec = COMMAND_SPECS[name];
-  const { stack, region, ...options } = parsed.values as Record<string, string | boolean | undefined>;
+  const { stack, region, ...options } = parsed.values as Record<string, string | boolean | string[] | undefined>;
   for (const [option, value] of Object.entries(options)) {
     if (value !== undefined && !spec.allowed.includes(option)) throw new AdminCommandError(`option --${option} does not apply to '${name}'`);
   }
@@ -206,7 +220,8 @@ export function planSettings(options: Options): PlanSettings {
 
 const WINDOW_OF_OPTION = Object.fromEntries(RATE_WINDOWS.map((window) => [`per-${window}`, window])) as Record<(typeof QUOTA_OPTIONS)[number], RateWindow>;
 
-type Options = Record<string, string | boolean | undefined>;
+type Options = Record<string, string | boolean | string[] | undefined>;
+const texts = (options: Options, name: string): string[] => (Array.isArray(options[name]) ? (options[name] as string[]) : []);
 const text = (options: Options, name: string): string | undefined => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
 
 /** A plan's quotas from `--per-…` options: a whole number, or "none" for unlimited. */
@@ -250,8 +265,13 @@ function checkOptionValues(command: CommandName, options: Options): void {
   }
 }
 
-/** What the commands run on: the tenancy store, and the rate windows for `org usage`. */
-export type CommandDeps = AdminDeps & { usage?: WindowUsageReader };
+/** What the commands run on: the tenancy store, the rate windows for `org usage`, the erasure requests for `erase`. */
+export type CommandDeps = AdminDeps & { usage?: WindowUsageReader; erasures?: StoredErasures };
+
+function eraseDeps(deps: CommandDeps): EraseDeps {
+  if (!deps.erasures) throw new AdminCommandError('erase commands need the data bucket');
+  return { ...deps, erasures: deps.erasures };
+}
 
 /** Runs one parsed command; the result is the JSON document to print. */
 export async function runAdminCommand(deps: CommandDeps, { command, options }: Pick<ParsedCommand, 'command' | 'options'>): Promise<unknown> {
@@ -288,5 +308,11 @@ export async function runAdminCommand(deps: CommandDeps, { command, options }: P
       return revokeApiKey(deps, text(options, 'key-id') as string);
     case 'key list':
       return listApiKeys(deps, org);
+    case 'erase create':
+      return createErasure(eraseDeps(deps), org, { user_ids: texts(options, 'user-id'), session_ids: texts(options, 'session-id'), trace_ids: texts(options, 'trace-id') });
+    case 'erase status':
+      return showErasure(eraseDeps(deps), text(options, 'erasure-id') as string, text(options, 'org'));
+    case 'erase list':
+      return listErasures(eraseDeps(deps), org);
   }
 }

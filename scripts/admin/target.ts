@@ -1,5 +1,6 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { stackOutputs } from '../cli/stack.js';
 import { type LocalPaths, localPaths, readLocalEndpoints } from '../../devkit/local-stack/local-state.js';
 import { localClientConfig } from '../../devkit/engines/provision.js';
@@ -12,6 +13,7 @@ export interface StackOutputNames {
   rateTableName: string;
   /** Present on a stack deployed with `dataRetentionDays`. */
   dataRetentionDays?: string;
+  dataBucketName: string;
 }
 
 /** What a command needs to reach the tenancy table. */
@@ -21,12 +23,15 @@ export interface AdminTarget {
   dynamodb: DynamoDBClientConfig;
   /** The stack's `dataRetentionDays`, when set: the ceiling `org show` and `org usage` report. */
   retentionCeilingDays?: number;
+  /** The data bucket, where erasure requests are kept (`erase` commands). */
+  dataBucket: string;
+  s3: S3ClientConfig;
 }
 
 /** The local stack, through the `endpoints.json` that `npm start` writes. */
 export function localTarget(paths: LocalPaths = localPaths()): AdminTarget {
   const endpoints = readLocalEndpoints(paths);
-  return { tenancyTable: endpoints.tables.tenancy, rateTable: endpoints.tables.rate, dynamodb: localClientConfig(endpoints.dynamodb) };
+  return { tenancyTable: endpoints.tables.tenancy, rateTable: endpoints.tables.rate, dynamodb: localClientConfig(endpoints.dynamodb), dataBucket: endpoints.bucket, s3: localClientConfig(endpoints.s3) };
 }
 
 /** A deployed stack: its table names come from the CloudFormation outputs; credentials from the usual AWS chain. */
@@ -38,7 +43,14 @@ export async function stackTarget(cloudformation: CloudFormationClient, stackNam
     return found;
   };
   const ceiling = outputs.dataRetentionDays === undefined ? undefined : values[outputs.dataRetentionDays];
-  return { tenancyTable: output(outputs.tenancyTableName), rateTable: output(outputs.rateTableName), dynamodb: { region }, ...(ceiling ? { retentionCeilingDays: Number(ceiling) } : {}) };
+  return {
+    tenancyTable: output(outputs.tenancyTableName),
+    rateTable: output(outputs.rateTableName),
+    dynamodb: { region },
+    dataBucket: output(outputs.dataBucketName),
+    s3: { region },
+    ...(ceiling ? { retentionCeilingDays: Number(ceiling) } : {}),
+  };
 }
 
 export async function resolveTarget(spec: TargetSpec): Promise<AdminTarget> {

@@ -20,13 +20,14 @@ async function main(): Promise<void> {
     const slice = `${c.slice.orgId}/${c.slice.dt}/${c.slice.hour}`;
     process.stdout.write(
       c.outcome === 'compacted'
-        ? `${slice}: generation ${c.generation}, ${c.rows.traces} traces, ${c.rows.spans} spans, ${c.duplicatesDropped} duplicate rows dropped\n`
+        ? `${slice}: generation ${c.generation}, ${c.rows.traces} traces, ${c.rows.spans} spans, ${c.duplicatesDropped} duplicate rows dropped${c.rowsErased ? `, ${c.rowsErased} rows erased` : ''}\n`
         : `${slice}: deleted ${c.objectsDeleted} objects of replaced generations\n`,
     );
   }
   for (const hour of run.retention?.deleted ?? []) {
     process.stdout.write(`${hour.slice.orgId}/${hour.slice.dt}/${hour.slice.hour}: past retention, ${hour.objectsDeleted} objects deleted (${hour.deleteCompacted && !hour.compactedDeferred ? 'compacted objects' : 'raw objects and manifest; its compacted objects on a run 2 hours on'})\n`);
   }
+  for (const id of run.erasures.finished) process.stdout.write(`erasure ${id}: done\n`);
   process.stdout.write(`${run.slicesSeen} hour(s) seen, ${run.compacted.length} changed, ${run.open} still open, ${run.failed.length} failed\n`);
   for (const failure of run.failed) process.stderr.write(`compact: ${failure.slice}: ${failure.error}\n`);
   if (run.retentionFailure) process.stderr.write(`compact: the retention sweep failed: ${run.retentionFailure}\n`);

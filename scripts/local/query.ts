@@ -11,6 +11,7 @@ import {
 import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/compaction/compaction-keys.js';
 import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
 import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
+import { ERASURE_ROOT, type ErasureRequest, parseRequest } from '../../lambda/compaction/erasure/erasure-record.js';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/datasets/registry.js';
 import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';
@@ -87,13 +88,46 @@ export function datasetViewSql(dataset: DatasetSpec, data: LandedData, manifests
   return { exactlyOnce: selectObjects(dataset, data, exactlyOnceKeys(dataset.name, manifests, rawKeys)), raw: selectObjects(dataset, data, rawKeys) };
 }
 
-/** Creates the views `traces` and `spans` (every row once) and `traces_raw` and `spans_raw` (as landed). */
+/** The erasure requests not done yet, read from the bucket on disk. */
+function openErasureRequests(data: LandedData): ErasureRequest[] {
+  return keysOnDisk(data, `${ERASURE_ROOT}requests/`, '.json')
+    .map((key) => parseRequest(readFileSync(fileOf(data, key))))
+    .filter((request) => request.status !== 'done');
+}
+
+/**
+ * What an open request matches, as SQL over the rows `x` (organization, received no later than the request, and a
+ * member of its selector): the same rule as lambda/compaction/erasure/erasure-record.ts and the Athena views.
+ */
+export function erasureMatchSql(requests: readonly ErasureRequest[]): string {
+  const list = (values: readonly string[]) => (values.length === 0 ? '(NULL)' : `(${values.map(quote).join(', ')})`);
+  return requests
+    .map((request) => `(x.org_id = ${quote(request.org_id)} AND epoch_us(x.received_at) <= ${request.requested_at_micros} AND (x.user_id IN ${list(request.user_ids)} OR x.session_id IN ${list(request.session_ids)} OR x.trace_id IN ${list(request.trace_ids)}))`)
+    .join(' OR ');
+}
+
+/**
+ * Creates the views `traces` and `spans` (every row once) and `traces_raw` and `spans_raw` (as landed). While an
+ * erasure request is open, all four leave out every row of the traces it names (a trace row or any span matching),
+ * at once: the request object is read here, when the query starts.
+ */
 export async function createDatasetViews(connection: DuckDBConnection, data: LandedData): Promise<void> {
   const manifests = readManifests(data);
+  const open = openErasureRequests(data);
+  const suffix = open.length > 0 ? '_unerased' : '';
   for (const dataset of DATASETS) {
     const sql = datasetViewSql(dataset, data, manifests);
-    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name} AS ${sql.exactlyOnce}`);
-    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}_raw AS ${sql.raw}`);
+    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}${suffix} AS ${sql.exactlyOnce}`);
+    await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}_raw${suffix} AS ${sql.raw}`);
+  }
+  if (open.length === 0) return;
+  const columns = 'org_id, trace_id, user_id, session_id, received_at';
+  const rows = DATASETS.flatMap((dataset) => [`${dataset.name}_unerased`, `${dataset.name}_raw_unerased`]).map((view) => `SELECT ${columns} FROM ${view}`).join(' UNION ALL ');
+  await connection.run(`CREATE OR REPLACE VIEW erased_traces AS SELECT DISTINCT x.org_id, x.trace_id FROM (${rows}) x WHERE ${erasureMatchSql(open)}`);
+  for (const dataset of DATASETS) {
+    for (const view of [dataset.name, `${dataset.name}_raw`]) {
+      await connection.run(`CREATE OR REPLACE VIEW ${view} AS SELECT v.* FROM ${view}_unerased v ANTI JOIN erased_traces e ON e.org_id = v.org_id AND e.trace_id = v.trace_id`);
+    }
   }
 }
 

@@ -12,11 +12,15 @@ import { ESM_REQUIRE_BANNER } from '../../lib/constructs/house-function.js';
 import { synthStack } from '../infra/support/synth-stack.js';
 import { type HttpGateway, startHttpGateway } from '../../devkit/local-stack/http-gateway.js';
 import { kinesisEventRecord } from '../../devkit/lambda/lambda-events.js';
-import { LOCAL_REGION } from '../../devkit/engines/provision.js';
+import { LOCAL_REGION, localClientConfig } from '../../devkit/engines/provision.js';
 import { provisionOrg, type ProvisionedOrg } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { newRequest } from '../../lambda/compaction/erasure/erasure-record.js';
+import { StoredErasures, erasureStatus } from '../../lambda/compaction/erasure/stored-erasures.js';
 import { landRecords } from '../../lambda/landing/land-records.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../devkit/builders/landing-builders.js';
@@ -169,6 +173,35 @@ describe('the bundles cdk deploy ships', () => {
       const rows = await suite.query(`SELECT count(*)::INT AS n FROM read_parquet('${file}')`);
       // Two plain traces, one gzip, one OTLP; one span each.
       expect(rows[0]?.n).toBe(4);
+    }
+  });
+
+  it('an erasure request is applied by the bundled planner and worker: the secret made once in the tenancy table, the trace gone, the request done', async () => {
+    const { dir, keys } = await suite.downloadBucket();
+    const compacted = keys.find((key) => key.startsWith(`compacted/traces/org_id=${org.orgId}/`) && key.endsWith('.parquet'))!;
+    const traceId = String((await suite.query(`SELECT trace_id FROM read_parquet('${path.join(dir, compacted)}') ORDER BY trace_id LIMIT 1`))[0]?.trace_id);
+    const s3 = new S3Client(localClientConfig(suite.endpoints.s3 ?? ''));
+    try {
+      const store = new S3CompactionStore(s3, NAMES.bucket);
+      const erasures = new StoredErasures(store, { get: () => Promise.reject(new Error('the test holds no secret')) });
+      const request = newRequest(org.orgId, { user_ids: [], session_ids: [], trace_ids: [traceId] }, new Date());
+      await erasures.put(request);
+      // The first run finds the hour and queues it, the worker rewrites it; the second marks the request done.
+      for (let run = 0; run < 2; run++) expect((await bundled.compact()).batchItemFailures).toEqual([]);
+      const status = await erasureStatus(erasures, (await erasures.request(org.orgId, request.erasure_id))!);
+      expect(status).toMatchObject({ status: 'done', hours_done: 1, rows_removed: 2, selector: null });
+      const after = await suite.downloadBucket();
+      const files = after.keys.filter((key) => key.startsWith(`compacted/`) && key.includes(`org_id=${org.orgId}/`) && key.endsWith('.parquet')).map((key) => `'${path.join(after.dir, key)}'`);
+      expect(await suite.query(`SELECT count(*)::INT AS n FROM read_parquet([${files.join(', ')}], union_by_name = true) WHERE trace_id = '${traceId}'`)).toEqual([{ n: 0 }]);
+      const dynamodb = new DynamoDBClient(localClientConfig(suite.endpoints.dynamodb ?? ''));
+      try {
+        const { Item } = await dynamodb.send(new GetItemCommand({ TableName: NAMES.tenancy, Key: { pk: { S: 'SECRETS' }, sk: { S: 'ERASURE_HMAC' } } }));
+        expect(Item?.secret?.B?.byteLength).toBe(32);
+      } finally {
+        dynamodb.destroy();
+      }
+    } finally {
+      s3.destroy();
     }
   });
 });

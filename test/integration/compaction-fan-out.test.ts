@@ -63,7 +63,7 @@ describe('compaction planner and worker against s3rver', () => {
     const spans = traces.reduce((sum, { trace }) => sum + trace.spans.length, 0);
     expect((await queryLanded('SELECT count(*)::INTEGER AS n FROM spans', data))[0]!.rows).toEqual([{ n: spans }]);
     sent.length = 0;
-    expect((await planner()).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 });
+    expect((await planner()).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0, erasure: 0 });
     expect(sent).toEqual([]);
   });
   it('splits an hour past the part-worker limit: the switch waits for its parts, then each trace and span is once in the views', async () => {

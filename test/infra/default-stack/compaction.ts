@@ -1,6 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
 import { DEFAULT_CONFIG, validateConfig } from '../../../lib/config.js';
@@ -69,7 +70,7 @@ describe('compaction fan-out', () => {
       MaximumEventAgeInSeconds: 900,
     });
     expect((resource(compaction.planner).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
-      expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
+      expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) }, [ENV.tenancyTable]: { Ref: logicalId(stack.tables.tenancyTable) } }),
     );
     expect((resource(compaction.worker).Properties.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
       expect.objectContaining({ [ENV.dataBucket]: { Ref: logicalId(stack.landing.bucket) }, [ENV.compactionQueueUrl]: { Ref: logicalId(compaction.queue) } }),
@@ -93,6 +94,8 @@ describe('compaction fan-out', () => {
         { actions: ['s3:GetObject'], resources: [objects('manifests/'), objects('compacted/plans/')] },
         { actions: ['s3:PutObject'], resources: [objects('compacted/plans/')] },
         { actions: ['sqs:SendMessage'], resources: [arn(compaction.queue)] },
+        { actions: ['s3:GetObject', 's3:PutObject'], resources: [objects('erasures/')] },
+        { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [arn(stack.tables.tenancyTable)] },
       ]),
     );
   });
@@ -105,7 +108,10 @@ describe('compaction fan-out', () => {
         { actions: ['s3:GetObject'], resources: [objects('traces/'), objects('spans/'), objects('compacted/'), objects('manifests/')] },
         { actions: ['s3:PutObject'], resources: [objects('compacted/'), objects('manifests/')] },
         { actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [objects('compacted/')] },
-        { actions: ['s3:DeleteObject'], resources: [objects('traces/'), objects('spans/'), objects('manifests/')] },
+        { actions: ['s3:GetObject', 's3:PutObject'], resources: [objects('erasures/')] },
+        { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [arn(stack.tables.tenancyTable)] },
+        // Retention deletes an expired hour's raw objects, manifest and erasure index; an erasure, the raw and overflow objects that hold an erased trace.
+        { actions: ['s3:DeleteObject'], resources: [objects('traces/'), objects('spans/'), objects('manifests/'), objects('overflow/'), objects('erasures/index/')] },
         { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage', 'sqs:SendMessage'], resources: [arn(compaction.queue)] },
       ]),
     );
@@ -122,6 +128,7 @@ describe('compaction fan-out', () => {
       plannerEntry: DEFAULT_ENTRIES.compactionPlanner,
       workerEntry: DEFAULT_ENTRIES.compactionWorker,
       bucket,
+      tenancyTable: new Table(own, 'Tenancy', { partitionKey: { name: 'pk', type: AttributeType.STRING } }),
       settings: { maxConcurrency: 50 },
       logRetention: RetentionDays.ONE_DAY,
       metricsNamespace: 'Test',

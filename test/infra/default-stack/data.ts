@@ -216,6 +216,18 @@ describe('data resources', () => {
       expect(view.originalSql.match(/slice_manifests/g)).toHaveLength(1);
     });
 
+    it('defines erasure_requests over the request objects, partitioned by the injected organization, and both views read it', () => {
+      const input = tableInput('erasure_requests') as TableInput & { Parameters: Record<string, unknown> };
+      expect(input.PartitionKeys).toEqual([{ Name: 'org_id', Type: 'string' }]);
+      expect(input.Parameters).toEqual(expect.objectContaining({ 'projection.enabled': 'true', 'projection.org_id.type': 'injected' }));
+      expect(JSON.stringify(input.Parameters['storage.location.template'])).toContain('/erasures/requests/org_id=${org_id}/');
+      expect((input.StorageDescriptor.Columns as { Name: string }[]).map((column) => column.Name)).toEqual(['erasure_id', 'status', 'requested_at_micros', 'user_ids', 'session_ids', 'trace_ids']);
+      for (const name of DATASETS.map((dataset) => dataset.name)) {
+        const view = tableInput(name) as TableInput & { ViewOriginalText: string };
+        expect(Buffer.from(/^\/\* Presto View: (.*) \*\/$/.exec(view.ViewOriginalText)![1]!, 'base64').toString('utf8')).toContain('JOIN erasure_requests r');
+      }
+    });
+
     it('maps the column types the Parquet writer produces', () => {
       expect(Object.fromEntries(Object.entries(COLUMN_TYPE_NAMES).map(([type, names]) => [type, names.hive]))).toEqual({
         string: 'string',

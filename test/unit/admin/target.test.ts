@@ -7,7 +7,7 @@ import 'aws-sdk-client-mock-jest';
 import { localTarget, stackTarget } from '../../../scripts/admin/target.js';
 import { localPaths } from '../../../devkit/local-stack/local-state.js';
 
-const OUTPUT_NAMES = { tenancyTableName: 'TenancyTableName', rateTableName: 'RateTableName' };
+const OUTPUT_NAMES = { tenancyTableName: 'TenancyTableName', rateTableName: 'RateTableName', dataBucketName: 'DataBucketName' };
 
 describe('stackTarget', () => {
   const cloudformation = mockClient(CloudFormationClient);
@@ -24,12 +24,13 @@ describe('stackTarget', () => {
             { OutputKey: 'ApiUrl', OutputValue: 'https://x/prod/' },
             { OutputKey: 'TenancyTableName', OutputValue: 'TraceIngest-Tenancy-123' },
             { OutputKey: 'RateTableName', OutputValue: 'TraceIngest-Rate-456' },
+            { OutputKey: 'DataBucketName', OutputValue: 'traceingest-data-789' },
           ],
         },
       ],
     });
     const target = await stackTarget(new CloudFormationClient({ region: 'eu-west-1' }), 'TraceIngest', 'eu-west-1', OUTPUT_NAMES);
-    expect(target).toEqual({ tenancyTable: 'TraceIngest-Tenancy-123', rateTable: 'TraceIngest-Rate-456', dynamodb: { region: 'eu-west-1' } });
+    expect(target).toEqual({ tenancyTable: 'TraceIngest-Tenancy-123', rateTable: 'TraceIngest-Rate-456', dynamodb: { region: 'eu-west-1' }, dataBucket: 'traceingest-data-789', s3: { region: 'eu-west-1' } });
     expect(cloudformation).toHaveReceivedCommandWith(DescribeStacksCommand, { StackName: 'TraceIngest' });
   });
 
@@ -37,6 +38,7 @@ describe('stackTarget', () => {
     const outputs = [
       { OutputKey: 'TenancyTableName', OutputValue: 't' },
       { OutputKey: 'RateTableName', OutputValue: 'r' },
+      { OutputKey: 'DataBucketName', OutputValue: 'b' },
     ];
     cloudformation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'S', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [...outputs, { OutputKey: 'DataRetentionDays', OutputValue: '400' }] }] });
     const names = { ...OUTPUT_NAMES, dataRetentionDays: 'DataRetentionDays' };

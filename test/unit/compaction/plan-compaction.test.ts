@@ -35,7 +35,7 @@ describe('the compaction planner', () => {
 
     const plan = await planCompaction(deps(bucket, queue));
 
-    expect(plan).toEqual({ slicesSeen: 3, open: 1, planned: { new: 2, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 }, split: 0 });
+    expect(plan).toEqual({ slicesSeen: 3, open: 1, planned: { new: 2, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0, erasure: 0 }, split: 0 });
     expect(queue.sent.map((m) => m.groupId)).toEqual(['org-a/2026-11-22/10', 'org-b/2026-11-22/10']);
     expect(queue.sent.map((m) => parseSliceMessage(m.body))).toEqual([
       { orgId: 'org-a', dt: '2026-11-22', hour: '10' },
@@ -66,7 +66,7 @@ describe('the compaction planner', () => {
     await land(bucket, 1, 'org-a');
     await compactPending({ store: bucket, now: () => NOW });
     const queue = new SentMessages();
-    expect((await planCompaction(deps(bucket, queue))).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 });
+    expect((await planCompaction(deps(bucket, queue))).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0, erasure: 0 });
     expect(queue.sent).toEqual([]);
 
     await land(bucket, 2, 'org-a');
@@ -77,9 +77,9 @@ describe('the compaction planner', () => {
     expect((await planCompaction(deps(bucket, queue))).planned.uncovered).toBe(1);
     await compactPending({ store: bucket, now: () => NOW });
 
-    expect((await planCompaction(deps(bucket, queue))).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0 });
+    expect((await planCompaction(deps(bucket, queue))).planned).toEqual({ new: 0, uncovered: 0, cleanup: 0, 'unreadable-manifest': 0, erasure: 0 });
     const later = new Date(NOW.getTime() + 3 * 3600_000);
-    expect((await planCompaction(deps(bucket, queue, later))).planned).toEqual({ new: 0, uncovered: 0, cleanup: 1, 'unreadable-manifest': 0 });
+    expect((await planCompaction(deps(bucket, queue, later))).planned).toEqual({ new: 0, uncovered: 0, cleanup: 1, 'unreadable-manifest': 0, erasure: 0 });
   });
 
   it('plans a slice whose manifest cannot be read, so that its compaction fails and is reported', async () => {
@@ -168,12 +168,14 @@ describe('the planner listing one organization at a time', () => {
   });
 
   it('is what the deployed planner does, and the deployed planner needs the queue URL', () => {
-    expect(plannerConfigFromEnv({ DATA_BUCKET: 'data', COMPACTION_QUEUE_URL: 'https://sqs/q.fifo' })).toEqual({
+    expect(plannerConfigFromEnv({ DATA_BUCKET: 'data', COMPACTION_QUEUE_URL: 'https://sqs/q.fifo', TENANCY_TABLE: 'tenancy' })).toEqual({
       dataBucket: 'data',
       s3ForcePathStyle: false,
+      tenancyTable: 'tenancy',
       queueUrl: 'https://sqs/q.fifo',
       listByOrganization: true,
     });
-    expect(() => plannerConfigFromEnv({ DATA_BUCKET: 'data' })).toThrow('Missing required environment variable COMPACTION_QUEUE_URL');
+    expect(() => plannerConfigFromEnv({ DATA_BUCKET: 'data', TENANCY_TABLE: 'tenancy' })).toThrow('Missing required environment variable COMPACTION_QUEUE_URL');
+    expect(() => plannerConfigFromEnv({ DATA_BUCKET: 'data', COMPACTION_QUEUE_URL: 'https://sqs/q.fifo' })).toThrow('Missing required environment variable TENANCY_TABLE');
   });
 });

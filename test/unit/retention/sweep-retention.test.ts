@@ -1,4 +1,5 @@
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
+import { hourIndexPrefix, indexKey } from '../../../lambda/compaction/erasure/stored-erasures.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
 import type { Organization, Plan } from '../../../lambda/shared/domain/tenancy.js';
@@ -187,6 +188,15 @@ describe('the deletion order of an expired hour', () => {
     await expireHour(bucket, { slice, deleteCompacted: true });
     // Raw objects (the late trace goes), the manifest (the hour goes), then the compacted objects.
     expect(seen).toEqual([traces.length, 0, 0]);
+    expect(bucket.keys()).toEqual([]);
+  });
+
+  it('deletes the hour\'s erasure index (keyed hashes of its ids) with its compacted objects, not before', async () => {
+    const { bucket, slice } = await watchedHour();
+    for (const dataset of ['traces', 'spans'] as const) await bucket.put(indexKey(slice, dataset), Buffer.from('{"keys":[]}\n'));
+    await expireHour(bucket, { slice, deleteCompacted: false });
+    expect(bucket.keys(hourIndexPrefix(slice))).toHaveLength(2);
+    await expireHour(bucket, { slice, deleteCompacted: true });
     expect(bucket.keys()).toEqual([]);
   });
 

@@ -1,0 +1,43 @@
+import { doneRequest, newRequest, rowMatcher } from '../../../../lambda/compaction/erasure/erasure-record.js';
+
+const SECRET = Buffer.alloc(32, 5);
+const at = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
+const row = (fields: Partial<{ trace_id: string; user_id: string; session_id: string; received_at: bigint }>) => ({ trace_id: 't0', user_id: '', session_id: '', received_at: at('2026-11-22T10:00:00Z'), ...fields });
+
+describe('which rows an erasure request matches', () => {
+  const early = newRequest('org-a', { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: ['t9'] }, new Date('2026-11-23T00:00:00Z'));
+  const later = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-25T00:00:00Z'));
+
+  it('matches a member of the selector received no later than the request, and nothing received after it', () => {
+    const matches = rowMatcher([early], undefined);
+    expect(matches(row({ user_id: 'alice' }))).toBe(true);
+    expect(matches(row({ session_id: 'conv-1' }))).toBe(true);
+    expect(matches(row({ trace_id: 't9' }))).toBe(true);
+    expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') }))).toBe(true);
+    expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') + 1n }))).toBe(false);
+    expect(matches(row({ user_id: 'bob' }))).toBe(false);
+    // An empty id names nobody: rows without a user or session are never matched through them.
+    expect(rowMatcher([newRequest('org-a', { user_ids: [''], session_ids: [''], trace_ids: [] }, new Date())], undefined)(row({}))).toBe(false);
+  });
+
+  it('takes, for an id named by several requests, the latest request', () => {
+    for (const requests of [[early, later], [later, early]]) {
+      const matches = rowMatcher(requests, undefined);
+      expect(matches(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toBe(true);
+      expect(matches(row({ session_id: 'conv-1', received_at: at('2026-11-24T00:00:00Z') }))).toBe(false);
+    }
+  });
+
+  it('matches a done request through its keyed hashes alone, and not without the secret', () => {
+    const done = doneRequest(early, SECRET, new Date('2026-11-23T01:00:00Z'));
+    expect(JSON.stringify(done)).not.toContain('alice');
+    expect(done.selector_hmacs).toHaveLength(3);
+    expect(rowMatcher([done], SECRET)(row({ user_id: 'alice' }))).toBe(true);
+    expect(rowMatcher([done], SECRET)(row({ session_id: 'conv-1' }))).toBe(true);
+    // A session id equal to an erased user id is another id.
+    expect(rowMatcher([done], SECRET)(row({ session_id: 'alice' }))).toBe(false);
+    expect(rowMatcher([done], SECRET)(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toBe(false);
+    expect(rowMatcher([done], Buffer.alloc(32, 6))(row({ user_id: 'alice' }))).toBe(false);
+    expect(rowMatcher([done], undefined)(row({ user_id: 'alice' }))).toBe(false);
+  });
+});
