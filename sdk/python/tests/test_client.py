@@ -301,64 +301,6 @@ def test_multiprocessing_children_each_deliver_their_own() -> None:
         service.close()
 
 
-def test_a_spooled_batch_survives_kill_9_and_is_resent_with_its_original_key(tmp_path: Path) -> None:
-    down = {"on": True}
-    service = FakeService(lambda traces, key: (503, {"code": "unavailable"}) if down["on"] else (200, {"accepted": len(traces), "rejected": 0, "errors": []}))
-    spool = tmp_path / "spool"
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(f"""
-                import time
-                from trace_ingest import TraceIngest
-                client = TraceIngest("tik_x", "{service.url}", spool_dir={str(spool)!r}, flush_interval=0.01)
-                for i in range(20):
-                    with client.trace("t"):
-                        pass
-                time.sleep(60)
-                """)],
-            env={**os.environ, "PYTHONPATH": SRC},
-        )
-        deadline = time.monotonic() + 20
-        while len({key for key, _, _ in service.requests}) < 1 or len(service.requests) < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        child.kill()
-        child.wait()
-        first_keys = {key: ids for key, ids, _ in service.requests}
-        assert len(list(spool.glob("*.batch"))) == len(first_keys)
-        down["on"] = False
-        result = run_python(
-            f"""
-            from trace_ingest import TraceIngest
-            client = TraceIngest("tik_x", "{service.url}", spool_dir={str(spool)!r})
-            r = client.flush(10)
-            print(r.recovered, r.sent, r.pending)
-            """
-        )
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.split() == ["20", "20", "0"]
-        resent = {key: ids for key, ids, status in service.requests if status == 200}
-        assert resent == first_keys  # every batch, with its original key and the same traces
-        assert list(spool.glob("*.batch")) == [] and list(spool.glob("*.owner")) == []
-    finally:
-        service.close()
-
-
-def test_a_live_process_keeps_its_spooled_batches(tmp_path: Path) -> None:
-    service = FakeService(lambda traces, key: (503, {"code": "unavailable"}))
-    try:
-        holder = TraceIngest("tik_x", service.url, spool_dir=tmp_path, flush_interval=0.01)
-        traces(holder, 2)
-        deadline = time.monotonic() + 10
-        while not list(tmp_path.glob("*.batch")):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        other = TraceIngest("tik_x", service.url, spool_dir=tmp_path, serverless=True)
-        assert other.report().recovered == 0
-    finally:
-        service.close()
-
-
 def test_a_batch_whose_key_is_still_in_progress_waits_aside_while_the_others_go() -> None:
     first_key: list[str] = []
 
@@ -440,17 +382,3 @@ def test_a_forked_child_never_posts_on_its_parents_kept_alive_connection() -> No
         assert transport._connection() is parent_connection
     finally:
         service.close()
-
-
-def test_a_spool_busy_sending_keeps_its_owner_file_fresh(tmp_path: Path) -> None:
-    # Staleness is read from the owner file's age: one that only idle waits refresh looks dead to another
-    # process while its owner is busy sending, and that process would send its batches again.
-    from trace_ingest._spool import Spool, SpooledBatch
-
-    spool = Spool(tmp_path)
-    owner_file = tmp_path / f"{spool.owner}.owner"
-    long_ago = time.time() - 61
-    os.utime(owner_file, (long_ago, long_ago))
-    spool._beat = time.monotonic() - 11
-    spool.write(SpooledBatch("k1", ["t1"], b"{}"))
-    assert time.time() - owner_file.stat().st_mtime < 5

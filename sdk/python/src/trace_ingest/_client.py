@@ -18,7 +18,7 @@ from typing import Any, Callable, Literal, TypeVar
 from ._delivery import BODY_OVERHEAD, Batch, Deliverer, Parked
 from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
-from ._spool import HEARTBEAT_SECONDS, Spool
+from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
 from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
 from ._transport import HttpTransport, Transport
 
@@ -65,6 +65,8 @@ class TraceIngest:
         max_retry_seconds: float = 600.0,
         shutdown_timeout: float = 10.0,
         spool_dir: str | os.PathLike[str] | None = None,
+        spool_sync: SpoolSync = "interval",
+        spool_interval: float = 0.1,
         mask: Mask | None = None,
         on_undelivered: Callable[[Undelivered], None] | None = None,
         handle_signals: bool = False,
@@ -82,6 +84,10 @@ class TraceIngest:
             raise ValueError(f"max_body_bytes must be at most {MAX_BODY_BYTES}")
         if when_full not in ("drop", "block"):
             raise ValueError("when_full must be 'drop' or 'block'")
+        if spool_sync not in SPOOL_SYNCS:
+            raise ValueError("spool_sync must be 'interval', 'write' or 'fsync'")
+        if not 0 < spool_interval <= 60:
+            raise ValueError("spool_interval must be more than 0 and at most 60 seconds")
         self.environment = environment or os.environ.get("TRACE_INGEST_ENVIRONMENT") or "default"
         self.workspace_slug = workspace_slug
         self.serverless = serverless
@@ -98,7 +104,7 @@ class TraceIngest:
         self._transport = transport or HttpTransport(str(base_url), request_timeout)
         self._max_retry_seconds = max_retry_seconds
         self._on_undelivered = on_undelivered
-        self._spool = Spool(spool_dir) if spool_dir is not None else None
+        self._spool = self._open_spool(spool_dir, spool_sync, spool_interval)
         self._init_state()
         if self._spool is not None:
             self._recover_spool()
@@ -267,6 +273,10 @@ class TraceIngest:
                     return
             if not self._queue:
                 self._oldest = time.monotonic()
+            if self._spool is not None:
+                # Under the queue's lock: the record is in the spool's order before the worker can
+                # take the trace into a batch.
+                self._spool.trace(trace_id, data)
             self._queue.append((trace_id, data))
             self._queued_bytes += len(data)
             if self._batch_ready():
@@ -395,12 +405,36 @@ class TraceIngest:
         self._parked: list[Parked] = []
         self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
 
+    @staticmethod
+    def _open_spool(directory: str | os.PathLike[str] | None, sync: SpoolSync, interval: float) -> Spool | None:
+        if directory is None:
+            return None
+        try:
+            return Spool(directory, sync, interval)
+        except OSError as error:
+            logger.warning("trace_ingest: spool_dir %s cannot be used (%s); the spool is off, traces are kept in memory only", directory, error)
+            return None
+
     def _recover_spool(self) -> None:
         assert self._spool is not None
-        for spooled in self._spool.claim_orphans():
+        try:
+            recovery = self._spool.claim_orphans()
+        except Exception:  # never a reason not to start
+            logger.exception("trace_ingest could not read the spool; starting without what it held")
+            return
+        self.ledger.unreadable_spool_files += recovery.unreadable_files
+        self.ledger.torn_spool_records += recovery.torn_records
+        for spooled in recovery.batches:
             self._recovered.append(Batch(spooled.key, spooled.trace_ids, spooled.body))
             self.ledger.recover(len(spooled.trace_ids))
-        if self._recovered and not self.serverless:
+        with self._cond:
+            for trace_id, data in recovery.traces:
+                if not self._queue:
+                    self._oldest = time.monotonic()
+                self._queue.append((trace_id, data))
+                self._queued_bytes += len(data)
+        self.ledger.recover(len(recovery.traces))
+        if (self._recovered or self._queue) and not self.serverless:
             self._start_worker()
 
     def _check_fork(self) -> None:

@@ -23,6 +23,11 @@ class DeliveryReport:
     retried: dict[str, int] = field(default_factory=dict)
     """Resends, by the reason of the answer that asked for one (``rate_limited``, ``reset``, …);
     outside the sum above: a retried trace is still counted once, where it ended."""
+    unreadable_spool_files: int = 0
+    """Spool files a start could not read, renamed ``*.unreadable`` (outside the sum above)."""
+    torn_spool_records: int = 0
+    """Torn tails skipped in the spool's segments, one per file (outside the sum above); the
+    readable records before each are recovered as usual."""
 
     @property
     def accounted(self) -> bool:
@@ -49,6 +54,8 @@ class Ledger:
         self.rejected: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
         self.retried: Counter[str] = Counter()
+        self.unreadable_spool_files = 0
+        self.torn_spool_records = 0
 
     def hand(self, count: int = 1) -> None:
         with self._lock:
@@ -80,7 +87,15 @@ class Ledger:
         with self._lock:
             done = self.sent + sum(self.rejected.values()) + sum(self.dropped.values())
             return DeliveryReport(
-                self.handed, self.recovered, self.sent, dict(self.rejected), dict(self.dropped), self.handed + self.recovered - done, dict(self.retried)
+                self.handed,
+                self.recovered,
+                self.sent,
+                dict(self.rejected),
+                dict(self.dropped),
+                self.handed + self.recovered - done,
+                dict(self.retried),
+                self.unreadable_spool_files,
+                self.torn_spool_records,
             )
 
     def _tell(self, event: Undelivered) -> None:
