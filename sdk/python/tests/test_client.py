@@ -188,9 +188,9 @@ def test_configuration_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
         TraceIngest()
 
 
-def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 30, args: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", textwrap.dedent(code), *(args or [])],
         env={**os.environ, "PYTHONPATH": SRC, **(env or {})},
         capture_output=True,
         text=True,

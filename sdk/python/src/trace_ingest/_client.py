@@ -9,6 +9,7 @@ import inspect
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -28,13 +29,29 @@ F = TypeVar("F", bound=Callable[..., Any])
 _clients: "weakref.WeakSet[TraceIngest]" = weakref.WeakSet()
 
 
+FORK_QUIESCE_SECONDS = 0.1
+"""How long a fork may wait, in all, for the clients' requests in progress to finish."""
+
+
+def _before_fork() -> None:
+    # One deadline for every client: a fork waits at most FORK_QUIESCE_SECONDS, however many there are.
+    deadline = time.monotonic() + FORK_QUIESCE_SECONDS
+    for client in list(_clients):
+        client._quiesce_before_fork(deadline)
+
+
+def _after_fork_in_parent() -> None:
+    for client in list(_clients):
+        client._resume_after_fork()
+
+
 def _after_fork_in_child() -> None:
     for client in list(_clients):
         client._after_fork_in_child()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
 class TraceIngest:
@@ -441,14 +458,48 @@ class TraceIngest:
         if self._pid != os.getpid():
             self._after_fork_in_child()
 
+    def _quiesce_before_fork(self, deadline: float) -> None:
+        """Holds the transport's gate across the fork, so that the worker is not inside a connect or
+        a request (resolver, TLS, import locks) when the process is copied. Waits only until
+        `deadline`: a request still running then goes on, and the child copes without it (the codec
+        and the resolver were loaded in the constructor; every lock of ours is new in the child)."""
+        gate = getattr(self._transport, "gate", None)
+        self._fork_gate = None
+        if gate is not None and gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            self._fork_gate = gate
+
+    def _resume_after_fork(self) -> None:
+        gate, self._fork_gate = getattr(self, "_fork_gate", None), None
+        if gate is not None:
+            gate.release()
+
     def _after_fork_in_child(self) -> None:
         """A forked child starts empty: the parent sends what it queued; the child sends its own
         traces with a worker of its own, started when it first needs one."""
         if self._pid == os.getpid():
             return
+        self._fork_gate = None
         self._init_state()
+        reset = getattr(self._transport, "after_fork_in_child", None)
+        if reset is not None:
+            reset()
+        # A multiprocessing child made by fork leaves with os._exit, past atexit: multiprocessing's exit
+        # finalizers (run when the child's target returns) flush it instead. They are registered from
+        # its after-fork list, which it runs in the child after clearing the parent's finalizers.
+        multiprocessing_util = sys.modules.get("multiprocessing.util")
+        if multiprocessing_util is not None:
+            multiprocessing_util.register_after_fork(self, TraceIngest._flush_when_multiprocessing_child_exits)
         if self._spool is not None:
             self._spool.after_fork_in_child()
+            if self._spool.broken:
+                self._spool = None
+            self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
+
+    @staticmethod
+    def _flush_when_multiprocessing_child_exits(client: "TraceIngest") -> None:
+        multiprocessing_util = sys.modules.get("multiprocessing.util")
+        if multiprocessing_util is not None:
+            multiprocessing_util.Finalize(client, client._at_exit, exitpriority=100)
 
     def _at_exit(self) -> None:
         try:

@@ -143,7 +143,10 @@ class Spool:
             except OSError:
                 pass
         _owners_in_this_process.clear()
-        self._fork_reset()
+        try:
+            self._fork_reset()
+        except OSError as error:
+            self._fail(error)
 
     def heartbeat(self) -> None:
         now = time.monotonic()
