@@ -21,7 +21,7 @@ from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
 from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
 from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
-from ._transport import HttpTransport, Transport
+from ._transport import HttpTransport, RequestGate, Transport
 
 logger = logging.getLogger("trace_ingest")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -125,6 +125,7 @@ class TraceIngest:
         self._init_state()
         if self._spool is not None:
             self._recover_spool()
+        self._fork_gate: RequestGate | None = None
         _clients.add(self)
         atexit.register(self._at_exit)
         if handle_signals:
@@ -464,14 +465,14 @@ class TraceIngest:
         `deadline`: a request still running then goes on, and the child copes without it (the codec
         and the resolver were loaded in the constructor; every lock of ours is new in the child)."""
         gate = getattr(self._transport, "gate", None)
-        self._fork_gate = None
-        if gate is not None and gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        if isinstance(gate, RequestGate):
             self._fork_gate = gate
+            gate.close(deadline)
 
     def _resume_after_fork(self) -> None:
         gate, self._fork_gate = getattr(self, "_fork_gate", None), None
         if gate is not None:
-            gate.release()
+            gate.reopen()
 
     def _after_fork_in_child(self) -> None:
         """A forked child starts empty: the parent sends what it queued; the child sends its own
