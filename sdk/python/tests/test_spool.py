@@ -99,7 +99,7 @@ def test_unreadable_files_are_quarantined_counted_logged_and_never_claimed_again
         client = TraceIngest("tik_x", transport=Recorder(), serverless=True, spool_dir=tmp_path)
     assert client.report().unreadable_spool_files == 3 and client.report().recovered == 0
     assert len(list(tmp_path.glob("*.unreadable"))) == 3
-    assert sum("unreadable" in r.getMessage() for r in caplog.records) == 3
+    assert sum("unreadable" in r.getMessage() for r in caplog.records) == 1  # once per cause per minute
     client.shutdown()
     again = TraceIngest("tik_x", transport=Recorder(), serverless=True, spool_dir=tmp_path)
     assert again.report().unreadable_spool_files == 0 and len(list(tmp_path.glob("*.unreadable"))) == 3

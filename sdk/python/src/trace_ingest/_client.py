@@ -18,6 +18,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 from ._delivery import BODY_OVERHEAD, Batch, Deliverer, Parked
 from ._ledger import DeliveryReport, Ledger, Undelivered
+from ._log import enable_debug
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
 from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
 from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
@@ -87,6 +88,7 @@ class TraceIngest:
         mask: Mask | None = None,
         on_undelivered: Callable[[Undelivered], None] | None = None,
         handle_signals: bool = False,
+        debug: bool = False,
         transport: Transport | None = None,
     ) -> None:
         api_key = api_key or os.environ.get("TRACE_INGEST_API_KEY")
@@ -118,6 +120,11 @@ class TraceIngest:
         self.shutdown_timeout = shutdown_timeout
         self.mask = mask
         self._api_key = api_key
+        if debug:
+            enable_debug()
+        # Lambda freezes the sandbox between invocations: a background worker's traces wait there.
+        self._lambda_warning_due = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")) and not serverless
+        self._wrapped = False
         self._transport = transport or HttpTransport(str(base_url), request_timeout)
         self._max_retry_seconds = max_retry_seconds
         self._on_undelivered = on_undelivered
@@ -254,6 +261,47 @@ class TraceIngest:
             pass
         return report
 
+    def wrap_handler(self, handler: F | None = None, *, flush_timeout: float | None = None) -> Any:
+        """Wraps a Lambda handler (sync or async; also a decorator, with or without arguments) so
+        that every invocation flushes before its result is returned, and also when the handler
+        raises: the handler's error is re-raised unchanged. The flush waits at most
+        `flush_timeout` seconds (default ``shutdown_timeout``), and never past the invocation's
+        remaining time less half a second (``context.get_remaining_time_in_millis()``)."""
+        self._wrapped = True
+
+        def decorate(function: F) -> F:
+            def flush_for(context: Any) -> None:
+                timeout = self.shutdown_timeout if flush_timeout is None else flush_timeout
+                remaining = getattr(context, "get_remaining_time_in_millis", None)
+                try:
+                    if callable(remaining):
+                        timeout = max(0.0, min(timeout, remaining() / 1000 - 0.5))
+                    self.flush(timeout)
+                except Exception:  # the handler's own outcome is what the invocation returns
+                    logger.exception("trace_ingest could not flush after the handler")
+
+            if inspect.iscoroutinefunction(function):
+
+                @functools.wraps(function)
+                async def async_handler(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
+                    try:
+                        return await function(event, context, *args, **kwargs)
+                    finally:
+                        flush_for(context)
+
+                return async_handler  # type: ignore[return-value]
+
+            @functools.wraps(function)
+            def sync_handler(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return function(event, context, *args, **kwargs)
+                finally:
+                    flush_for(context)
+
+            return sync_handler  # type: ignore[return-value]
+
+        return decorate(handler) if handler is not None else decorate
+
     def report(self) -> DeliveryReport:
         """The accounting so far, without waiting."""
         return self.ledger.report()
@@ -263,11 +311,18 @@ class TraceIngest:
         try:
             self._check_fork()
             self.ledger.hand()
+            if self._lambda_warning_due and not self._wrapped:
+                self._lambda_warning_due = False
+                logger.warning(
+                    "trace_ingest: running in AWS Lambda (AWS_LAMBDA_FUNCTION_NAME is set) without serverless=True: traces queued when an "
+                    "invocation returns wait, frozen, until the next one, and are lost if the sandbox is recycled. Decorate the handler "
+                    "with @client.wrap_handler (it flushes before each result is returned), or pass serverless=True and call client.flush() "
+                    "before returning."
+                )
             try:
                 data = encode_trace(trace._wire(self.mask))
             except Exception as error:
-                logger.warning("trace %s not sent: masking or serialising failed: %r", trace.trace_id, error)
-                self.ledger.drop("not_serialisable", repr(error), [trace.trace_id])
+                self.ledger.drop("not_serialisable", f"masking or serialising trace {trace.trace_id} failed: {error!r}", [trace.trace_id])
                 return
             self._enqueue(trace.trace_id, data)
         except Exception:

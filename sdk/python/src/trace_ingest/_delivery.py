@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ._ledger import Ledger
+from ._log import notices
 from ._policy import Answer, decide, rejected_traces
 from ._spool import Spool
 from ._transport import USER_AGENT, Transport
@@ -125,9 +126,24 @@ class Deliverer:
         }
         started = self._clock() if resume is None else resume.started
         attempt = 0 if resume is None else resume.attempt
+        url = getattr(self._transport, "url", "the service")
         while True:
+            sent_at = time.perf_counter()
             answer = self._transport.post(compressed, headers)
             decision = decide(answer, len(batch.trace_ids), attempt, self._jitter())
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug(
+                    "POST %s Idempotency-Key=%s traces=%d bytes=%d gzip=%d -> %s in %.0f ms: %s %s",
+                    url, batch.key, len(batch.trace_ids), len(batch.body), len(compressed),
+                    answer.status if answer.status is not None else f"{answer.failure} {answer.error}",
+                    (time.perf_counter() - sent_at) * 1000, decision.action, decision.reason or "",
+                )
+            if answer.status is None:
+                notices.warn(
+                    ("unreachable", url),
+                    "trace_ingest: cannot reach %s (%s: %s); retrying with backoff, the traces stay queued (logged at most once a minute)",
+                    url, answer.failure, answer.error or "no detail",
+                )
             if decision.action == "delivered":
                 self._settle_delivered(batch, answer)
                 return []

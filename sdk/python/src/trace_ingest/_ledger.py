@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
+
+from ._log import notices
 
 
 @dataclass(frozen=True)
@@ -72,11 +75,25 @@ class Ledger:
     def reject(self, reason: str, detail: str, trace_ids: Sequence[str]) -> None:
         with self._lock:
             self.rejected[reason] += len(trace_ids)
+        notices.warn(
+            ("rejected", reason),
+            "trace_ingest: the service rejected %d trace(s): %s%s (the report counts every rejection; this reason is logged at most once a minute)",
+            len(trace_ids),
+            reason,
+            f" ({detail})" if detail else "",
+        )
         self._tell(Undelivered("rejected", reason, detail, tuple(trace_ids)))
 
     def drop(self, reason: str, detail: str, trace_ids: Sequence[str]) -> None:
         with self._lock:
             self.dropped[reason] += len(trace_ids)
+        notices.warn(
+            ("dropped", reason),
+            "trace_ingest: %d trace(s) dropped, not sent: %s%s (the report counts every drop; this reason is logged at most once a minute)",
+            len(trace_ids),
+            reason,
+            f" ({detail})" if detail else "",
+        )
         self._tell(Undelivered("dropped", reason, detail, tuple(trace_ids)))
 
     def retry(self, reason: str) -> None:
@@ -104,6 +121,4 @@ class Ledger:
         try:
             self._on_undelivered(event)
         except Exception:  # the user's callback never stops delivery
-            import logging
-
             logging.getLogger("trace_ingest").exception("on_undelivered callback raised")

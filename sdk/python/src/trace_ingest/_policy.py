@@ -26,6 +26,8 @@ class Answer:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: Any = None
     failure: str | None = None
+    error: str = ""
+    """What the network failure was (the exception's text), for the log."""
 
 
 @dataclass(frozen=True)

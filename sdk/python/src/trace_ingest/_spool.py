@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ._log import notices
+
 logger = logging.getLogger("trace_ingest")
 
 SpoolSync = Literal["interval", "write", "fsync"]
@@ -467,7 +469,12 @@ class Spool:
         records, readable = read_segment(data)
         if readable < len(data):
             recovery.torn_records += 1
-            logger.warning("trace_ingest: spool segment %s ends in a torn record; its %d readable records are used", path.name, len(records))
+            notices.warn(
+                ("torn_spool_record", str(self.directory)),
+                "trace_ingest: spool segment %s ends in a torn record (a write cut short); its %d readable records are recovered (logged at most once a minute)",
+                path.name,
+                len(records),
+            )
             self._guard(os.truncate, path=path, length=readable)
         return records
 
@@ -485,7 +492,14 @@ class Spool:
     def _quarantine(self, path: Path, recovery: Recovery, why: str) -> None:
         recovery.unreadable_files += 1
         self._guard(os.rename, src=path, dst=path.with_name(path.name + ".unreadable"))
-        logger.warning("trace_ingest: spool file %s is %s; renamed to %s.unreadable and skipped", path.name, why, path.name)
+        notices.warn(
+            ("unreadable_spool_file", str(self.directory)),
+            "trace_ingest: spool file %s in %s is %s; renamed to %s.unreadable, which no start claims (the report's unreadable_spool_files counts every one; logged at most once a minute)",
+            path.name,
+            self.directory,
+            why,
+            path.name,
+        )
 
     def _is_dead(self, owner_file: Path) -> bool:
         owner = owner_file.name.split(".")[0]

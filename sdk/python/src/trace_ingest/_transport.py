@@ -35,6 +35,7 @@ class HttpTransport:
         self._host = parsed.hostname
         self._port = parsed.port
         self._path = parsed.path
+        self.url = urllib.parse.urlunsplit(parsed)
         self._timeout = timeout
         self._local = threading.local()
         self._pid = os.getpid()
@@ -66,13 +67,13 @@ class HttpTransport:
                 response = connection.getresponse()
                 raw = response.read()
                 break
-            except (socket.timeout, TimeoutError):
+            except (socket.timeout, TimeoutError) as error:
                 self._close()
-                return Answer(None, failure="timeout")
-            except (OSError, http.client.HTTPException):
+                return Answer(None, failure="timeout", error=f"no answer within {self._timeout:g} s ({error!r})")
+            except (OSError, http.client.HTTPException) as error:
                 self._close()
                 if not reused:
-                    return Answer(None, failure="reset")
+                    return Answer(None, failure="reset", error=repr(error))
                 # Closed by the server between our check and the send: once more at once, on a new
                 # connection (the same key and bytes, so a copy it kept is stored once), not a failure.
                 connection, reused = self._connection(), False
