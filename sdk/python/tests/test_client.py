@@ -384,48 +384,27 @@ def test_a_forked_child_never_posts_on_its_parents_kept_alive_connection() -> No
         service.close()
 
 
-def idle_past_keep_alive(service: FakeService, connection: object) -> None:
-    """Waits until the server has closed the idle kept-alive connection (its socket turns readable)."""
+@pytest.mark.parametrize("closed_after_the_check", [False, True])
+def test_a_kept_alive_connection_the_server_closed_is_replaced_and_not_counted_as_a_failure(monkeypatch: pytest.MonkeyPatch, closed_after_the_check: bool) -> None:
+    """Detected before the send (the idle socket is readable), or, when the close lands after that
+    check, retried once at once on a new connection."""
     import select
 
-    sock = connection.sock  # type: ignore[attr-defined]
-    deadline = time.monotonic() + 20
-    while not select.select([sock], [], [], 0.05)[0]:
-        assert time.monotonic() < deadline
-
-
-def test_a_kept_alive_connection_the_server_closed_is_replaced_before_the_send_and_not_counted() -> None:
-    from trace_ingest._transport import HttpTransport
+    from trace_ingest import _transport
 
     service = FakeService(keep_alive_seconds=0.2)
     try:
-        transport = HttpTransport(service.url, 5.0)
+        transport = _transport.HttpTransport(service.url, 5.0)
         client = TraceIngest("tik_x", transport=transport, serverless=True)
         traces(client, 2)
         assert client.flush().sent == 2
-        idle_past_keep_alive(service, transport._connection())
+        deadline = time.monotonic() + 20
+        while not select.select([transport._connection().sock], [], [], 0.05)[0]:  # the server closed it
+            assert time.monotonic() < deadline
+        if closed_after_the_check:
+            monkeypatch.setattr(_transport, "_closed_by_peer", lambda sock: False)
         traces(client, 2)
         report = client.flush()
-        assert (report.sent, report.retried) == (4, {})
-    finally:
-        service.close()
-
-
-def test_a_connection_closed_between_the_check_and_the_send_is_retried_once_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trace_ingest import _transport
-    from trace_ingest._transport import HttpTransport
-
-    service = FakeService(keep_alive_seconds=0.2)
-    try:
-        transport = HttpTransport(service.url, 5.0)
-        client = TraceIngest("tik_x", transport=transport, serverless=True)
-        traces(client, 1)
-        assert client.flush().sent == 1
-        idle_past_keep_alive(service, transport._connection())
-        monkeypatch.setattr(_transport, "_closed_by_peer", lambda sock: False)  # the close lands after the check
-        traces(client, 1)
-        report = client.flush()
-        assert (report.sent, report.retried) == (2, {})
-        assert len(service.requests) == 2
+        assert (report.sent, report.retried, len(service.requests)) == (4, {}, 2)
     finally:
         service.close()
