@@ -408,3 +408,15 @@ def test_a_kept_alive_connection_the_server_closed_is_replaced_and_not_counted_a
         assert (report.sent, report.retried, len(service.requests)) == (4, {}, 2)
     finally:
         service.close()
+
+
+def test_a_lone_surrogate_is_sent_as_its_json_escape_and_the_rest_as_utf8_as_typescript_sends_it(recorder: Recorder) -> None:
+    import gzip
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    with client.trace("caf\u00e9 \ud800 \U0001f600"):
+        pass
+    assert client.flush().sent == 1
+    body = gzip.decompress(recorder.requests[0]["raw"])
+    # JSON.stringify("café \ud800 😀") === '"café \\ud800 😀"'
+    assert '"root_span_name":"café \\ud800 😀"'.encode() in body

@@ -4,6 +4,7 @@ fill in ids, parent links, order, timestamps and durations, tracked with `contex
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -343,7 +344,6 @@ def _masked(mask: Mask | None, field: str, value: Any) -> Any:
 # refused here, only their own trace is dropped (not_serialisable).
 _FIELD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
 _TRACE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_ASCII_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def _json_text(value: Any, empty: str) -> str:
@@ -354,10 +354,15 @@ def _json_text(value: Any, empty: str) -> str:
     return _FIELD_ENCODER.encode(value)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def encode_trace(wire: dict[str, Any]) -> bytes:
     text = _TRACE_ENCODER.encode(wire)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        # A lone surrogate: escaped, the service decides (a per-trace `lone_surrogate` or text kept).
-        return _ASCII_TRACE_ENCODER.encode(wire).encode("ascii")
+        # A lone surrogate: sent as its JSON escape (lower-case hex, as JSON.stringify writes it, so
+        # both SDKs send the same bytes), everything else as UTF-8; the service decides (a per-trace
+        # `lone_surrogate` for a stored string, text kept inside input/output JSON text).
+        return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text).encode("utf-8")
