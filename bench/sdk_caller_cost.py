@@ -54,5 +54,6 @@ def per_span(client, flush):
     return statistics.median(samples)
 
 
-sdk = TraceIngest("tik_bench", transport=Sink(), serverless=True, max_queue_traces=TRACES * 2)
-print(json.dumps({"sdk_us": per_span(sdk, sdk.flush), "noop_us": per_span(Noop(), lambda: None)}))
+if __name__ == "__main__":
+    sdk = TraceIngest("tik_bench", transport=Sink(), serverless=True, max_queue_traces=TRACES * 2)
+    print(json.dumps({"sdk_us": per_span(sdk, sdk.flush), "noop_us": per_span(Noop(), lambda: None)}))

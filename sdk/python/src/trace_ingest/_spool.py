@@ -125,6 +125,7 @@ class Spool:
         self._current: _Segment | None = None
         self._size = 0
         self._buffer: list[_Pending] = []
+        self._buffered_since = 0.0
         self._trace_seq: dict[str, int | _Pending] = {}
         self._batch_seq: dict[str, int] = {}
         self._writer: threading.Thread | None = None
@@ -171,11 +172,15 @@ class Spool:
             pending = _Pending(payload, trace_id=trace_id)
             self._trace_seq[trace_id] = pending
             self._buffer.append(pending)
-            if self.sync == "interval":
-                if len(self._buffer) == 1:
-                    self._start_writer()
-                    self._lock.notify()
-            else:
+            if self.sync != "interval":
+                self._flush_locked()
+            elif len(self._buffer) == 1:
+                self._buffered_since = time.monotonic()
+                self._start_writer()
+                self._lock.notify()
+            elif time.monotonic() - self._buffered_since >= self.interval / 2:
+                # The spool thread is late (a busy machine): a caller that keeps handing traces over
+                # writes them itself, so the interval holds while it does.
                 self._flush_locked()
 
     def batch(self, key: str, trace_ids: list[str], body: bytes) -> None:
@@ -203,6 +208,8 @@ class Spool:
                 elif where is not None:
                     touched = self._release(where) or touched
             if touched or key is not None:
+                if not self._buffer:
+                    self._buffered_since = time.monotonic()
                 self._buffer.append(_Pending(json.dumps({"t": "done", "key": key, "ids": list(trace_ids)}).encode()))
                 if self.sync == "interval":
                     self._start_writer()
@@ -338,7 +345,8 @@ class Spool:
                     if not self._buffer:
                         self.heartbeat()
                         continue
-                self._lock.wait(self.interval)
+                # Half the interval: a writer woken late by a busy machine still meets the bound.
+                self._lock.wait(max(0.0, self._buffered_since + self.interval / 2 - time.monotonic()))
                 self._flush_locked()
                 self._collect()
 
