@@ -65,11 +65,11 @@ def test_a_trace_larger_than_a_batch_may_hold_is_dropped_and_counted(recorder: R
 
 
 def test_a_full_queue_drops_the_newest_and_counts_them() -> None:
-    gate = threading.Event()
-    recorder = Recorder(answer=lambda t: (gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[1])
+    gate, holding = threading.Event(), threading.Event()
+    recorder = Recorder(answer=lambda t: (holding.set(), gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[2])
     client = TraceIngest("tik_x", transport=recorder, max_queue_traces=10, max_batch_traces=5, flush_interval=0.01)
     traces(client, 5)
-    time.sleep(0.2)  # the worker holds the first batch at the gate
+    assert holding.wait(20)  # the worker holds the first batch at the gate
     traces(client, 15)
     report = client.report()
     assert report.dropped == {"queue_full": 5}

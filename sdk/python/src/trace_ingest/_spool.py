@@ -172,7 +172,8 @@ class Spool:
             pending = _Pending(payload, trace_id=trace_id)
             self._trace_seq[trace_id] = pending
             self._buffer.append(pending)
-            if self.sync != "interval":
+            self._start_writer()  # also the heartbeat of an idle owner, in every setting
+            if self.sync != "interval" or self._stopped:
                 self._flush_locked()
             elif len(self._buffer) == 1:
                 self._buffered_since = time.monotonic()
@@ -211,7 +212,7 @@ class Spool:
                 if not self._buffer:
                     self._buffered_since = time.monotonic()
                 self._buffer.append(_Pending(json.dumps({"t": "done", "key": key, "ids": list(trace_ids)}).encode()))
-                if self.sync == "interval":
+                if self.sync == "interval" and not self._stopped:
                     self._start_writer()
                     self._lock.notify()
                 else:
@@ -333,7 +334,7 @@ class Spool:
             data = data[written:]
 
     def _start_writer(self) -> None:
-        if self._writer is None or not self._writer.is_alive():
+        if not self._stopped and (self._writer is None or not self._writer.is_alive()):
             self._writer = threading.Thread(target=self._write_in_background, name="trace-ingest-spool", daemon=True)
             self._writer.start()
 
