@@ -278,3 +278,18 @@ def test_kill_9_at_random_moments_loses_nothing_handed_over_before_the_interval_
             assert [p.name for p in spool.iterdir()] == []
     finally:
         service.close()
+
+
+def test_a_dead_owner_being_claimed_by_a_live_process_is_left_to_it(tmp_path: Path) -> None:
+    # A done in one segment closes a record in another: two starters splitting one owner's files
+    # would each resend what the other's half had closed.
+    (tmp_path / f"{DEAD_OWNER}.00000001.seg").write_bytes(MAGIC + trace_record("a"))
+    (tmp_path / f"{DEAD_OWNER}.00000002.seg").write_bytes(MAGIC + frame(json.dumps({"t": "done", "key": None, "ids": ["a"]}).encode()))
+    (tmp_path / f"{DEAD_OWNER}.claim").write_text(str(os.getppid()))  # a live claimer
+    assert TraceIngest("tik_x", transport=Recorder(), serverless=True, spool_dir=tmp_path).report().recovered == 0
+    assert len(list(tmp_path.glob(f"{DEAD_OWNER}.*.seg"))) == 2
+    (tmp_path / f"{DEAD_OWNER}.claim").write_text("999999999")  # the claimer died mid-claim
+    recorder = Recorder()
+    client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path)
+    assert (client.flush().recovered, recorder.requests) == (0, [])
+    assert list(tmp_path.glob(f"{DEAD_OWNER}.*")) == []

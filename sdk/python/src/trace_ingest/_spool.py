@@ -375,7 +375,9 @@ class Spool:
         cannot be read is renamed ``<name>.unreadable`` (no start claims it again) and counted."""
         recovery = Recovery()
         self._remove_dead_temporaries()
-        dead = self._dead_owners()
+        # One claimer per dead owner: its files are read as a whole (a `done` in one segment closes
+        # a record in another), so two processes starting together never split them.
+        dead = {owner for owner in self._dead_owners() if self._lock_owner(owner)}
         if not dead:
             return recovery
         claimed_segments: list[tuple[int, Path]] = []
@@ -393,6 +395,7 @@ class Spool:
                 claimed_batches.append(target)
         for owner in dead:
             self._guard((self.directory / f"{owner}.owner").unlink, missing_ok=True)
+            self._guard((self.directory / f"{owner}.claim").unlink, missing_ok=True)
 
         batches: dict[str, tuple[int, SpooledBatch]] = {}
         traces: dict[str, tuple[int, bytes]] = {}
@@ -438,6 +441,31 @@ class Spool:
                 self._guard(path.unlink, missing_ok=True)
             recovery.batches.append(spooled)
         return recovery
+
+    def _lock_owner(self, owner: str) -> bool:
+        """`<owner>.claim`, created exclusively, holds the claimer's pid; a claimer that died
+        mid-claim leaves one that the next start takes over."""
+        marker = self.directory / f"{owner}.claim"
+        for _ in range(2):
+            try:
+                descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                try:
+                    holder = int(marker.read_text() or "0")
+                except (OSError, ValueError):
+                    holder = 0
+                if holder != os.getpid() and _pid_alive(holder):
+                    return False
+                self._guard(marker.unlink, missing_ok=True)
+                continue
+            except OSError:
+                return False
+            try:
+                os.write(descriptor, str(os.getpid()).encode())
+            finally:
+                os.close(descriptor)
+            return True
+        return False
 
     def _remove_dead_temporaries(self) -> None:
         """`.<name>.<pid>.tmp` files of writers killed before their rename."""
