@@ -392,7 +392,7 @@ def test_a_kept_alive_connection_the_server_closed_is_replaced_and_not_counted_a
 
     from trace_ingest import _transport
 
-    service = FakeService(keep_alive_seconds=0.2)
+    service = FakeService(keep_alive_seconds=1.0)
     try:
         transport = _transport.HttpTransport(service.url, 5.0)
         client = TraceIngest("tik_x", transport=transport, serverless=True)
