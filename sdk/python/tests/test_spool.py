@@ -192,12 +192,15 @@ def test_every_spool_fixture_is_recovered_as_expected(fixture: Path, tmp_path: P
     recorder = Recorder()
     client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path)
     report = client.flush()
-    assert (report.recovered, report.sent, report.unreadable_spool_files, report.torn_spool_records) == (
-        expected["recovered"], expected["recovered"], expected["unreadable_spool_files"], expected["torn_spool_records"]
-    )
-    assert sorted(recorder.trace_ids) == sorted(expected["trace_ids"])
+    # `recovered` is required; the other fields are checked when the fixture gives them.
+    assert (report.recovered, report.sent, report.pending) == (expected["recovered"], expected["recovered"], 0)
+    for field in ("unreadable_spool_files", "torn_spool_records"):
+        if field in expected:
+            assert getattr(report, field) == expected[field], field
+    if "trace_ids" in expected:
+        assert sorted(recorder.trace_ids) == sorted(expected["trace_ids"])
     keys = {r["headers"]["idempotency-key"]: sorted(t["trace_id"] for t in r["body"]["traces"]) for r in recorder.requests}
-    for key, ids in expected["batches"].items():
+    for key, ids in expected.get("batches", {}).items():
         assert keys.get(key) == sorted(ids), key
 
 
