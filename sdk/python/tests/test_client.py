@@ -80,20 +80,27 @@ def test_a_full_queue_drops_the_newest_and_counts_them() -> None:
 
 
 def test_a_full_queue_blocks_the_caller_up_to_its_timeout_when_asked_to() -> None:
-    gate = threading.Event()
-    recorder = Recorder(answer=lambda t: (gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[1])
-    client = TraceIngest("tik_x", transport=recorder, max_queue_traces=2, max_batch_traces=1, flush_interval=0.01, when_full="block", block_timeout=0.3)
-    traces(client, 1)
-    time.sleep(0.1)
-    traces(client, 2)
+    def full_client(block_timeout: float) -> tuple[TraceIngest, threading.Event]:
+        gate, holding = threading.Event(), threading.Event()
+        recorder = Recorder(answer=lambda t: (holding.set(), gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[2])
+        client = TraceIngest("tik_x", transport=recorder, max_queue_traces=2, max_batch_traces=1, flush_interval=0.01, when_full="block", block_timeout=block_timeout)
+        traces(client, 1)
+        assert holding.wait(20)  # the worker holds the first trace at the gate
+        traces(client, 2)  # the queue is full
+        return client, gate
+
+    client, gate = full_client(0.3)
     started = time.monotonic()
     traces(client, 1)  # waits for room, then gives up
     assert time.monotonic() - started >= 0.29
     assert client.report().dropped == {"queue_full": 1}
+    gate.set()
+
+    client, gate = full_client(60)
     threading.Timer(0.1, gate.set).start()
-    started = time.monotonic()
     traces(client, 1)  # room appears while it waits
-    assert client.flush(10).sent == 4
+    report = client.flush(10)
+    assert (report.sent, report.dropped) == (4, {})
 
 
 def test_threads_share_one_client_and_the_accounting_is_exact() -> None:
