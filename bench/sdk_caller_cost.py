@@ -43,9 +43,9 @@ def workload(client, n):
                 span.output_tokens = 30
 
 
-def per_span(client, flush):
+def per_span(client, flush, rounds=ROUNDS):
     samples = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         started = time.perf_counter()
         for n in range(TRACES):
             workload(client, n)

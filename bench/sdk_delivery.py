@@ -25,7 +25,7 @@ from trace_ingest._policy import Answer  # noqa: E402
 from trace_ingest._transport import HttpTransport  # noqa: E402
 
 TRACES = 5_000
-ROUNDS = 3
+ROUNDS = 5
 
 
 class Keeping:
