@@ -14,6 +14,7 @@ Prints the rows (bench/types.ts BenchResult) as a JSON list on its last line."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -184,17 +185,21 @@ def spool_loss(sync: str) -> dict[str, float]:
 
 
 def caller_cost() -> dict[str, float]:
-    """µs per span, each setting's median over rounds that alternate the settings (off, interval,
-    write, off, …), so that a change in the machine's load falls on all of them alike."""
+    """µs per span, each setting's median over rounds that alternate the settings (rotating their
+    order), so that a change in the machine's load falls on all of them alike."""
     samples: dict[str, list[float]] = {"off": [], "interval": [], "write": []}
     with tempfile.TemporaryDirectory(prefix="sdk-caller-spool-") as work:
         clients = {
             name: TraceIngest("tik_bench", transport=Sink(), serverless=True, max_queue_traces=TRACES * 2, **options)  # type: ignore[arg-type]
             for name, options in (("off", {}), ("interval", {"spool_dir": f"{work}/i"}), ("write", {"spool_dir": f"{work}/w", "spool_sync": "write"}))
         }
-        for _ in range(ROUNDS):
-            for name, client in clients.items():
-                samples[name].append(per_span(client, client.flush, rounds=1))
+        names = list(clients)
+        for round_ in range(ROUNDS):
+            # Each setting in each place of the order in turn, and no garbage of one setting's
+            # round left for the next one's to collect.
+            for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+                gc.collect()
+                samples[name].append(per_span(clients[name], clients[name].flush, rounds=1))
         for client in clients.values():
             client.shutdown(0)
     return {name: statistics.median(values) for name, values in samples.items()}

@@ -177,7 +177,6 @@ class Spool:
                 self._flush_locked()
             elif len(self._buffer) == 1:
                 self._buffered_since = time.monotonic()
-                self._start_writer()
                 self._lock.notify()
             elif time.monotonic() - self._buffered_since >= self.interval / 2:
                 # The spool thread is late (a busy machine): a caller that keeps handing traces over
@@ -219,12 +218,6 @@ class Spool:
                     self._flush_locked()
             self._collect()
 
-    def flush(self) -> None:
-        """Writes what the interval still holds."""
-        with self._lock:
-            if not self.broken:
-                self._flush_locked()
-
     def close(self) -> None:
         """Writes what is buffered; gives up the files once nothing of ours is live: a clean exit with
         everything delivered leaves nothing behind."""
@@ -238,10 +231,6 @@ class Spool:
             if not self._segments:
                 self._guard((self.directory / f"{self.owner}.owner").unlink, missing_ok=True)
                 _owners_in_this_process.discard(self.owner)
-
-    def live(self) -> int:
-        with self._lock:
-            return sum(segment.live for segment in self._segments.values())
 
     # --- writing ----------------------------------------------------------------------------
 
