@@ -125,7 +125,9 @@ def freeze(spool_sync: str | None) -> dict[str, Any]:
 HANDING = """
     import os, sys, time
     from trace_ingest import TraceIngest
-    client = TraceIngest("tik_bench", sys.argv[1], spool_dir=sys.argv[2], spool_sync=sys.argv[3], flush_interval=0.02, max_batch_traces=25)
+    # A queue that never fills: a trace dropped as queue_full is reported, not lost by the spool.
+    client = TraceIngest("tik_bench", sys.argv[1], spool_dir=sys.argv[2], spool_sync=sys.argv[3], flush_interval=0.02, max_batch_traces=25,
+                         max_queue_traces=10_000_000, max_queue_bytes=1 << 40)
     log = os.open(sys.argv[4], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     n = 0
     while True:

@@ -209,7 +209,9 @@ def test_every_spool_fixture_is_recovered_as_expected(fixture: Path, tmp_path: P
 CHILD = """
     import os, sys, time
     from trace_ingest import TraceIngest
-    client = TraceIngest("tik_x", sys.argv[1], spool_dir=sys.argv[2], spool_sync=sys.argv[3], flush_interval=0.02, max_batch_traces=25)
+    # A queue that never fills: a trace dropped as queue_full is reported, not lost by the spool.
+    client = TraceIngest("tik_x", sys.argv[1], spool_dir=sys.argv[2], spool_sync=sys.argv[3], flush_interval=0.02, max_batch_traces=25,
+                         max_queue_traces=10_000_000, max_queue_bytes=1 << 40)
     log = os.open(sys.argv[4], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     n = 0
     while True:
