@@ -24,6 +24,7 @@ const optionalSuites: Suite[] = [
   { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
   { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
+  { group: 'sdk-python', file: 'sdk-python.ts', exportName: 'runSdkPythonBench' },
   { group: 'event-size', file: 'event-size.ts', exportName: 'runEventSizeBench' },
 ];
 

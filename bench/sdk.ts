@@ -111,7 +111,7 @@ class KeepingTransport implements Transport {
  * the SDK's gzip and JSON would share the server's event loop and thread pool), with an
  * organization whose quotas never bind.
  */
-async function startStackProcess(work: string, defer: (cleanup: () => unknown) => void): Promise<{ url: string; apiKey: string; description: string }> {
+export async function startStackProcess(work: string, defer: (cleanup: () => unknown) => void): Promise<{ url: string; apiKey: string; description: string }> {
   const paths = localPaths(path.join(work, 'state'));
   const child = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['scripts/local/start.ts'], {
     cwd: root,

@@ -43,9 +43,9 @@ def workload(client, n):
                 span.output_tokens = 30
 
 
-def per_span(client, flush):
+def per_span(client, flush, rounds=ROUNDS):
     samples = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         started = time.perf_counter()
         for n in range(TRACES):
             workload(client, n)
@@ -54,5 +54,6 @@ def per_span(client, flush):
     return statistics.median(samples)
 
 
-sdk = TraceIngest("tik_bench", transport=Sink(), serverless=True, max_queue_traces=TRACES * 2)
-print(json.dumps({"sdk_us": per_span(sdk, sdk.flush), "noop_us": per_span(Noop(), lambda: None)}))
+if __name__ == "__main__":
+    sdk = TraceIngest("tik_bench", transport=Sink(), serverless=True, max_queue_traces=TRACES * 2)
+    print(json.dumps({"sdk_us": per_span(sdk, sdk.flush), "noop_us": per_span(Noop(), lambda: None)}))

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
+from trace_ingest._log import notices
 from trace_ingest._policy import Answer
 
 CONFORMANCE = Path(os.environ.get("TRACE_INGEST_CONFORMANCE_DIR", Path(__file__).resolve().parents[2] / "conformance"))
@@ -46,3 +47,9 @@ class Recorder:
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()
+
+
+@pytest.fixture(autouse=True)
+def fresh_notices() -> None:
+    """Each test sees the SDK's once-a-minute warnings from a clean slate."""
+    notices.reset()

@@ -11,7 +11,15 @@ from typing import Any, Callable
 
 
 class FakeService:
-    def __init__(self, answer: Callable[[list[dict[str, Any]], str], tuple[int, dict[str, Any]]] | None = None) -> None:
+    def __init__(
+        self,
+        answer: Callable[[list[dict[str, Any]], str], tuple[int, dict[str, Any]]] | None = None,
+        *,
+        close_connections: bool = False,
+        keep_alive_seconds: float | None = None,
+    ) -> None:
+        """`close_connections`: every answer ends its connection (each request connects anew).
+        `keep_alive_seconds`: an idle kept-alive connection is closed by the server after that long."""
         self.requests: list[tuple[str, list[str], int]] = []
         self.lock = threading.Lock()
         self.answer = answer or (lambda traces, key: (200, {"accepted": len(traces), "rejected": 0, "errors": []}))
@@ -19,6 +27,7 @@ class FakeService:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = keep_alive_seconds
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
@@ -33,6 +42,9 @@ class FakeService:
                 self.send_header("Content-Length", str(len(data)))
                 if status in (429, 503):
                     self.send_header("Retry-After", "1")
+                if close_connections:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
                 self.wfile.write(data)
 

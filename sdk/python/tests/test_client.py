@@ -65,11 +65,11 @@ def test_a_trace_larger_than_a_batch_may_hold_is_dropped_and_counted(recorder: R
 
 
 def test_a_full_queue_drops_the_newest_and_counts_them() -> None:
-    gate = threading.Event()
-    recorder = Recorder(answer=lambda t: (gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[1])
+    gate, holding = threading.Event(), threading.Event()
+    recorder = Recorder(answer=lambda t: (holding.set(), gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[2])
     client = TraceIngest("tik_x", transport=recorder, max_queue_traces=10, max_batch_traces=5, flush_interval=0.01)
     traces(client, 5)
-    time.sleep(0.2)  # the worker holds the first batch at the gate
+    assert holding.wait(20)  # the worker holds the first batch at the gate
     traces(client, 15)
     report = client.report()
     assert report.dropped == {"queue_full": 5}
@@ -80,20 +80,27 @@ def test_a_full_queue_drops_the_newest_and_counts_them() -> None:
 
 
 def test_a_full_queue_blocks_the_caller_up_to_its_timeout_when_asked_to() -> None:
-    gate = threading.Event()
-    recorder = Recorder(answer=lambda t: (gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[1])
-    client = TraceIngest("tik_x", transport=recorder, max_queue_traces=2, max_batch_traces=1, flush_interval=0.01, when_full="block", block_timeout=0.3)
-    traces(client, 1)
-    time.sleep(0.1)
-    traces(client, 2)
+    def full_client(block_timeout: float) -> tuple[TraceIngest, threading.Event]:
+        gate, holding = threading.Event(), threading.Event()
+        recorder = Recorder(answer=lambda t: (holding.set(), gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[2])
+        client = TraceIngest("tik_x", transport=recorder, max_queue_traces=2, max_batch_traces=1, flush_interval=0.01, when_full="block", block_timeout=block_timeout)
+        traces(client, 1)
+        assert holding.wait(20)  # the worker holds the first trace at the gate
+        traces(client, 2)  # the queue is full
+        return client, gate
+
+    client, gate = full_client(0.3)
     started = time.monotonic()
     traces(client, 1)  # waits for room, then gives up
     assert time.monotonic() - started >= 0.29
     assert client.report().dropped == {"queue_full": 1}
+    gate.set()
+
+    client, gate = full_client(60)
     threading.Timer(0.1, gate.set).start()
-    started = time.monotonic()
     traces(client, 1)  # room appears while it waits
-    assert client.flush(10).sent == 4
+    report = client.flush(10)
+    assert (report.sent, report.dropped) == (4, {})
 
 
 def test_threads_share_one_client_and_the_accounting_is_exact() -> None:
@@ -171,7 +178,7 @@ def test_shutdown_returns_by_its_timeout_and_reports_what_is_still_pending() -> 
     traces(client, 3)
     started = time.monotonic()
     report = client.shutdown(0.5)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # by its timeout, not after the 30 s Retry-After
     assert (report.sent, report.pending) == (0, 3)
     traces(client, 1)
     assert client.report().dropped == {"shut_down": 1}
@@ -188,9 +195,9 @@ def test_configuration_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
         TraceIngest()
 
 
-def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 30, args: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", textwrap.dedent(code), *(args or [])],
         env={**os.environ, "PYTHONPATH": SRC, **(env or {})},
         capture_output=True,
         text=True,
@@ -301,64 +308,6 @@ def test_multiprocessing_children_each_deliver_their_own() -> None:
         service.close()
 
 
-def test_a_spooled_batch_survives_kill_9_and_is_resent_with_its_original_key(tmp_path: Path) -> None:
-    down = {"on": True}
-    service = FakeService(lambda traces, key: (503, {"code": "unavailable"}) if down["on"] else (200, {"accepted": len(traces), "rejected": 0, "errors": []}))
-    spool = tmp_path / "spool"
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(f"""
-                import time
-                from trace_ingest import TraceIngest
-                client = TraceIngest("tik_x", "{service.url}", spool_dir={str(spool)!r}, flush_interval=0.01)
-                for i in range(20):
-                    with client.trace("t"):
-                        pass
-                time.sleep(60)
-                """)],
-            env={**os.environ, "PYTHONPATH": SRC},
-        )
-        deadline = time.monotonic() + 20
-        while len({key for key, _, _ in service.requests}) < 1 or len(service.requests) < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        child.kill()
-        child.wait()
-        first_keys = {key: ids for key, ids, _ in service.requests}
-        assert len(list(spool.glob("*.batch"))) == len(first_keys)
-        down["on"] = False
-        result = run_python(
-            f"""
-            from trace_ingest import TraceIngest
-            client = TraceIngest("tik_x", "{service.url}", spool_dir={str(spool)!r})
-            r = client.flush(10)
-            print(r.recovered, r.sent, r.pending)
-            """
-        )
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.split() == ["20", "20", "0"]
-        resent = {key: ids for key, ids, status in service.requests if status == 200}
-        assert resent == first_keys  # every batch, with its original key and the same traces
-        assert list(spool.glob("*.batch")) == [] and list(spool.glob("*.owner")) == []
-    finally:
-        service.close()
-
-
-def test_a_live_process_keeps_its_spooled_batches(tmp_path: Path) -> None:
-    service = FakeService(lambda traces, key: (503, {"code": "unavailable"}))
-    try:
-        holder = TraceIngest("tik_x", service.url, spool_dir=tmp_path, flush_interval=0.01)
-        traces(holder, 2)
-        deadline = time.monotonic() + 10
-        while not list(tmp_path.glob("*.batch")):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        other = TraceIngest("tik_x", service.url, spool_dir=tmp_path, serverless=True)
-        assert other.report().recovered == 0
-    finally:
-        service.close()
-
-
 def test_a_batch_whose_key_is_still_in_progress_waits_aside_while_the_others_go() -> None:
     first_key: list[str] = []
 
@@ -442,15 +391,39 @@ def test_a_forked_child_never_posts_on_its_parents_kept_alive_connection() -> No
         service.close()
 
 
-def test_a_spool_busy_sending_keeps_its_owner_file_fresh(tmp_path: Path) -> None:
-    # Staleness is read from the owner file's age: one that only idle waits refresh looks dead to another
-    # process while its owner is busy sending, and that process would send its batches again.
-    from trace_ingest._spool import Spool, SpooledBatch
+@pytest.mark.parametrize("closed_after_the_check", [False, True])
+def test_a_kept_alive_connection_the_server_closed_is_replaced_and_not_counted_as_a_failure(monkeypatch: pytest.MonkeyPatch, closed_after_the_check: bool) -> None:
+    """Detected before the send (the idle socket is readable), or, when the close lands after that
+    check, retried once at once on a new connection."""
+    import select
 
-    spool = Spool(tmp_path)
-    owner_file = tmp_path / f"{spool.owner}.owner"
-    long_ago = time.time() - 61
-    os.utime(owner_file, (long_ago, long_ago))
-    spool._beat = time.monotonic() - 11
-    spool.write(SpooledBatch("k1", ["t1"], b"{}"))
-    assert time.time() - owner_file.stat().st_mtime < 5
+    from trace_ingest import _transport
+
+    service = FakeService(keep_alive_seconds=1.0)
+    try:
+        transport = _transport.HttpTransport(service.url, 5.0)
+        client = TraceIngest("tik_x", transport=transport, serverless=True)
+        traces(client, 2)
+        assert client.flush().sent == 2
+        deadline = time.monotonic() + 20
+        while not select.select([transport._connection().sock], [], [], 0.05)[0]:  # the server closed it
+            assert time.monotonic() < deadline
+        if closed_after_the_check:
+            monkeypatch.setattr(_transport, "_closed_by_peer", lambda sock: False)
+        traces(client, 2)
+        report = client.flush()
+        assert (report.sent, report.retried, len(service.requests)) == (4, {}, 2)
+    finally:
+        service.close()
+
+
+def test_a_lone_surrogate_is_sent_as_its_json_escape_and_the_rest_as_utf8_as_typescript_sends_it(recorder: Recorder) -> None:
+    import gzip
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    with client.trace("caf\u00e9 \ud800 \U0001f600"):
+        pass
+    assert client.flush().sent == 1
+    body = gzip.decompress(recorder.requests[0]["raw"])
+    # JSON.stringify("café \ud800 😀") === '"café \\ud800 😀"'
+    assert '"root_span_name":"café \\ud800 😀"'.encode() in body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ import trace_ingest
 from trace_ingest import TraceIngest
 from trace_ingest._delivery import Batch, Deliverer
 from trace_ingest._ledger import Ledger
-from trace_ingest._policy import Answer
+from trace_ingest._policy import Answer, parse_retry_after
 
 from .conftest import Recorder, conformance
 
@@ -150,3 +151,12 @@ def test_request_on_the_wire(scenario: dict[str, Any]) -> None:
             assert actual == value, name
     assert normalise(request["body"]) == scenario["body"]
     assert report.sent == len(scenario["body"]["traces"]) and report.pending == 0
+
+
+RETRY_AFTER = conformance("retry-after.json")
+
+
+@pytest.mark.parametrize("case", RETRY_AFTER["cases"], ids=lambda c: repr(c["header"]))
+def test_retry_after_header(case: dict[str, Any]) -> None:
+    now = datetime.fromisoformat(RETRY_AFTER["now"].replace("Z", "+00:00")).timestamp()
+    assert parse_retry_after(case["header"], now) == case["seconds"]

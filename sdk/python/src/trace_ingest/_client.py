@@ -9,6 +9,7 @@ import inspect
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -17,15 +18,32 @@ from typing import Any, Callable, Literal, TypeVar
 
 from ._delivery import BODY_OVERHEAD, Batch, Deliverer, Parked
 from ._ledger import DeliveryReport, Ledger, Undelivered
+from ._log import enable_debug
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
-from ._spool import HEARTBEAT_SECONDS, Spool
+from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
 from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
-from ._transport import HttpTransport, Transport
+from ._transport import HttpTransport, RequestGate, Transport
 
 logger = logging.getLogger("trace_ingest")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _clients: "weakref.WeakSet[TraceIngest]" = weakref.WeakSet()
+
+
+FORK_QUIESCE_SECONDS = 0.1
+"""How long a fork may wait, in all, for the clients' requests in progress to finish."""
+
+
+def _before_fork() -> None:
+    # One deadline for every client: a fork waits at most FORK_QUIESCE_SECONDS, however many there are.
+    deadline = time.monotonic() + FORK_QUIESCE_SECONDS
+    for client in list(_clients):
+        client._quiesce_before_fork(deadline)
+
+
+def _after_fork_in_parent() -> None:
+    for client in list(_clients):
+        client._resume_after_fork()
 
 
 def _after_fork_in_child() -> None:
@@ -34,7 +52,7 @@ def _after_fork_in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
 class TraceIngest:
@@ -65,9 +83,12 @@ class TraceIngest:
         max_retry_seconds: float = 600.0,
         shutdown_timeout: float = 10.0,
         spool_dir: str | os.PathLike[str] | None = None,
+        spool_sync: SpoolSync = "interval",
+        spool_interval: float = 0.1,
         mask: Mask | None = None,
         on_undelivered: Callable[[Undelivered], None] | None = None,
         handle_signals: bool = False,
+        debug: bool = False,
         transport: Transport | None = None,
     ) -> None:
         api_key = api_key or os.environ.get("TRACE_INGEST_API_KEY")
@@ -82,6 +103,10 @@ class TraceIngest:
             raise ValueError(f"max_body_bytes must be at most {MAX_BODY_BYTES}")
         if when_full not in ("drop", "block"):
             raise ValueError("when_full must be 'drop' or 'block'")
+        if spool_sync not in SPOOL_SYNCS:
+            raise ValueError("spool_sync must be 'interval', 'write' or 'fsync'")
+        if not 0 < spool_interval <= 60:
+            raise ValueError("spool_interval must be more than 0 and at most 60 seconds")
         self.environment = environment or os.environ.get("TRACE_INGEST_ENVIRONMENT") or "default"
         self.workspace_slug = workspace_slug
         self.serverless = serverless
@@ -95,13 +120,19 @@ class TraceIngest:
         self.shutdown_timeout = shutdown_timeout
         self.mask = mask
         self._api_key = api_key
+        if debug:
+            enable_debug()
+        # Lambda freezes the sandbox between invocations: a background worker's traces wait there.
+        self._lambda_warning_due = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")) and not serverless
+        self._wrapped = False
         self._transport = transport or HttpTransport(str(base_url), request_timeout)
         self._max_retry_seconds = max_retry_seconds
         self._on_undelivered = on_undelivered
-        self._spool = Spool(spool_dir) if spool_dir is not None else None
+        self._spool = self._open_spool(spool_dir, spool_sync, spool_interval)
         self._init_state()
         if self._spool is not None:
             self._recover_spool()
+        self._fork_gate: RequestGate | None = None
         _clients.add(self)
         atexit.register(self._at_exit)
         if handle_signals:
@@ -230,6 +261,47 @@ class TraceIngest:
             pass
         return report
 
+    def wrap_handler(self, handler: F | None = None, *, flush_timeout: float | None = None) -> Any:
+        """Wraps a Lambda handler (sync or async; also a decorator, with or without arguments) so
+        that every invocation flushes before its result is returned, and also when the handler
+        raises: the handler's error is re-raised unchanged. The flush waits at most
+        `flush_timeout` seconds (default ``shutdown_timeout``), and never past the invocation's
+        remaining time less half a second (``context.get_remaining_time_in_millis()``)."""
+        self._wrapped = True
+
+        def decorate(function: F) -> F:
+            def flush_for(context: Any) -> None:
+                timeout = self.shutdown_timeout if flush_timeout is None else flush_timeout
+                remaining = getattr(context, "get_remaining_time_in_millis", None)
+                try:
+                    if callable(remaining):
+                        timeout = max(0.0, min(timeout, remaining() / 1000 - 0.5))
+                    self.flush(timeout)
+                except Exception:  # the handler's own outcome is what the invocation returns
+                    logger.exception("trace_ingest could not flush after the handler")
+
+            if inspect.iscoroutinefunction(function):
+
+                @functools.wraps(function)
+                async def async_handler(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
+                    try:
+                        return await function(event, context, *args, **kwargs)
+                    finally:
+                        flush_for(context)
+
+                return async_handler  # type: ignore[return-value]
+
+            @functools.wraps(function)
+            def sync_handler(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return function(event, context, *args, **kwargs)
+                finally:
+                    flush_for(context)
+
+            return sync_handler  # type: ignore[return-value]
+
+        return decorate(handler) if handler is not None else decorate
+
     def report(self) -> DeliveryReport:
         """The accounting so far, without waiting."""
         return self.ledger.report()
@@ -239,11 +311,18 @@ class TraceIngest:
         try:
             self._check_fork()
             self.ledger.hand()
+            if self._lambda_warning_due and not self._wrapped:
+                self._lambda_warning_due = False
+                logger.warning(
+                    "trace_ingest: running in AWS Lambda (AWS_LAMBDA_FUNCTION_NAME is set) without serverless=True: traces queued when an "
+                    "invocation returns wait, frozen, until the next one, and are lost if the sandbox is recycled. Decorate the handler "
+                    "with @client.wrap_handler (it flushes before each result is returned), or pass serverless=True and call client.flush() "
+                    "before returning."
+                )
             try:
                 data = encode_trace(trace._wire(self.mask))
             except Exception as error:
-                logger.warning("trace %s not sent: masking or serialising failed: %r", trace.trace_id, error)
-                self.ledger.drop("not_serialisable", repr(error), [trace.trace_id])
+                self.ledger.drop("not_serialisable", f"masking or serialising trace {trace.trace_id} failed: {error!r}", [trace.trace_id])
                 return
             self._enqueue(trace.trace_id, data)
         except Exception:
@@ -267,6 +346,10 @@ class TraceIngest:
                     return
             if not self._queue:
                 self._oldest = time.monotonic()
+            if self._spool is not None:
+                # Under the queue's lock: the record is in the spool's order before the worker can
+                # take the trace into a batch.
+                self._spool.trace(trace_id, data)
             self._queue.append((trace_id, data))
             self._queued_bytes += len(data)
             if self._batch_ready():
@@ -395,26 +478,84 @@ class TraceIngest:
         self._parked: list[Parked] = []
         self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
 
+    @staticmethod
+    def _open_spool(directory: str | os.PathLike[str] | None, sync: SpoolSync, interval: float) -> Spool | None:
+        if directory is None:
+            return None
+        try:
+            return Spool(directory, sync, interval)
+        except OSError as error:
+            logger.warning("trace_ingest: spool_dir %s cannot be used (%s); the spool is off, traces are kept in memory only", directory, error)
+            return None
+
     def _recover_spool(self) -> None:
         assert self._spool is not None
-        for spooled in self._spool.claim_orphans():
+        try:
+            recovery = self._spool.claim_orphans()
+        except Exception:  # never a reason not to start
+            logger.exception("trace_ingest could not read the spool; starting without what it held")
+            return
+        self.ledger.unreadable_spool_files += recovery.unreadable_files
+        self.ledger.torn_spool_records += recovery.torn_records
+        for spooled in recovery.batches:
             self._recovered.append(Batch(spooled.key, spooled.trace_ids, spooled.body))
             self.ledger.recover(len(spooled.trace_ids))
-        if self._recovered and not self.serverless:
+        with self._cond:
+            for trace_id, data in recovery.traces:
+                if not self._queue:
+                    self._oldest = time.monotonic()
+                self._queue.append((trace_id, data))
+                self._queued_bytes += len(data)
+        self.ledger.recover(len(recovery.traces))
+        if (self._recovered or self._queue) and not self.serverless:
             self._start_worker()
 
     def _check_fork(self) -> None:
         if self._pid != os.getpid():
             self._after_fork_in_child()
 
+    def _quiesce_before_fork(self, deadline: float) -> None:
+        """Holds the transport's gate across the fork, so that the worker is not inside a connect or
+        a request (resolver, TLS, import locks) when the process is copied. Waits only until
+        `deadline`: a request still running then goes on, and the child copes without it (the codec
+        and the resolver were loaded in the constructor; every lock of ours is new in the child)."""
+        gate = getattr(self._transport, "gate", None)
+        if isinstance(gate, RequestGate):
+            self._fork_gate = gate
+            gate.close(deadline)
+
+    def _resume_after_fork(self) -> None:
+        gate, self._fork_gate = getattr(self, "_fork_gate", None), None
+        if gate is not None:
+            gate.reopen()
+
     def _after_fork_in_child(self) -> None:
         """A forked child starts empty: the parent sends what it queued; the child sends its own
         traces with a worker of its own, started when it first needs one."""
         if self._pid == os.getpid():
             return
+        self._fork_gate = None
         self._init_state()
+        reset = getattr(self._transport, "after_fork_in_child", None)
+        if reset is not None:
+            reset()
+        # A multiprocessing child made by fork leaves with os._exit, past atexit: multiprocessing's exit
+        # finalizers (run when the child's target returns) flush it instead. They are registered from
+        # its after-fork list, which it runs in the child after clearing the parent's finalizers.
+        multiprocessing_util = sys.modules.get("multiprocessing.util")
+        if multiprocessing_util is not None:
+            multiprocessing_util.register_after_fork(self, TraceIngest._flush_when_multiprocessing_child_exits)
         if self._spool is not None:
             self._spool.after_fork_in_child()
+            if self._spool.broken:
+                self._spool = None
+            self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
+
+    @staticmethod
+    def _flush_when_multiprocessing_child_exits(client: "TraceIngest") -> None:
+        multiprocessing_util = sys.modules.get("multiprocessing.util")
+        if multiprocessing_util is not None:
+            multiprocessing_util.Finalize(client, client._at_exit, exitpriority=100)
 
     def _at_exit(self) -> None:
         try:

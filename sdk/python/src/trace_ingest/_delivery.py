@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ._ledger import Ledger
+from ._log import notices
 from ._policy import Answer, decide, rejected_traces
-from ._spool import Spool, SpooledBatch
+from ._spool import Spool
 from ._transport import USER_AGENT, Transport
 
 logger = logging.getLogger("trace_ingest")
@@ -99,7 +100,7 @@ class Deliverer:
         work = [batch]
         try:
             if self._spool is not None and not spooled and resume is None:
-                self._spool.write(SpooledBatch(batch.key, list(batch.trace_ids), batch.body))
+                self._spool.batch(batch.key, list(batch.trace_ids), batch.body)
             while work:
                 current = work[0]
                 parts = self._send(current, resume if current is batch else None)
@@ -110,10 +111,7 @@ class Deliverer:
             logger.exception("trace_ingest delivery failed")
             self._ledger.drop("internal_error", repr(error), [trace_id for part in work for trace_id in part.trace_ids])
             for part in work:
-                try:
-                    self._forget(part)
-                except OSError:
-                    pass  # left in the spool: resent by a later start, under its key
+                self._forget(part)
         return []
 
     def _send(self, batch: Batch, resume: Parked | None = None) -> list[Batch] | None:
@@ -128,9 +126,24 @@ class Deliverer:
         }
         started = self._clock() if resume is None else resume.started
         attempt = 0 if resume is None else resume.attempt
+        url = getattr(self._transport, "url", "the service")
         while True:
+            sent_at = time.perf_counter()
             answer = self._transport.post(compressed, headers)
             decision = decide(answer, len(batch.trace_ids), attempt, self._jitter())
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug(
+                    "POST %s Idempotency-Key=%s traces=%d bytes=%d gzip=%d -> %s in %.0f ms: %s %s",
+                    url, batch.key, len(batch.trace_ids), len(batch.body), len(compressed),
+                    answer.status if answer.status is not None else f"{answer.failure} {answer.error}",
+                    (time.perf_counter() - sent_at) * 1000, decision.action, decision.reason or "",
+                )
+            if answer.status is None:
+                notices.warn(
+                    ("unreachable", url),
+                    "trace_ingest: cannot reach %s (%s: %s); retrying with backoff, the traces stay queued (logged at most once a minute)",
+                    url, answer.failure, answer.error or "no detail",
+                )
             if decision.action == "delivered":
                 self._settle_delivered(batch, answer)
                 return []
@@ -164,13 +177,14 @@ class Deliverer:
         middle = (len(traces) + 1) // 2
         halves = [Batch.of(traces[:middle]), Batch.of(traces[middle:])]
         if self._spool is not None:
-            # The halves are on disk before the whole goes: a kill in between resends traces that
-            # the service refused as a whole, never loses them.
+            # The halves are on disk before the whole is closed: a kill in between resends traces
+            # that the service refused as a whole, never loses them.
             for half in halves:
-                self._spool.write(SpooledBatch(half.key, list(half.trace_ids), half.body))
-        self._forget(batch)
+                self._spool.batch(half.key, list(half.trace_ids), half.body)
+            self._spool.done(batch.key, [])
         return halves
 
     def _forget(self, batch: Batch) -> None:
+        """The batch has its final answer: closed in the spool, never resent."""
         if self._spool is not None:
-            self._spool.delete(batch.key)
+            self._spool.done(batch.key, batch.trace_ids)

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
+
+from ._log import notices
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,11 @@ class DeliveryReport:
     retried: dict[str, int] = field(default_factory=dict)
     """Resends, by the reason of the answer that asked for one (``rate_limited``, ``reset``, …);
     outside the sum above: a retried trace is still counted once, where it ended."""
+    unreadable_spool_files: int = 0
+    """Spool files a start could not read, renamed ``*.unreadable`` (outside the sum above)."""
+    torn_spool_records: int = 0
+    """Torn tails skipped in the spool's segments, one per file (outside the sum above); the
+    readable records before each are recovered as usual."""
 
     @property
     def accounted(self) -> bool:
@@ -49,6 +57,8 @@ class Ledger:
         self.rejected: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
         self.retried: Counter[str] = Counter()
+        self.unreadable_spool_files = 0
+        self.torn_spool_records = 0
 
     def hand(self, count: int = 1) -> None:
         with self._lock:
@@ -65,11 +75,25 @@ class Ledger:
     def reject(self, reason: str, detail: str, trace_ids: Sequence[str]) -> None:
         with self._lock:
             self.rejected[reason] += len(trace_ids)
+        notices.warn(
+            ("rejected", reason),
+            "trace_ingest: the service rejected %d trace(s): %s%s (the report counts every rejection; this reason is logged at most once a minute)",
+            len(trace_ids),
+            reason,
+            f" ({detail})" if detail else "",
+        )
         self._tell(Undelivered("rejected", reason, detail, tuple(trace_ids)))
 
     def drop(self, reason: str, detail: str, trace_ids: Sequence[str]) -> None:
         with self._lock:
             self.dropped[reason] += len(trace_ids)
+        notices.warn(
+            ("dropped", reason),
+            "trace_ingest: %d trace(s) dropped, not sent: %s%s (the report counts every drop; this reason is logged at most once a minute)",
+            len(trace_ids),
+            reason,
+            f" ({detail})" if detail else "",
+        )
         self._tell(Undelivered("dropped", reason, detail, tuple(trace_ids)))
 
     def retry(self, reason: str) -> None:
@@ -80,7 +104,15 @@ class Ledger:
         with self._lock:
             done = self.sent + sum(self.rejected.values()) + sum(self.dropped.values())
             return DeliveryReport(
-                self.handed, self.recovered, self.sent, dict(self.rejected), dict(self.dropped), self.handed + self.recovered - done, dict(self.retried)
+                self.handed,
+                self.recovered,
+                self.sent,
+                dict(self.rejected),
+                dict(self.dropped),
+                self.handed + self.recovered - done,
+                dict(self.retried),
+                self.unreadable_spool_files,
+                self.torn_spool_records,
             )
 
     def _tell(self, event: Undelivered) -> None:
@@ -89,6 +121,4 @@ class Ledger:
         try:
             self._on_undelivered(event)
         except Exception:  # the user's callback never stops delivery
-            import logging
-
             logging.getLogger("trace_ingest").exception("on_undelivered callback raised")

@@ -3,9 +3,10 @@ sdk/conformance/delivery.json."""
 
 from __future__ import annotations
 
-import email.utils
+import re
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Literal, Mapping
 
 BACKOFF_BASE_SECONDS = 0.5
@@ -25,6 +26,8 @@ class Answer:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: Any = None
     failure: str | None = None
+    error: str = ""
+    """What the network failure was (the exception's text), for the log."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +54,13 @@ def decide(answer: Answer, batch_size: int, attempt: int, jitter: float) -> Deci
         if batch_size > 1:
             return Decision("split", 0.0, reason, detail)
         return Decision("final", 0.0, reason, detail)
-    if status in (409, 429) or status >= 500 or status == 408:
-        retry_after = parse_retry_after(answer.headers.get("retry-after"))
-        if retry_after is None:
-            return Decision("retry", _backoff(attempt, jitter), reason, detail)
-        return Decision("retry", retry_after * (1 + RETRY_AFTER_JITTER * jitter), reason, detail)
+    if status in (408, 409, 429) or status >= 500:
+        # The longer of the two: a Retry-After of 0 (or one we cannot read) never makes a tight loop.
+        wait = _backoff(attempt, jitter)
+        retry_after = parse_retry_after(answer.headers.get("retry-after"), time.time())
+        if retry_after is not None:
+            wait = max(wait, retry_after * (1 + RETRY_AFTER_JITTER * jitter))
+        return Decision("retry", wait, reason, detail)
     return Decision("final", 0.0, reason, detail)
 
 
@@ -64,18 +69,48 @@ def _backoff(attempt: int, jitter: float) -> float:
     return jitter * min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * (2 ** min(attempt, 30)))
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header: delta-seconds or an HTTP date; None when absent or unreadable."""
+_DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
+_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+_TIME = r"([0-9]{2}):([0-9]{2}):([0-9]{2})"
+_IMF_FIXDATE = re.compile(rf"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{{2}}) ({_MONTHS}) ([0-9]{{4}}) {_TIME} GMT", re.ASCII)
+_RFC850_DATE = re.compile(rf"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), ([0-9]{{2}})-({_MONTHS})-([0-9]{{2}}) {_TIME} GMT", re.ASCII)
+_ASCTIME_DATE = re.compile(rf"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ({_MONTHS}) ([0-9 ][0-9]) {_TIME} ([0-9]{{4}})", re.ASCII)
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header at the instant `now` (Unix seconds), per RFC 9110
+    §10.2.3: delta-seconds (ASCII digits only) or an HTTP-date in one of the three formats of §5.6.7.
+    None when absent, unreadable, or a date not after `now`: the caller then waits its backoff."""
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    if _DELTA_SECONDS.fullmatch(value):
+        return float(int(value))
+    when = _http_date(value, now)
+    if when is None or when <= now:
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return when - now
+
+
+def _http_date(value: str, now: float) -> float | None:
+    months = _MONTHS.split("|")
+    if match := _IMF_FIXDATE.fullmatch(value):
+        day, month, year, hour, minute, second = match.groups()
+    elif match := _RFC850_DATE.fullmatch(value):
+        day, month, short_year, hour, minute, second = match.groups()
+        # §5.6.7: a two-digit year more than 50 years in the future means the most recent past year
+        # with those digits.
+        this_year = time.gmtime(now).tm_year
+        candidate = this_year - this_year % 100 + int(short_year)
+        year = str(candidate - 100 if candidate > this_year + 50 else candidate)
+    elif match := _ASCTIME_DATE.fullmatch(value):
+        month, day, hour, minute, second, year = match.groups()
+    else:
+        return None
+    try:
+        return datetime(int(year), months.index(month) + 1, int(day), int(hour), int(minute), int(second), tzinfo=timezone.utc).timestamp()
+    except ValueError:  # 31 Feb, hour 25, …
+        return None
 
 
 def rejected_traces(body: Any, batch_size: int) -> list[tuple[int, str, str]]:

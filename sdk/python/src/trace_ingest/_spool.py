@@ -1,21 +1,38 @@
-"""The opt-in durable spool: each batch is written before it is sent and deleted after a final
-answer, so a batch of a process killed with ``kill -9`` is resent, with its original key, by the
-next process that starts on the same directory."""
+"""The opt-in write-ahead spool (format v2, shared with the TypeScript SDK: docs/sdk.md, "The
+durable spool"): every trace handed over is appended to a checksummed segment file within the
+spool interval (or before the hand-over returns), every batch before its first request, and a
+``done`` record once it has a final answer. A process killed with ``kill -9`` loses at most what it
+handed over in the last interval; the next process on the directory claims its files and sends
+what has no ``done``: a batch with its original key and bytes, a loose trace in a new batch."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import struct
+import threading
 import time
 import uuid
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
+
+from ._log import notices
+
+logger = logging.getLogger("trace_ingest")
+
+SpoolSync = Literal["interval", "write", "fsync"]
+SPOOL_SYNCS: tuple[SpoolSync, ...] = ("interval", "write", "fsync")
+MAGIC = b"TISPOOL2"
+SEGMENT_BYTES = 4 * 1024 * 1024
+_RECORD_HEADER = struct.Struct(">II")
 
 HEARTBEAT_SECONDS = 10.0
 STALE_AFTER_SECONDS = 60.0
 """An owner that has not touched its file for this long is taken for dead even if its pid lives
 (a pid can be reused)."""
-
 
 _owners_in_this_process: set[str] = set()
 """Spool owners alive in this process: an owner file with our pid but not in here was left by a
@@ -30,77 +47,485 @@ class SpooledBatch:
     """The decoded JSON body, exactly as sent: the service identifies a resend by key and body."""
 
 
+@dataclass
+class Recovery:
+    """What a start found of dead owners: batches to resend as they are, loose traces to queue again."""
+
+    batches: list[SpooledBatch] = field(default_factory=list)
+    traces: list[tuple[str, bytes]] = field(default_factory=list)
+    unreadable_files: int = 0
+    torn_records: int = 0
+
+
+@dataclass
+class _Segment:
+    path: Path
+    live: int = 0
+
+
+class _Pending:
+    """A trace record not yet written; emptied if its trace is done first, so it is never written."""
+
+    __slots__ = ("payload", "trace_id", "batch_key")
+
+    def __init__(self, payload: bytes | None, trace_id: str | None = None, batch_key: str | None = None) -> None:
+        self.payload = payload
+        self.trace_id = trace_id
+        self.batch_key = batch_key
+
+
+def frame(payload: bytes) -> bytes:
+    return _RECORD_HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def read_segment(data: bytes) -> tuple[list[dict[str, Any]], int]:
+    """The records of a segment (`data` starts with the magic) and where its readable part ends: a
+    record that runs past the end, fails its CRC or is not a JSON object ends it."""
+    records: list[dict[str, Any]] = []
+    offset = len(MAGIC)
+    while offset + _RECORD_HEADER.size <= len(data):
+        length, crc = _RECORD_HEADER.unpack_from(data, offset)
+        end = offset + _RECORD_HEADER.size + length
+        payload = data[offset + _RECORD_HEADER.size : end]
+        if end > len(data) or zlib.crc32(payload) != crc:
+            break
+        try:
+            record = json.loads(payload)
+        except ValueError:
+            break
+        if not isinstance(record, dict):
+            break
+        records.append(record)
+        offset = end
+    return records, offset
+
+
 class Spool:
-    """Files ``<owner>.<key>.batch`` (a JSON header line, then the body) and ``<owner>.owner`` (the
-    owner's pid). A batch whose owner is dead is claimed with one atomic rename, so two processes
-    starting together never both resend it."""
+    """Files ``<owner>.owner`` (the owner's pid; its mtime is the heartbeat) and append-only
+    segments ``<owner>.<seq>.seg``. A dead owner's files are claimed with one atomic rename each, so
+    two processes starting together never both resend them. Writes happen under one lock, in the
+    order the records were made; segments are deleted oldest first once all their records are done,
+    so a ``done`` is never deleted before the record it closes."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], sync: SpoolSync = "interval", interval: float = 0.1) -> None:
         self.directory = Path(directory)
+        self.sync = sync
+        self.interval = interval
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._become_owner()
+        self._fork_reset()
 
-    def _become_owner(self) -> None:
+    # --- ownership --------------------------------------------------------------------------
+
+    def _fork_reset(self) -> None:
+        self._lock = threading.Condition()
+        self.broken = False
+        self._segments: dict[int, _Segment] = {}
+        self._seq = 0
+        self._fd: int | None = None
+        self._current: _Segment | None = None
+        self._size = 0
+        self._buffer: list[_Pending] = []
+        self._buffered_since = 0.0
+        self._trace_seq: dict[str, int | _Pending] = {}
+        self._batch_seq: dict[str, int] = {}
+        self._writer: threading.Thread | None = None
+        self._stopped = False
+        self.write_seconds: list[float] = []
         self.owner = uuid.uuid4().hex
         _owners_in_this_process.add(self.owner)
         self._beat = 0.0
-        self.heartbeat()
+        _write_atomically(self.directory / f"{self.owner}.owner", str(os.getpid()).encode())
+        self._beat = time.monotonic()
 
     def after_fork_in_child(self) -> None:
-        """A forked child writes under an owner of its own; the parent's batches stay the parent's."""
+        """A forked child writes under an owner of its own; the parent's files stay the parent's.
+        The parent's descriptor is closed in the child only; its locks are new."""
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
         _owners_in_this_process.clear()
-        self._become_owner()
+        try:
+            self._fork_reset()
+        except OSError as error:
+            self._fail(error)
 
     def heartbeat(self) -> None:
         now = time.monotonic()
         if now - self._beat < HEARTBEAT_SECONDS and self._beat:
             return
         self._beat = now
-        _write_atomically(self.directory / f"{self.owner}.owner", str(os.getpid()).encode())
-
-    def write(self, batch: SpooledBatch) -> None:
-        # Every write and delete keeps the owner file fresh (at most once per HEARTBEAT_SECONDS): a
-        # worker busy sending never reaches the idle waits that beat too, and after STALE_AFTER_SECONDS
-        # another process would take its batches in flight for orphans and send them again.
-        self.heartbeat()
-        header = json.dumps({"key": batch.key, "trace_ids": batch.trace_ids}).encode()
-        _write_atomically(self._path(batch.key), header + b"\n" + batch.body)
-
-    def delete(self, key: str) -> None:
-        self.heartbeat()
         try:
-            self._path(key).unlink()
-        except FileNotFoundError:
-            pass
+            _write_atomically(self.directory / f"{self.owner}.owner", str(os.getpid()).encode())
+        except OSError:
+            pass  # a write of records that fails too turns the spool off; a lone beat can wait
+
+    # --- records ----------------------------------------------------------------------------
+
+    def trace(self, trace_id: str, data: bytes) -> None:
+        """A trace handed over (`data`, its wire JSON): on disk within the interval, or now."""
+        payload = b'{"t":"trace","id":' + json.dumps(trace_id).encode() + b',"trace":' + data + b"}"
+        with self._lock:
+            if self.broken:
+                return
+            pending = _Pending(payload, trace_id=trace_id)
+            self._trace_seq[trace_id] = pending
+            self._buffer.append(pending)
+            self._start_writer()  # also the heartbeat of an idle owner, in every setting
+            if self.sync != "interval" or self._stopped:
+                self._flush_locked()
+            elif len(self._buffer) == 1:
+                self._buffered_since = time.monotonic()
+                self._lock.notify()
+            elif time.monotonic() - self._buffered_since >= self.interval / 2:
+                # The spool thread is late (a busy machine): a caller that keeps handing traces over
+                # writes them itself, so the interval holds while it does.
+                self._flush_locked()
+
+    def batch(self, key: str, trace_ids: list[str], body: bytes) -> None:
+        """A batch about to be sent: on disk (with every trace record before it) before this returns."""
+        payload = json.dumps({"t": "batch", "key": key, "ids": trace_ids, "body": body.decode("utf-8")}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        with self._lock:
+            if self.broken:
+                return
+            self._buffer.append(_Pending(payload, batch_key=key))
+            self._batch_seq[key] = -1
+            self._flush_locked()
+
+    def done(self, key: str | None, trace_ids: list[str] | tuple[str, ...]) -> None:
+        """`key`'s batch and `trace_ids` have a final answer (or, with no ids, a split replaced the batch)."""
+        with self._lock:
+            if self.broken:
+                return
+            touched = False
+            if key is not None and (seq := self._batch_seq.pop(key, None)) is not None:
+                touched = self._release(seq) or touched
+            for trace_id in trace_ids:
+                where = self._trace_seq.pop(trace_id, None)
+                if isinstance(where, _Pending):
+                    where.payload = None  # never written: nothing to close
+                elif where is not None:
+                    touched = self._release(where) or touched
+            if touched or key is not None:
+                if not self._buffer:
+                    self._buffered_since = time.monotonic()
+                self._buffer.append(_Pending(json.dumps({"t": "done", "key": key, "ids": list(trace_ids)}).encode()))
+                if self.sync == "interval" and not self._stopped:
+                    self._start_writer()
+                    self._lock.notify()
+                else:
+                    self._flush_locked()
+            self._collect()
 
     def close(self) -> None:
-        """Gives up ownership once nothing of ours is left: a clean exit leaves no owner file behind."""
-        if not any(self.directory.glob(f"{self.owner}.*.batch")):
-            (self.directory / f"{self.owner}.owner").unlink(missing_ok=True)
-            _owners_in_this_process.discard(self.owner)
+        """Writes what is buffered; gives up the files once nothing of ours is live: a clean exit with
+        everything delivered leaves nothing behind."""
+        with self._lock:
+            if self.broken:
+                return
+            self._flush_locked()
+            self._stopped = True
+            self._lock.notify_all()
+            self._collect()
+            if not self._segments:
+                self._guard((self.directory / f"{self.owner}.owner").unlink, missing_ok=True)
+                _owners_in_this_process.discard(self.owner)
 
-    def claim_orphans(self) -> list[SpooledBatch]:
-        """Batches of owners that are gone, now ours, oldest first."""
-        claimed: list[SpooledBatch] = []
-        dead = {p.name.split(".")[0] for p in self.directory.glob("*.owner") if self._is_dead(p)}
-        batch_owners = {p.name.split(".")[0] for p in self.directory.glob("*.batch")}
-        dead |= {o for o in batch_owners if o != self.owner and not (self.directory / f"{o}.owner").exists()}
-        dead -= _owners_in_this_process
-        for path in sorted(self.directory.glob("*.batch"), key=_mtime):
-            owner, key = path.name.split(".")[0], path.name.split(".")[1]
-            if owner not in dead:
-                continue
-            target = self._path(key)
+    # --- writing ----------------------------------------------------------------------------
+
+    def _release(self, seq: int) -> bool:
+        segment = self._segments.get(seq)
+        if segment is None:
+            return False
+        segment.live -= 1
+        return True
+
+    def _collect(self) -> None:
+        """Deletes the oldest segments while all their records are done (a later segment may hold the
+        `done` of an older one's record, so never out of order)."""
+        while self._segments:
+            seq = next(iter(self._segments))
+            segment = self._segments[seq]
+            if segment.live > 0:
+                return
+            if segment is self._current:
+                if any(p.payload is not None for p in self._buffer):
+                    return  # about to be written to
+                self._close_current()
+            self._guard(segment.path.unlink, missing_ok=True)
+            del self._segments[seq]
+
+    def _close_current(self) -> None:
+        if self._fd is not None:
             try:
-                os.rename(path, target)
-            except FileNotFoundError:
-                continue  # another process claimed it first
-            header, _, body = target.read_bytes().partition(b"\n")
-            meta = json.loads(header)
-            claimed.append(SpooledBatch(meta["key"], list(meta["trace_ids"]), body))
+                os.close(self._fd)
+            except OSError:
+                pass
+        self._fd, self._current, self._size = None, None, 0
+
+    def _open_segment(self) -> None:
+        self._close_current()
+        self._seq += 1
+        path = self.directory / f"{self.owner}.{self._seq:08d}.seg"
+        # The magic is in place before the name exists: a kill never leaves a segment without it.
+        _write_atomically(path, MAGIC)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self._current = self._segments[self._seq] = _Segment(path)
+        self._size = len(MAGIC)
+
+    def _flush_locked(self) -> None:
+        if not self._buffer:
+            return
+        started = time.perf_counter()
+        buffer, self._buffer = self._buffer, []
+        try:
+            self.heartbeat()
+            chunk: list[bytes] = []
+            for pending in buffer:
+                if pending.payload is None:
+                    continue
+                record = frame(pending.payload)
+                if self._fd is None or (self._size + len(record) > SEGMENT_BYTES and self._size > len(MAGIC)):
+                    self._write(chunk)
+                    chunk = []
+                    self._open_segment()
+                assert self._current is not None
+                chunk.append(record)
+                self._size += len(record)
+                self._count(pending)
+            self._write(chunk)
+            if self.sync == "fsync" and self._fd is not None:
+                os.fsync(self._fd)
+        except OSError as error:
+            self._fail(error)
+            return
+        self.write_seconds.append(time.perf_counter() - started)
+        if len(self.write_seconds) > 10_000:
+            del self.write_seconds[:5_000]
+
+    def _count(self, pending: _Pending) -> None:
+        """The record just placed in the current segment keeps it until its trace or batch is done."""
+        assert self._current is not None
+        if pending.trace_id is not None and self._trace_seq.get(pending.trace_id) is pending:
+            self._trace_seq[pending.trace_id] = self._seq
+            self._current.live += 1
+        elif pending.batch_key is not None and self._batch_seq.get(pending.batch_key) == -1:
+            self._batch_seq[pending.batch_key] = self._seq
+            self._current.live += 1
+
+    def _write(self, chunk: list[bytes]) -> None:
+        if not chunk or self._fd is None:
+            return
+        data = memoryview(b"".join(chunk))
+        while data:
+            written = os.write(self._fd, data)
+            data = data[written:]
+
+    def _start_writer(self) -> None:
+        if not self._stopped and (self._writer is None or not self._writer.is_alive()):
+            self._writer = threading.Thread(target=self._write_in_background, name="trace-ingest-spool", daemon=True)
+            self._writer.start()
+
+    def _write_in_background(self) -> None:
+        with self._lock:
+            while not self._stopped and not self.broken:
+                if not self._buffer:
+                    self._lock.wait(HEARTBEAT_SECONDS)
+                    if not self._buffer:
+                        self.heartbeat()
+                        continue
+                # Half the interval: a writer woken late by a busy machine still meets the bound.
+                self._lock.wait(max(0.0, self._buffered_since + self.interval / 2 - time.monotonic()))
+                self._flush_locked()
+                self._collect()
+
+    def _fail(self, error: OSError) -> None:
+        """The disk refuses: the spool turns off (said once) and delivery goes on from memory. Our
+        files go, so that a later start does not send again what this process delivers."""
+        self.broken = True
+        self._close_current()
+        logger.warning("trace_ingest: spool directory %s cannot be written (%s); the spool is off, traces are kept in memory only", self.directory, error)
+        for segment in self._segments.values():
+            self._guard(segment.path.unlink, missing_ok=True)
+        self._segments.clear()
+        self._guard((self.directory / f"{self.owner}.owner").unlink, missing_ok=True)
+
+    def _guard(self, action: Any, **kwargs: Any) -> None:
+        try:
+            action(**kwargs)
+        except OSError:
+            pass
+
+    # --- recovery ---------------------------------------------------------------------------
+
+    def claim_orphans(self) -> Recovery:
+        """The live batches and traces of owners that are gone, now ours. Never raises: a file that
+        cannot be read is renamed ``<name>.unreadable`` (no start claims it again) and counted."""
+        recovery = Recovery()
+        self._remove_dead_temporaries()
+        # One claimer per dead owner: its files are read as a whole (a `done` in one segment closes
+        # a record in another), so two processes starting together never split them.
+        dead = {owner for owner in self._dead_owners() if self._lock_owner(owner)}
+        if not dead:
+            return recovery
+        claimed_segments: list[tuple[int, Path]] = []
+        claimed_batches: list[Path] = []
+        for path in sorted(self._files_of(dead, ".seg"), key=lambda p: (p.name.split(".")[0], p.name.split(".")[1])):
+            with self._lock:
+                self._seq += 1
+                seq = self._seq
+            target = self.directory / f"{self.owner}.{seq:08d}.seg"
+            if self._claim(path, target):
+                claimed_segments.append((seq, target))
+        for path in sorted(self._files_of(dead, ".batch"), key=_mtime):
+            target = self.directory / f"{self.owner}.{path.name.split('.')[1]}.batch"
+            if self._claim(path, target):
+                claimed_batches.append(target)
         for owner in dead:
-            (self.directory / f"{owner}.owner").unlink(missing_ok=True)
-        return claimed
+            self._guard((self.directory / f"{owner}.owner").unlink, missing_ok=True)
+            self._guard((self.directory / f"{owner}.claim").unlink, missing_ok=True)
+
+        batches: dict[str, tuple[int, SpooledBatch]] = {}
+        traces: dict[str, tuple[int, bytes]] = {}
+        done_keys: set[str] = set()
+        done_ids: set[str] = set()
+        for seq, path in claimed_segments:
+            records = self._read_claimed(path, recovery)
+            if records is None:
+                continue
+            with self._lock:
+                self._segments[seq] = _Segment(path)
+            for record in records:
+                kind = record.get("t")
+                if kind == "trace" and isinstance(record.get("id"), str) and isinstance(record.get("trace"), dict):
+                    traces[record["id"]] = (seq, _encode_json(record["trace"]))
+                elif kind == "batch" and isinstance(record.get("key"), str) and isinstance(record.get("ids"), list) and isinstance(record.get("body"), str):
+                    batches[record["key"]] = (seq, SpooledBatch(record["key"], [str(i) for i in record["ids"]], record["body"].encode("utf-8", "surrogatepass")))
+                elif kind == "done":
+                    if isinstance(record.get("key"), str):
+                        done_keys.add(record["key"])
+                    if isinstance(record.get("ids"), list):
+                        done_ids.update(i for i in record["ids"] if isinstance(i, str))
+        v1 = [b for b in (self._read_v1(path, recovery) for path in claimed_batches) if b is not None]
+
+        live_batches = [(seq, b) for key, (seq, b) in batches.items() if key not in done_keys]
+        in_live_batches = {trace_id for _, b in live_batches for trace_id in b.trace_ids}
+        with self._lock:
+            for seq, spooled in live_batches:
+                self._batch_seq[spooled.key] = seq
+                self._segments[seq].live += 1
+                recovery.batches.append(spooled)
+            for trace_id, (seq, data) in traces.items():
+                if trace_id in done_ids or trace_id in in_live_batches:
+                    continue
+                self._trace_seq[trace_id] = seq
+                self._segments[seq].live += 1
+                recovery.traces.append((trace_id, data))
+            self._collect()
+        for path, spooled in v1:
+            # An upgrade: the v1 batch becomes a v2 record (same key, same bytes) before its file goes.
+            self.batch(spooled.key, spooled.trace_ids, spooled.body)
+            if not self.broken:
+                self._guard(path.unlink, missing_ok=True)
+            recovery.batches.append(spooled)
+        return recovery
+
+    def _lock_owner(self, owner: str) -> bool:
+        """`<owner>.claim`, created exclusively, holds the claimer's pid; a claimer that died
+        mid-claim leaves one that the next start takes over."""
+        marker = self.directory / f"{owner}.claim"
+        for _ in range(2):
+            try:
+                descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                try:
+                    holder = int(marker.read_text() or "0")
+                except (OSError, ValueError):
+                    holder = 0
+                if holder != os.getpid() and _pid_alive(holder):
+                    return False
+                self._guard(marker.unlink, missing_ok=True)
+                continue
+            except OSError:
+                return False
+            try:
+                os.write(descriptor, str(os.getpid()).encode())
+            finally:
+                os.close(descriptor)
+            return True
+        return False
+
+    def _remove_dead_temporaries(self) -> None:
+        """`.<name>.<pid>.tmp` files of writers killed before their rename."""
+        for path in self.directory.glob(".*.tmp"):
+            pid = path.name.rsplit(".", 2)[-2]
+            if pid.isascii() and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+                self._guard(path.unlink, missing_ok=True)
+
+    def _dead_owners(self) -> set[str]:
+        try:
+            names = [p.name for p in self.directory.iterdir()]
+        except OSError:
+            return set()
+        dead = {n.split(".")[0] for n in names if n.endswith(".owner") and self._is_dead(self.directory / n)}
+        data_owners = {n.split(".")[0] for n in names if (n.endswith(".seg") or n.endswith(".batch")) and not n.startswith(".")}
+        dead |= {o for o in data_owners if f"{o}.owner" not in names}
+        return dead - _owners_in_this_process - {self.owner}
+
+    def _files_of(self, owners: set[str], suffix: str) -> list[Path]:
+        return [p for p in self.directory.glob(f"*{suffix}") if p.name.split(".")[0] in owners and len(p.name.split(".")) == 3]
+
+    def _claim(self, path: Path, target: Path) -> bool:
+        try:
+            os.rename(path, target)
+            return True
+        except OSError:
+            return False  # another process claimed it first
+
+    def _read_claimed(self, path: Path, recovery: Recovery) -> list[dict[str, Any]] | None:
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            self._quarantine(path, recovery, f"cannot be read ({error})")
+            return None
+        if not data.startswith(MAGIC):
+            self._quarantine(path, recovery, "empty" if not data else "not a spool segment (no TISPOOL2 magic)")
+            return None
+        records, readable = read_segment(data)
+        if readable < len(data):
+            recovery.torn_records += 1
+            notices.warn(
+                ("torn_spool_record", str(self.directory)),
+                "trace_ingest: spool segment %s ends in a torn record (a write cut short); its %d readable records are recovered (logged at most once a minute)",
+                path.name,
+                len(records),
+            )
+            self._guard(os.truncate, path=path, length=readable)
+        return records
+
+    def _read_v1(self, path: Path, recovery: Recovery) -> tuple[Path, SpooledBatch] | None:
+        try:
+            header, newline, body = path.read_bytes().partition(b"\n")
+            meta = json.loads(header)
+            if not newline or not isinstance(meta.get("key"), str) or not isinstance(meta.get("trace_ids"), list):
+                raise ValueError("no header line with key and trace_ids")
+            return path, SpooledBatch(meta["key"], [str(i) for i in meta["trace_ids"]], body)
+        except (OSError, ValueError, AttributeError) as error:
+            self._quarantine(path, recovery, f"not a readable v1 batch ({error})")
+            return None
+
+    def _quarantine(self, path: Path, recovery: Recovery, why: str) -> None:
+        recovery.unreadable_files += 1
+        self._guard(os.rename, src=path, dst=path.with_name(path.name + ".unreadable"))
+        notices.warn(
+            ("unreadable_spool_file", str(self.directory)),
+            "trace_ingest: spool file %s in %s is %s; renamed to %s.unreadable, which no start claims (the report's unreadable_spool_files counts every one; logged at most once a minute)",
+            path.name,
+            self.directory,
+            why,
+            path.name,
+        )
 
     def _is_dead(self, owner_file: Path) -> bool:
         owner = owner_file.name.split(".")[0]
@@ -113,8 +538,11 @@ class Spool:
             return False
         return pid == os.getpid() or age > STALE_AFTER_SECONDS or not _pid_alive(pid)
 
-    def _path(self, key: str) -> Path:
-        return self.directory / f"{self.owner}.{key}.batch"
+
+def _encode_json(value: Any) -> bytes:
+    from ._tracing import encode_trace
+
+    return encode_trace(value)
 
 
 def _mtime(path: Path) -> float:

@@ -4,6 +4,7 @@ fill in ids, parent links, order, timestamps and durations, tracked with `contex
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -59,10 +60,71 @@ class _Timed:
         return round((time.perf_counter() - self._started) * 1000, 3)
 
 
-class Span(_Timed):
+class _Fields(_Timed):
+    """The field groups a trace and a span share: the model and its token counts, attributes and
+    tags, the status, and who ran it (conversation, user, agent). One declaration, one `update`."""
+
+    _fixed: tuple[str, ...] = ()
+    """Fields `update` must not change (ids, links)."""
+
+    def _set_fields(
+        self,
+        *,
+        model: str,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        total_tokens: int | None,
+        attributes: Mapping[str, Any] | None,
+        tags: Sequence[str] | None,
+        status: Status,
+        conversation_id: str | None,
+        user_id: str | None,
+        agent_id: str | None,
+        agent_name: str | None,
+    ) -> None:
+        self.model = model
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.total_tokens = total_tokens
+        self.attributes: dict[str, Any] = dict(attributes or {})
+        if tags is not None:
+            self.attributes["tags"] = list(tags)
+        self.status: Status = status
+        self.conversation_id = conversation_id
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self.agent_name = agent_name
+
+    def update(self, **fields: Any) -> Any:
+        """Sets fields by name (``tags`` go into ``attributes``). Raises ``TypeError`` for a name
+        that is not a field, as a misspelt keyword argument would."""
+        for name, value in fields.items():
+            if name == "tags":
+                self.attributes["tags"] = list(value)
+            elif not hasattr(self, name) or name.startswith("_") or name in self._fixed:
+                raise TypeError(f"{type(self).__name__} has no field {name!r}")
+            else:
+                setattr(self, name, value)
+        return self
+
+    def _shared_wire(self, mask: Mask | None) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "model": self.model,
+            "attributes": _json_text(_masked(mask, "attributes", self.attributes), empty="{}"),
+            "session_id": self.conversation_id,
+            "agent_id": self.agent_id,
+            "agent_name": self.agent_name,
+            "user_id": self.user_id,
+        }
+
+
+class Span(_Fields):
     """One step of a trace. Set its fields as attributes (``span.output = …``,
     ``span.input_tokens = 12``) or with :meth:`update`. Used as a context manager, it ends when
     the block does; an exception marks it ``error`` with ``error_message`` and goes on untouched."""
+
+    _fixed = ("trace", "span_id")
 
     def __init__(
         self,
@@ -93,32 +155,23 @@ class Span(_Timed):
         self.kind: SpanKind = kind
         self.input = input
         self.output = output
-        self.model = model
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
-        self.total_tokens = total_tokens
-        self.attributes: dict[str, Any] = dict(attributes or {})
-        if tags is not None:
-            self.attributes["tags"] = list(tags)
-        self.status: Status = status
         self.error_message = error_message
-        self.conversation_id = trace.conversation_id if conversation_id is None else conversation_id
-        self.user_id = trace.user_id if user_id is None else user_id
-        self.agent_id = trace.agent_id if agent_id is None else agent_id
-        self.agent_name = trace.agent_name if agent_name is None else agent_name
+        self._set_fields(
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=total_tokens,
+            attributes=attributes,
+            tags=tags,
+            status=status,
+            conversation_id=trace.conversation_id if conversation_id is None else conversation_id,
+            user_id=trace.user_id if user_id is None else user_id,
+            agent_id=trace.agent_id if agent_id is None else agent_id,
+            agent_name=trace.agent_name if agent_name is None else agent_name,
+        )
         self._token: Token[Span | None] | None = None
         self._start()
         trace._add(self)
-
-    def update(self, **fields: Any) -> "Span":
-        for name, value in fields.items():
-            if name == "tags":
-                self.attributes["tags"] = list(value)
-            elif not hasattr(self, name) or name.startswith("_") or name in ("trace", "span_id"):
-                raise TypeError(f"Span has no field {name!r}")
-            else:
-                setattr(self, name, value)
-        return self
 
     def end(self, error: BaseException | None = None) -> None:
         """Ends the span (a context manager does this itself)."""
@@ -154,26 +207,22 @@ class Span(_Timed):
             "duration_ms": duration,
             "name": self.name,
             "kind": self.kind,
-            "status": self.status,
-            "model": self.model,
             "input_tokens": self.input_tokens or 0,
             "output_tokens": self.output_tokens or 0,
             "total_tokens": _total(self.input_tokens, self.output_tokens, self.total_tokens),
             "input": _json_text(_masked(mask, "input", self.input), empty=""),
             "output": _json_text(_masked(mask, "output", self.output), empty=""),
-            "attributes": _json_text(_masked(mask, "attributes", self.attributes), empty="{}"),
             "error_message": self.error_message,
-            "session_id": self.conversation_id,
-            "agent_id": self.agent_id,
-            "agent_name": self.agent_name,
-            "user_id": self.user_id,
+            **self._shared_wire(mask),
         }
 
 
-class Trace(_Timed):
+class Trace(_Fields):
     """One run of an agent or model, holding its spans in the order they started. Used as a context
     manager it is sent when the block ends; an exception marks it ``error`` and goes on untouched.
     ``conversation_id`` is sent as ``session_id``."""
+
+    _fixed = ("client", "spans", "trace_id")
 
     def __init__(
         self,
@@ -198,20 +247,21 @@ class Trace(_Timed):
         self.client = client
         self.trace_id = trace_id or str(uuid.uuid4())
         self.name = name
-        self.conversation_id = conversation_id
-        self.user_id = user_id
-        self.agent_id = agent_id
-        self.agent_name = agent_name
         self.environment = environment if environment is not None else client.environment
         self.workspace_slug = workspace_slug if workspace_slug is not None else client.workspace_slug
-        self.model = model
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
-        self.total_tokens = total_tokens
-        self.attributes: dict[str, Any] = dict(attributes or {})
-        if tags is not None:
-            self.attributes["tags"] = list(tags)
-        self.status: Status = status
+        self._set_fields(
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=total_tokens,
+            attributes=attributes,
+            tags=tags,
+            status=status,
+            conversation_id=conversation_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            agent_name=agent_name,
+        )
         self.spans: list[Span] = []
         self._lock = threading.Lock()
         self._tokens: tuple[Token[Trace | None], Token[Span | None]] | None = None
@@ -225,16 +275,6 @@ class Trace(_Timed):
             active = _current_span.get()
             parent = active if active is not None and active.trace is self else None
         return Span(self, name, parent=parent, **fields)
-
-    def update(self, **fields: Any) -> "Trace":
-        for name, value in fields.items():
-            if name == "tags":
-                self.attributes["tags"] = list(value)
-            elif not hasattr(self, name) or name.startswith("_") or name in ("client", "spans", "trace_id"):
-                raise TypeError(f"Trace has no field {name!r}")
-            else:
-                setattr(self, name, value)
-        return self
 
     def end(self, error: BaseException | None = None) -> None:
         """Ends the trace and hands it to the client for delivery (a context manager does this)."""
@@ -283,16 +323,10 @@ class Trace(_Timed):
             "workspace_slug": self.workspace_slug,
             "duration_ms": self.duration_ms if self.duration_ms is not None else self._elapsed_ms(),
             "root_span_name": self.name,
-            "status": self.status,
-            "model": self.model,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
             "total_tokens": total,
-            "attributes": _json_text(_masked(mask, "attributes", self.attributes), empty="{}"),
-            "session_id": self.conversation_id,
-            "agent_id": self.agent_id,
-            "agent_name": self.agent_name,
-            "user_id": self.user_id,
+            **self._shared_wire(mask),
             "spans": spans,
         }
 
@@ -310,7 +344,6 @@ def _masked(mask: Mask | None, field: str, value: Any) -> Any:
 # refused here, only their own trace is dropped (not_serialisable).
 _FIELD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
 _TRACE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_ASCII_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def _json_text(value: Any, empty: str) -> str:
@@ -321,10 +354,15 @@ def _json_text(value: Any, empty: str) -> str:
     return _FIELD_ENCODER.encode(value)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def encode_trace(wire: dict[str, Any]) -> bytes:
     text = _TRACE_ENCODER.encode(wire)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        # A lone surrogate: escaped, the service decides (a per-trace `lone_surrogate` or text kept).
-        return _ASCII_TRACE_ENCODER.encode(wire).encode("ascii")
+        # A lone surrogate: sent as its JSON escape (lower-case hex, as JSON.stringify writes it, so
+        # both SDKs send the same bytes), everything else as UTF-8; the service decides (a per-trace
+        # `lone_surrogate` for a stored string, text kept inside input/output JSON text).
+        return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text).encode("utf-8")
