@@ -173,7 +173,7 @@ export class TraceIngest implements TraceSink {
     this.flushes++;
     try {
       this.kick();
-      await this.until(() => this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0 && this.parked.length === 0, deadline);
+      await this.until(() => this.settled(), deadline);
     } finally {
       this.flushes--;
     }
@@ -238,6 +238,11 @@ export class TraceIngest implements TraceSink {
       console.error('[trace-ingest] could not queue a trace', error);
       return undefined;
     }
+  }
+
+  /** Nothing queued, recovered, in flight or set aside after a 409. */
+  private settled(): boolean {
+    return this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0 && this.parked.length === 0;
   }
 
   private full(size: number): boolean {
@@ -343,7 +348,8 @@ export class TraceIngest implements TraceSink {
   }
 
   private async deliverInline(deadline: number | undefined): Promise<void> {
-    const deliverer = this.makeDeliverer(() => deadline);
+    // The caller awaits this flush: its waits hold the process open (a script's last flush must not end mid-retry).
+    const deliverer = this.makeDeliverer(() => deadline, undefined, true);
     for (;;) {
       const recovered = this.recovered.shift();
       const batch = recovered ?? (this.queue.length > 0 ? this.takeBatch() : undefined);
@@ -357,20 +363,23 @@ export class TraceIngest implements TraceSink {
     }
   }
 
-  /** A delivery core whose retry waits end at `deadline` (undefined: only at shutdown). */
-  private makeDeliverer(deadline: () => number | undefined, park?: (parked: Parked) => void): Deliverer {
+  /**
+   * A delivery core whose retry waits end at `deadline` (undefined: only at shutdown). Its waits keep the process
+   * alive only when `holdProcess` (a flush the caller awaits); the background pump never holds a process open.
+   */
+  private makeDeliverer(deadline: () => number | undefined, park?: (parked: Parked) => void, holdProcess = false): Deliverer {
     return new Deliverer({
       park,
       transport: this.transport,
       apiKey: this.apiKey,
       ledger: this.ledger,
-      sleep: this.sleeper(deadline),
+      sleep: this.sleeper(deadline, holdProcess),
       spool: { write: (batch) => this.spool?.write(batch), delete: (key) => this.spool?.delete(key) },
       maxRetrySeconds: this.options.maxRetrySeconds,
     });
   }
 
-  private sleeper(deadline: () => number | undefined): Sleep {
+  private sleeper(deadline: () => number | undefined, holdProcess: boolean): Sleep {
     return (seconds) =>
       new Promise<boolean>((resolve) => {
         const limit = deadline();
@@ -386,7 +395,7 @@ export class TraceIngest implements TraceSink {
         };
         const timer = setTimeout(wake, seconds * 1000);
         const beat = setInterval(() => this.spool?.heartbeat(), 5_000);
-        timer.unref?.();
+        if (!holdProcess) timer.unref?.();
         beat.unref?.();
         this.sleepers.add(wake);
       });
@@ -430,7 +439,7 @@ export class TraceIngest implements TraceSink {
     if (this.options.flushOnExit ?? !this.options.serverless) {
       // beforeExit comes when the loop has nothing left; a flush gives it work, once.
       this.onProcess('beforeExit', () => {
-        if (this.queue.length > 0 || this.recovered.length > 0 || this.inFlight > 0) void this.shutdown();
+        if (!this.settled()) void this.shutdown();
       });
     }
     if (this.options.handleSignals) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,9 +8,7 @@ import { it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { currentSpan, TraceIngest, type Undelivered } from '../src/index.js';
 import { FakeService } from './fake-service.js';
-import { ok, Recorder } from './support.js';
-
-const INDEX = new URL('../src/index.js', import.meta.url).href;
+import { exitOf, ok, program, Recorder } from './support.js';
 
 async function traces(client: TraceIngest, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -172,10 +170,6 @@ it('reads its configuration from the environment', () => {
   }
 });
 
-function program(code: string): string[] {
-  return ['--input-type=module', '-e', `import { TraceIngest } from ${JSON.stringify(INDEX)};\n${code}`];
-}
-
 it('flushes at beforeExit what the program queued', async () => {
   const service = await new FakeService().start();
   try {
@@ -246,9 +240,6 @@ it('resends a spooled batch after kill -9 with its original key, once', async ()
   }
 });
 
-function exitOf(child: ChildProcess): Promise<number | NodeJS.Signals> {
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? (code as number))));
-}
 
 it('sets aside a batch whose key is still in progress (409) while the others go', async () => {
   let firstKey: string | undefined;
