@@ -221,7 +221,7 @@ it('resends a spooled batch after kill -9 with its original key, once', async ()
     child.kill('SIGKILL');
     await exitOf(child);
     const first = new Map(service.requests.map((request) => [request.key, request.traceIds]));
-    assert.equal(readdirSync(spool).filter((name) => name.endsWith('.batch')).length, first.size);
+    assert.ok(readdirSync(spool).some((name) => name.endsWith('.seg')));
     down = false;
     const recovery = spawn(process.execPath, program(`
       const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, spoolDir: ${JSON.stringify(spool)} });
@@ -290,13 +290,15 @@ it('settles a batch whose serverless flush failed inside, and returns instead of
 it('keeps the spool owner file fresh while the spool is busy, so no other process takes its batches for orphans', async () => {
   const { Spool } = await import('../src/spool.js');
   const { Batch } = await import('../src/delivery.js');
-  const { statSync, utimesSync } = await import('node:fs');
+  const { tableCrc32 } = await import('../src/crc32.js');
+  const fs = await import('node:fs');
+  const { statSync, utimesSync } = fs;
   const directory = mkdtempSync(path.join(tmpdir(), 'spool-beat-'));
-  const spool = new Spool(directory);
+  const spool = new Spool(directory, { fs, crc32: tableCrc32 });
   const ownerFile = path.join(directory, `${spool.owner}.owner`);
   const longAgo = (Date.now() - 61_000) / 1000;
   utimesSync(ownerFile, longAgo, longAgo);
   (spool as unknown as { lastBeat: number }).lastBeat = Date.now() - 11_000;
-  spool.write(new Batch('k1', ['t1'], new Uint8Array([123, 125])));
+  spool.batch(new Batch('k1', ['t1'], new Uint8Array([123, 125])));
   assert.ok(Date.now() - statSync(ownerFile).mtimeMs < 5_000);
 });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { Answer, Transport } from '../src/index.js';
 
-const CONFORMANCE = process.env.TRACE_INGEST_CONFORMANCE_DIR ?? new URL('../../../conformance/', import.meta.url).pathname;
+export const CONFORMANCE = process.env.TRACE_INGEST_CONFORMANCE_DIR ?? new URL('../../../conformance/', import.meta.url).pathname;
 
 export function conformance<T>(name: string): T {
   return JSON.parse(readFileSync(`${CONFORMANCE}/${name}`, 'utf8')) as T;
