@@ -12,6 +12,7 @@ import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../devkit/local-stack/local-state.js';
 import { localClientConfig } from '../devkit/engines/provision.js';
+import { runTypescriptSdkPromisesBench } from './sdk-freeze.js';
 import { SPANS_PER_TRACE, sdkBenchTrace } from './sdk-workload.js';
 import type { BenchResult } from './types.js';
 
@@ -68,7 +69,7 @@ async function callerCost(): Promise<BenchResult[]> {
   return [
     {
       group: 'sdk',
-      metric: 'TypeScript: caller cost per span (trace and span callbacks, serialising and queueing)',
+      metric: 'typescript: caller cost per span (trace and span callbacks, serialising and queueing)',
       value: round(sdkMicros, 2),
       unit: 'µs',
       baseline: round(noopMicros, 3),
@@ -89,7 +90,7 @@ function memoryPerTrace(): BenchResult {
   const { bytesPerTrace, traces } = inFreshProcess<{ bytesPerTrace: number; traces: number }>('bench/sdk-memory.ts', [], ['--expose-gc']);
   return {
     group: 'sdk',
-    metric: 'TypeScript: memory per queued trace',
+    metric: 'typescript: memory per queued trace',
     value: round(bytesPerTrace / 1024, 2),
     unit: 'KiB',
     note: `heap + array buffers after gc, ${traces} queued traces of ${SPANS_PER_TRACE} spans (bench/sdk-memory.ts, a fresh process), ÷ traces; a queued trace is its serialised JSON and its id`,
@@ -176,7 +177,7 @@ async function deliveryThroughput(): Promise<BenchResult[]> {
     return [
       {
         group: 'sdk',
-        metric: `TypeScript: one process's delivery throughput to the local stack (${DELIVERY_TRACES} traces of ${SPANS_PER_TRACE} spans)`,
+        metric: `typescript: deliver, one process's throughput to the local stack ÷ a bare keep-alive client (${DELIVERY_TRACES} traces of ${SPANS_PER_TRACE} spans)`,
         value: round(sdk),
         unit: 'traces/s',
         baseline: round(bare),
@@ -194,5 +195,5 @@ async function deliveryThroughput(): Promise<BenchResult[]> {
 /** The SDK rows of `npm run bench`. */
 export async function runSdkBench(): Promise<BenchResult[]> {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  return [...(await callerCost()), memoryPerTrace(), ...(await deliveryThroughput())];
+  return [...(await callerCost()), memoryPerTrace(), ...(await deliveryThroughput()), ...(await runTypescriptSdkPromisesBench())];
 }

@@ -1,0 +1,249 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { type Answer, TraceIngest, type Transport } from '../sdk/typescript/src/index.js';
+import { percentile, round, withCleanup } from './engines-util.js';
+import { SPANS_PER_TRACE, sdkBenchTrace } from './sdk-workload.js';
+import type { BenchResult } from './types.js';
+
+/**
+ * The TypeScript SDK's promises at their worst moments (docs/sdk.md): a Lambda-like freeze harness, the spool's loss
+ * window under kill -9, and what the spool costs the caller. Against an in-process stand-in for the service that keeps
+ * the service's idempotency (a key already stored gets its answer again, its traces are not stored twice): the local
+ * stack answers in tens of ms per request on this machine, too slow for a thousand invocations in a bench run.
+ */
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const INVOCATIONS = 1_000;
+const KILL_SHARE = 0.05;
+const SPOOL_KILLS = 20;
+const SPOOL_INTERVAL_MS = 100;
+const CALLER_TRACES = 500;
+const CALLER_ROUNDS = 7;
+
+/** Stores each key's traces once, as the service does; answers after `delayMs`. */
+class IdempotentService {
+  readonly stored = new Map<string, string[]>();
+  url = '';
+  private readonly server: Server;
+
+  constructor(delayMs: () => number) {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const { traces } = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as { traces: { trace_id: string }[] };
+        const key = String(request.headers['idempotency-key']);
+        if (!this.stored.has(key)) this.stored.set(key, traces.map((trace) => trace.trace_id));
+        setTimeout(() => response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ accepted: traces.length, rejected: 0, errors: [] })), delayMs());
+      });
+    });
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** Times each trace id was stored, under distinct keys. */
+  counts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const ids of this.stored.values()) for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return counts;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+function tsx(script: string, args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+function lines(child: ChildProcess): AsyncIterator<string> {
+  return createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+
+interface Invocation {
+  ids: string[];
+  pending: number;
+  flushMs: number;
+  spoolMs: number;
+}
+
+/**
+ * 1,000 invocations of a handler (10 traces, client.wrapHandler's flush) in worker processes; between invocations the
+ * worker is frozen (SIGSTOP for 0–50 ms, then SIGCONT) or, 1 time in 20, killed with SIGKILL and replaced by a new one
+ * on the same spool directory.
+ */
+async function freezeHarness(): Promise<BenchResult[]> {
+  return withCleanup(async (defer) => {
+    const service = await new IdempotentService(() => Math.random() * 5).start();
+    defer(() => service.close());
+    const spool = mkdtempSync(path.join(tmpdir(), 'bench-freeze-'));
+    defer(() => rmSync(spool, { recursive: true, force: true }));
+    const load = loadavg()[0]?.toFixed(1) ?? '?';
+    const start = () => {
+      const child = tsx('bench/sdk-freeze-worker.ts', [service.url, spool]);
+      defer(() => child.exitCode === null && child.kill('SIGKILL'));
+      return { child, out: lines(child) };
+    };
+    let worker = start();
+    const done: Invocation[] = [];
+    let kills = 0;
+    for (let n = 0; n < INVOCATIONS; n++) {
+      worker.child.stdin?.write('invoke\n');
+      const next = await worker.out.next();
+      if (next.done) throw new Error('the freeze worker died');
+      done.push(JSON.parse(next.value) as Invocation);
+      if (Math.random() < KILL_SHARE) {
+        worker.child.kill('SIGKILL');
+        await exited(worker.child);
+        kills++;
+        worker = start();
+      } else {
+        worker.child.kill('SIGSTOP');
+        await sleep(Math.random() * 50);
+        worker.child.kill('SIGCONT');
+      }
+    }
+    worker.child.stdin?.end();
+    await exited(worker.child);
+    const counts = service.counts();
+    const settled = done.filter((invocation) => invocation.pending === 0);
+    const lost = settled.flatMap((invocation) => invocation.ids).filter((id) => !counts.has(id)).length;
+    const duplicated = [...counts.values()].filter((count) => count > 1).length;
+    const setup = `${INVOCATIONS} invocations of a handler handing over 10 traces through client.wrapHandler (serverless, spoolSync "write"), each followed by SIGSTOP for 0–50 ms then SIGCONT, or (${kills} times) SIGKILL and a new worker on the same spool; an in-process stand-in for the service that keeps its idempotency; ${cpus().length} CPUs, load average ${load}`;
+    return [
+      {
+        group: 'sdk',
+        metric: 'typescript: freeze harness, traces lost among flushes that returned with nothing pending',
+        value: lost,
+        unit: 'traces',
+        baseline: settled.length * 10,
+        target: '0',
+        note: `${setup}. Baseline: the traces of those ${settled.length} invocations`,
+      },
+      { group: 'sdk', metric: 'typescript: freeze harness, traces stored twice (lost check above)', value: duplicated, unit: 'traces', target: '0', note: setup },
+      { group: 'sdk', metric: 'typescript: freeze harness, p99 of flush() per invocation', value: round(percentile(done.map((invocation) => invocation.flushMs), 99), 2), unit: 'ms', note: `${setup}; a network round trip to the stand-in, which answers in 0–5 ms: no target` },
+      {
+        group: 'sdk',
+        metric: 'typescript: freeze harness, p99 of the spool writes per invocation, spoolSync "write"',
+        value: round(percentile(done.map((invocation) => invocation.spoolMs), 99), 3),
+        unit: 'ms',
+        target: '<= 15',
+        note: `${setup}; 10 trace records, a batch record and a done record, each write(2) before the call returns`,
+      },
+    ];
+  });
+}
+
+/** Kills a child handing traces over at 20 random moments per setting and counts what the next client could not deliver. */
+async function spoolLoss(): Promise<BenchResult[]> {
+  return withCleanup(async (defer) => {
+    const service = await new IdempotentService(() => 2 + Math.random() * 20).start();
+    defer(() => service.close());
+    const rows: BenchResult[] = [];
+    for (const sync of ['interval', 'write'] as const) {
+      let lost = 0;
+      let inWindow = 0;
+      let handed = 0;
+      for (let kill = 0; kill < SPOOL_KILLS; kill++) {
+        const directory = mkdtempSync(path.join(tmpdir(), 'bench-spool-'));
+        defer(() => rmSync(directory, { recursive: true, force: true }));
+        const child = tsx('bench/sdk-spool-child.ts', [service.url, directory, sync]);
+        const handedAt = new Map<string, number>();
+        const out = lines(child);
+        const killAfter = 20 + Math.floor(Math.random() * 200);
+        for (let n = 0; n < killAfter; n++) {
+          const next = await out.next();
+          if (next.done) throw new Error('the spool child died');
+          const [, at, ...ids] = next.value.split(' ');
+          for (const id of ids) handedAt.set(id, Number(at));
+        }
+        child.kill('SIGKILL');
+        const killedAt = Date.now();
+        await exited(child);
+        for (let next = await out.next(); !next.done; next = await out.next()) {
+          const [, at, ...ids] = next.value.split(' ');
+          for (const id of ids) handedAt.set(id, Number(at));
+        }
+        const recovery = new TraceIngest({ apiKey: 'tik_bench', baseUrl: service.url, spoolDir: directory, logger: () => undefined });
+        await recovery.flush(60_000);
+        await recovery.shutdown(0);
+        const counts = service.counts();
+        handed += handedAt.size;
+        lost += [...handedAt.keys()].filter((id) => !counts.has(id)).length;
+        inWindow += [...handedAt.values()].filter((at) => at > killedAt - SPOOL_INTERVAL_MS).length;
+      }
+      rows.push({
+        group: 'sdk',
+        metric: `typescript: spool, traces lost over ${SPOOL_KILLS} kill -9 at random moments, spoolSync "${sync}"`,
+        value: lost,
+        unit: 'traces',
+        baseline: sync === 'write' ? 0 : inWindow,
+        target: sync === 'write' ? '0' : '<= handed over in the last interval (baseline)',
+        note: `a child handing over traces of ${SPANS_PER_TRACE} spans without pause (background mode, batches of 50 to a stand-in answering in 2–22 ms) killed after 20–220 groups of 5; a new client on the directory delivers what was left. ${handed} handed over in all; baseline: those handed over in the ${SPOOL_INTERVAL_MS} ms before each kill`,
+      });
+    }
+    return rows;
+  });
+}
+
+const accepted: Transport = { post: async (): Promise<Answer> => ({ status: 200, headers: {}, body: { accepted: 0, rejected: 0, errors: [] } }) };
+
+/** Median µs per span of the caller's work with `options`, flushing (untimed) between rounds. */
+async function callerMicros(options: ConstructorParameters<typeof TraceIngest>[0]): Promise<number> {
+  const client = new TraceIngest({ apiKey: 'tik_bench', transport: accepted, serverless: true, maxQueueTraces: CALLER_TRACES * 2, logger: () => undefined, ...options });
+  const samples: number[] = [];
+  for (let round = 0; round < CALLER_ROUNDS; round++) {
+    const started = performance.now();
+    for (let n = 0; n < CALLER_TRACES; n++) sdkBenchTrace(client, n);
+    samples.push(((performance.now() - started) * 1000) / (CALLER_TRACES * SPANS_PER_TRACE));
+    await client.flush();
+    await sleep(SPOOL_INTERVAL_MS + 10); // the interval setting's write, off the caller's time
+  }
+  await client.shutdown(0);
+  return percentile(samples, 50);
+}
+
+async function spoolCallerCost(): Promise<BenchResult[]> {
+  const directory = mkdtempSync(path.join(tmpdir(), 'bench-spool-cost-'));
+  try {
+    const off = await callerMicros({});
+    const rows: BenchResult[] = [];
+    for (const sync of ['interval', 'write'] as const) {
+      const on = await callerMicros({ spoolDir: directory, spoolSync: sync });
+      rows.push({
+        group: 'sdk',
+        metric: `typescript: caller cost per span, spool on (spoolSync "${sync}") ÷ off`,
+        value: round(on, 2),
+        unit: 'µs',
+        baseline: round(off, 2),
+        ratio: round(on / off, 2),
+        target: '<= 2',
+        note: `${SPANS_PER_TRACE}-span traces (bench/sdk-workload.ts), median of ${CALLER_ROUNDS} rounds of ${CALLER_TRACES}; ${sync === 'write' ? 'a write(2) per trace before end() returns' : `records buffered, written by a timer within ${SPOOL_INTERVAL_MS} ms (not on the caller's time)`}; the spool on ${tmpdir()}. Baseline: the same client without a spool`,
+      });
+    }
+    return rows;
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** The TypeScript SDK's freeze, spool-loss and spool-cost rows of the `sdk` group. */
+export async function runTypescriptSdkPromisesBench(): Promise<BenchResult[]> {
+  return [...(await spoolCallerCost()), ...(await spoolLoss()), ...(await freezeHarness())];
+}
