@@ -302,3 +302,13 @@ it('keeps the spool owner file fresh while the spool is busy, so no other proces
   spool.batch(new Batch('k1', ['t1'], new Uint8Array([123, 125])));
   assert.ok(Date.now() - statSync(ownerFile).mtimeMs < 5_000);
 });
+
+it('sends a lone surrogate as the JSON escape, in every string it serialises, and never throws for it', async () => {
+  const recorder = new Recorder();
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true });
+  client.trace('name \ud800', { userId: 'u\udfff', attributes: { a: '\ud83d' } }, (trace) => trace.span('s', { input: { q: 'x\ud800y' } }, () => undefined));
+  assert.equal((await client.flush()).sent, 1);
+  const text = gunzipSync(recorder.requests[0]?.raw as Uint8Array).toString('utf8');
+  for (const escaped of ['name \\ud800', 'u\\udfff', '\\\\ud83d', 'x\\\\ud800y']) assert.ok(text.includes(escaped), escaped);
+  assert.ok(!/[\ud800-\udfff]/.test(text.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')));
+});
