@@ -268,3 +268,22 @@ it('after kill -9 at random moments, the next client delivers every trace handed
     await service.close();
   }
 });
+
+it('on a Node without process.getBuiltinModule, spools the traces handed over while the spool module loads', async () => {
+  const directory = spoolDirectory();
+  const saved = Object.getOwnPropertyDescriptor(process, 'getBuiltinModule');
+  Reflect.deleteProperty(process, 'getBuiltinModule');
+  let client: TraceIngest;
+  let id: string;
+  try {
+    client = new TraceIngest({ apiKey: 'tik_x', transport: new Recorder([], () => ({ status: 503, headers: {}, body: null })), spoolDir: directory, spoolSync: 'write', serverless: true, logger: quiet });
+    id = client.trace('early', (trace) => trace.traceId);
+    assert.deepEqual(readdirSync(directory).filter((name) => name.endsWith('.seg')), []); // not open yet
+  } finally {
+    if (saved) Object.defineProperty(process, 'getBuiltinModule', saved);
+  }
+  assert.equal((await client.flush(0)).pending, 1); // flush waits for the spool to open
+  const segment = readdirSync(directory).find((name) => name.endsWith('.seg'));
+  assert.ok(segment && readFileSync(path.join(directory, segment)).includes(id));
+  await client.shutdown(0);
+});
