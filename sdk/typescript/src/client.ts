@@ -358,7 +358,7 @@ export class TraceIngest implements TraceSink {
   /** Starts the background pump if it is idle (never in serverless mode). */
   private kick(): void {
     if (this.options.serverless || this.pumping || this.stopped) return;
-    void this.pump();
+    this.pump().catch((error: unknown) => this.log.warn('internal', `the delivery pump failed: ${String(error)}`));
   }
 
   private async pump(): Promise<void> {
