@@ -204,40 +204,39 @@ async function spoolLoss(): Promise<BenchResult[]> {
 
 const accepted: Transport = { post: async (): Promise<Answer> => ({ status: 200, headers: {}, body: { accepted: 0, rejected: 0, errors: [] } }) };
 
-/** Median µs per span of the caller's work with `options`, flushing (untimed) between rounds. */
-async function callerMicros(options: ConstructorParameters<typeof TraceIngest>[0]): Promise<number> {
-  const client = new TraceIngest({ apiKey: 'tik_bench', transport: accepted, serverless: true, maxQueueTraces: CALLER_TRACES * 2, logger: () => undefined, ...options });
-  const samples: number[] = [];
+/** Median µs per span of the caller's work for each client, their rounds alternating (so load drifts hit all alike). */
+async function callerMicros(clients: TraceIngest[]): Promise<number[]> {
+  const samples: number[][] = clients.map(() => []);
   for (let round = 0; round < CALLER_ROUNDS; round++) {
-    const started = performance.now();
-    for (let n = 0; n < CALLER_TRACES; n++) sdkBenchTrace(client, n);
-    samples.push(((performance.now() - started) * 1000) / (CALLER_TRACES * SPANS_PER_TRACE));
-    await client.flush();
-    await sleep(SPOOL_INTERVAL_MS + 10); // the interval setting's write, off the caller's time
+    for (const [index, client] of clients.entries()) {
+      const started = performance.now();
+      for (let n = 0; n < CALLER_TRACES; n++) sdkBenchTrace(client, n);
+      samples[index]?.push(((performance.now() - started) * 1000) / (CALLER_TRACES * SPANS_PER_TRACE));
+      await client.flush();
+      await sleep(SPOOL_INTERVAL_MS + 10); // the interval setting's write, off the caller's time
+    }
   }
-  await client.shutdown(0);
-  return percentile(samples, 50);
+  return samples.map((taken) => percentile(taken, 50));
 }
 
 async function spoolCallerCost(): Promise<BenchResult[]> {
   const directory = mkdtempSync(path.join(tmpdir(), 'bench-spool-cost-'));
   try {
-    const off = await callerMicros({});
-    const rows: BenchResult[] = [];
-    for (const sync of ['interval', 'write'] as const) {
-      const on = await callerMicros({ spoolDir: directory, spoolSync: sync });
-      rows.push({
-        group: 'sdk',
-        metric: `typescript: caller cost per span, spool on (spoolSync "${sync}") ÷ off`,
-        value: round(on, 2),
-        unit: 'µs',
-        baseline: round(off, 2),
-        ratio: round(on / off, 2),
-        target: '<= 2',
-        note: `${SPANS_PER_TRACE}-span traces (bench/sdk-workload.ts), median of ${CALLER_ROUNDS} rounds of ${CALLER_TRACES}; ${sync === 'write' ? 'a write(2) per trace before end() returns' : `records buffered, written by a timer within ${SPOOL_INTERVAL_MS} ms (not on the caller's time)`}; the spool on ${tmpdir()}. Baseline: the same client without a spool`,
-      });
-    }
-    return rows;
+    const settings = ['interval', 'write'] as const;
+    const make = (spool: object) => new TraceIngest({ apiKey: 'tik_bench', transport: accepted, serverless: true, maxQueueTraces: CALLER_TRACES * 2, logger: () => undefined, ...spool });
+    const clients = [make({}), ...settings.map((spoolSync) => make({ spoolDir: directory, spoolSync }))];
+    const [off, ...on] = (await callerMicros(clients)) as [number, ...number[]];
+    for (const client of clients) await client.shutdown(0);
+    return settings.map((sync, index) => ({
+      group: 'sdk',
+      metric: `typescript: caller cost per span, spool on (spoolSync "${sync}") ÷ off`,
+      value: round(on[index] as number, 2),
+      unit: 'µs',
+      baseline: round(off, 2),
+      ratio: round((on[index] as number) / off, 2),
+      target: '<= 2',
+      note: `${SPANS_PER_TRACE}-span traces (bench/sdk-workload.ts), median of ${CALLER_ROUNDS} rounds of ${CALLER_TRACES}, rounds of the three clients alternating; ${sync === 'write' ? 'a record made and written (write(2)) per trace before end() returns' : `the trace kept for a timer that makes and writes its record within ${SPOOL_INTERVAL_MS} ms (not on the caller's time)`}; the spool on ${tmpdir()}. Baseline: the same client without a spool`,
+    }));
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }

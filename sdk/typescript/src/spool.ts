@@ -86,6 +86,8 @@ export class Spool {
   /** The segments holding each live record: `t:<trace id>` and `b:<key>`. */
   private readonly where = new Map<string, number[]>();
   private buffer: Uint8Array[] = [];
+  /** With `interval`, traces handed over whose records are not made yet: the timer makes and writes them, off the caller's time. */
+  private unframed: QueuedTrace[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly beat: ReturnType<typeof setInterval>;
   private lastBeat = 0;
@@ -124,6 +126,16 @@ export class Spool {
 
   /** A trace handed over. */
   trace(item: QueuedTrace): void {
+    if (this.broken || this.closed) return;
+    if (this.sync !== 'interval') {
+      this.appendTrace(item);
+      return;
+    }
+    this.unframed.push(item);
+    this.schedule();
+  }
+
+  private appendTrace(item: QueuedTrace): void {
     const head = encoder.encode(`{"t":"trace","id":${JSON.stringify(item.traceId)},"trace":`);
     const payload = new Uint8Array(head.length + item.data.length + 1);
     payload.set(head, 0);
@@ -134,6 +146,7 @@ export class Spool {
 
   /** A batch about to be sent for the first time: on disk (with every record before it) before this returns. */
   batch(batch: Batch): void {
+    this.frame();
     const record: SpoolRecord = { t: 'batch', key: batch.key, ids: [...batch.traceIds], body: decoder.decode(batch.body) };
     this.append(encoder.encode(JSON.stringify(record)), `b:${batch.key}`);
     this.flush();
@@ -142,6 +155,7 @@ export class Spool {
   /** `key`'s batch is closed and `ids` have a final answer (delivered, rejected or dropped); on disk at once when `now`. */
   done(key: string | null, ids: readonly string[], now = false): void {
     if (this.broken || this.closed) return;
+    this.frame(); // a trace's record before the done that closes it, and counted live before it is closed
     this.append(encoder.encode(JSON.stringify({ t: 'done', key, ids: [...ids] } satisfies SpoolRecord)));
     if (now) this.flush();
     if (key !== null) this.close1(`b:${key}`);
@@ -151,6 +165,11 @@ export class Spool {
 
   /** Writes the records not yet written (the `interval` setting keeps them in memory up to `intervalMs`). */
   flush(): void {
+    this.frame();
+    this.writeBuffer();
+  }
+
+  private writeBuffer(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.buffer.length === 0 || this.fd === undefined) return;
@@ -348,18 +367,29 @@ export class Spool {
       if (liveKey !== undefined) this.open1(liveKey, current);
       this.buffer.push(record);
       if (this.sync !== 'interval') this.flush();
-      else if (this.timer === undefined) {
-        this.timer = setTimeout(() => this.flush(), this.intervalMs);
-        this.timer.unref?.();
-      }
+      else this.schedule();
     } catch (error) {
       this.fail(error);
     }
   }
 
+  /** Makes the records of the traces handed over since the last time (`interval` only). */
+  private frame(): void {
+    if (this.unframed.length === 0) return;
+    const items = this.unframed;
+    this.unframed = [];
+    for (const item of items) this.appendTrace(item);
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => this.flush(), this.intervalMs);
+    this.timer.unref?.();
+  }
+
   /** Starts the next segment (the previous one's records written first). */
   private roll(): void {
-    this.flush();
+    this.writeBuffer();
     this.closeSegment();
     const seq = ++this.seq;
     const file = this.path(segmentName(this.owner, seq));
@@ -420,6 +450,7 @@ export class Spool {
   private fail(error: unknown): void {
     this.broken = true;
     this.buffer = [];
+    this.unframed = [];
     this.warn('spool:write', `could not write the spool in ${this.directory} (${String(error)}): the spool is off for this client, traces are delivered from memory only`);
   }
 
