@@ -7,9 +7,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { type Answer, TraceIngest, type Transport } from '../sdk/typescript/src/index.js';
+import { TraceIngest } from '../sdk/typescript/src/index.js';
 import { percentile, round, withCleanup } from './engines-util.js';
-import { SPANS_PER_TRACE, sdkBenchTrace } from './sdk-workload.js';
+import { inFreshProcess } from './fresh-process.js';
+import { SPANS_PER_TRACE } from './sdk-workload.js';
 import type { BenchResult } from './types.js';
 
 /**
@@ -24,8 +25,6 @@ const INVOCATIONS = 1_000;
 const KILL_SHARE = 0.05;
 const SPOOL_KILLS = 20;
 const SPOOL_INTERVAL_MS = 100;
-const CALLER_TRACES = 500;
-const CALLER_ROUNDS = 7;
 
 /** Stores each key's traces once, as the service does; answers after `delayMs`. */
 class IdempotentService {
@@ -211,22 +210,6 @@ async function spoolLoss(): Promise<BenchResult[]> {
   });
 }
 
-const accepted: Transport = { post: async (): Promise<Answer> => ({ status: 200, headers: {}, body: { accepted: 0, rejected: 0, errors: [] } }) };
-
-/** Median µs per span of the caller's work for each client, their rounds alternating (so load drifts hit all alike). */
-async function callerMicros(clients: TraceIngest[]): Promise<number[]> {
-  const samples: number[][] = clients.map(() => []);
-  for (let round = 0; round < CALLER_ROUNDS; round++) {
-    for (const [index, client] of clients.entries()) {
-      const started = performance.now();
-      for (let n = 0; n < CALLER_TRACES; n++) sdkBenchTrace(client, n);
-      samples[index]?.push(((performance.now() - started) * 1000) / (CALLER_TRACES * SPANS_PER_TRACE));
-      await client.flush();
-      await sleep(SPOOL_INTERVAL_MS + 10); // the interval setting's write, off the caller's time
-    }
-  }
-  return samples.map((taken) => percentile(taken, 50));
-}
 
 const WHEN_WRITTEN = {
   interval: `the trace kept for a timer that makes and writes its record within ${SPOOL_INTERVAL_MS} ms (not on the caller's time)`,
@@ -234,27 +217,32 @@ const WHEN_WRITTEN = {
   fsync: 'a record made, written and fsynced per trace before end() returns (survives a power loss; no target)',
 };
 
+const COST_REPEATS = 3;
+
+/** The caller's cost with each spool setting ÷ without the spool: each in fresh processes, taking turns, median of their medians. */
 async function spoolCallerCost(): Promise<BenchResult[]> {
-  const directory = mkdtempSync(path.join(tmpdir(), 'bench-spool-cost-'));
-  try {
-    const settings = ['interval', 'write', 'fsync'] as const;
-    const make = (spool: object) => new TraceIngest({ apiKey: 'tik_bench', transport: accepted, serverless: true, maxQueueTraces: CALLER_TRACES * 2, logger: () => undefined, ...spool });
-    const clients = [make({}), ...settings.map((spoolSync) => make({ spoolDir: directory, spoolSync }))];
-    const [off, ...on] = (await callerMicros(clients)) as [number, ...number[]];
-    for (const client of clients) await client.shutdown(0);
-    return settings.map((sync, index) => ({
+  const settings = ['interval', 'write', 'fsync'] as const;
+  const runs = new Map<string, number[]>();
+  for (let repeat = 0; repeat < COST_REPEATS; repeat++) {
+    for (const setting of ['off', ...settings]) {
+      const { micros } = inFreshProcess<{ micros: number }>('bench/sdk-spool-cost.ts', [setting]);
+      runs.set(setting, [...(runs.get(setting) ?? []), micros]);
+    }
+  }
+  const off = percentile(runs.get('off') ?? [], 50);
+  return settings.map((sync) => {
+    const on = percentile(runs.get(sync) ?? [], 50);
+    return {
       group: 'sdk',
       metric: `typescript: caller cost per span, spool on (spoolSync "${sync}") ÷ off`,
-      value: round(on[index] as number, 2),
+      value: round(on, 2),
       unit: 'µs',
       baseline: round(off, 2),
-      ratio: round((on[index] as number) / off, 2),
+      ratio: round(on / off, 2),
       target: sync === 'fsync' ? undefined : '<= 2',
-      note: `${SPANS_PER_TRACE}-span traces (bench/sdk-workload.ts), median of ${CALLER_ROUNDS} rounds of ${CALLER_TRACES}, rounds of the four clients alternating; ${WHEN_WRITTEN[sync]}; the spool on ${tmpdir()}. Baseline: the same client without a spool`,
-    }));
-  } finally {
-    rmSync(directory, { recursive: true, force: true });
-  }
+      note: `${SPANS_PER_TRACE}-span traces (bench/sdk-workload.ts), median of 7 rounds of 500 with a serverless flush between them (not timed), in a fresh process per setting (bench/sdk-spool-cost.ts: a setting's garbage is collected on its own time), the four settings taking turns ${COST_REPEATS} times, median of those; ${WHEN_WRITTEN[sync]}; the spool on ${tmpdir()}. Baseline: the same without a spool`,
+    };
+  });
 }
 
 /** The TypeScript SDK's freeze, spool-loss and spool-cost rows of the `sdk` group. */

@@ -136,19 +136,14 @@ export class Spool {
   }
 
   private appendTrace(item: QueuedTrace): void {
-    const head = encoder.encode(`{"t":"trace","id":${JSON.stringify(item.traceId)},"trace":`);
-    const payload = new Uint8Array(head.length + item.data.length + 1);
-    payload.set(head, 0);
-    payload.set(item.data, head.length);
-    payload[payload.length - 1] = 0x7d; // }
-    this.append(payload, `t:${item.traceId}`);
+    this.append([`{"t":"trace","id":${JSON.stringify(item.traceId)},"trace":`, item.data, '}'], `t:${item.traceId}`);
   }
 
   /** A batch about to be sent for the first time: on disk (with every record before it) before this returns. */
   batch(batch: Batch): void {
     this.frame();
     const record: SpoolRecord = { t: 'batch', key: batch.key, ids: [...batch.traceIds], body: decoder.decode(batch.body) };
-    this.append(encoder.encode(JSON.stringify(record)), `b:${batch.key}`);
+    this.append([JSON.stringify(record)], `b:${batch.key}`);
     this.flush();
   }
 
@@ -156,7 +151,7 @@ export class Spool {
   done(key: string | null, ids: readonly string[], now = false): void {
     if (this.broken || this.closed) return;
     this.frame(); // a trace's record before the done that closes it, and counted live before it is closed
-    this.append(encoder.encode(JSON.stringify({ t: 'done', key, ids: [...ids] } satisfies SpoolRecord)));
+    this.append([JSON.stringify({ t: 'done', key, ids: [...ids] } satisfies SpoolRecord)]);
     if (now) this.flush();
     if (key !== null) this.close1(`b:${key}`);
     for (const id of ids) this.close1(`t:${id}`);
@@ -353,14 +348,24 @@ export class Spool {
     return undefined;
   }
 
-  private append(payload: Uint8Array, liveKey?: string): void {
+  /** Appends a record whose payload is `parts` (text as UTF-8), made in one buffer without intermediate copies. */
+  private append(parts: (string | Uint8Array)[], liveKey?: string): void {
     if (this.broken || this.closed) return;
     try {
       this.heartbeat();
-      const record = Buffer.allocUnsafe(8 + payload.length);
-      record.writeUInt32BE(payload.length, 0);
-      record.writeUInt32BE(this.crc32(payload), 4);
-      record.set(payload, 8);
+      let length = 0;
+      for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+      const record = Buffer.allocUnsafe(8 + length);
+      let at = 8;
+      for (const part of parts) {
+        if (typeof part === 'string') at += record.write(part, at);
+        else {
+          record.set(part, at);
+          at += part.length;
+        }
+      }
+      record.writeUInt32BE(length, 0);
+      record.writeUInt32BE(this.crc32(record.subarray(8)), 4);
       if (this.current === undefined || (this.currentBytes + record.length > this.segmentBytes && this.currentBytes > SPOOL_MAGIC.length)) this.roll();
       const current = this.current as number;
       this.currentBytes += record.length;
