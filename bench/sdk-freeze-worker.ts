@@ -1,12 +1,12 @@
-// One simulated Lambda execution environment for bench/sdk-freeze.ts: for each line "invoke" on stdin, runs a handler
-// that hands over 10 traces through client.wrapHandler (serverless, spoolSync "write"), and prints what its flush
-// returned: the trace ids, what was still pending, how long the flush took, and each spool write.
+// The TypeScript worker of bench/sdk-freeze-harness.ts (its header gives the protocol): one simulated Lambda
+// execution environment. For each line on stdin, a handler hands over 10 traces of one span through
+// client.wrapHandler (serverless, spoolSync "write"); then one JSON line: the trace ids, what was still pending
+// after the wrapper's flush, how long that flush took, and each spool write.
 import { createInterface } from 'node:readline';
 import { TraceIngest } from '../sdk/typescript/src/index.js';
 import { Spool } from '../sdk/typescript/src/spool.js';
 
-const [baseUrl, spoolDir] = process.argv.slice(2) as [string, string];
-let spoolMs = 0;
+const [baseUrl, apiKey, spoolDir] = process.argv.slice(2) as [string, string, string];
 let writes: number[] = [];
 for (const method of ['trace', 'batch', 'done'] as const) {
   const original = Spool.prototype[method] as (...args: unknown[]) => void;
@@ -15,29 +15,31 @@ for (const method of ['trace', 'batch', 'done'] as const) {
     try {
       original.apply(this, args);
     } finally {
-      const took = performance.now() - started;
-      spoolMs += took;
-      writes.push(took);
+      writes.push(performance.now() - started);
     }
   };
 }
 
-const client = new TraceIngest({ apiKey: 'tik_bench', baseUrl, serverless: true, spoolDir, spoolSync: 'write', logger: () => undefined });
-let flushMs = 0;
-const handler = client.wrapHandler(async (invocation: number) => {
+const client = new TraceIngest({ apiKey, baseUrl, serverless: true, spoolDir, spoolSync: 'write', logger: () => undefined });
+let flushStarted = 0;
+const handler = client.wrapHandler(async (event: string) => {
   const ids: string[] = [];
-  for (let n = 0; n < 10; n++) ids.push(client.trace('invocation', { attributes: { invocation, n } }, (trace) => trace.traceId));
-  flushMs = performance.now(); // the wrapper's flush starts when this returns
+  for (let n = 0; n < 10; n++) {
+    ids.push(
+      client.trace('invocation', { conversationId: event }, (trace) => {
+        trace.span('step', { kind: 'llm', model: 'gpt-4o', input: { n }, inputTokens: 10 }, (span) => (span.output = { text: 'ok' }));
+        return trace.traceId;
+      }),
+    );
+  }
+  flushStarted = performance.now(); // the wrapper's flush starts when this returns
   return ids;
 });
 
-let invocation = 0;
 for await (const line of createInterface({ input: process.stdin })) {
-  if (line !== 'invoke') continue;
-  spoolMs = 0;
   writes = [];
-  const ids = await handler(invocation++);
-  flushMs = performance.now() - flushMs;
+  const ids = await handler(line);
+  const flushMs = performance.now() - flushStarted;
   const { pending } = client.report();
-  process.stdout.write(`${JSON.stringify({ ids, pending, flushMs, spoolMs, writes })}\n`);
+  process.stdout.write(`${JSON.stringify({ ids, pending, flush_ms: flushMs, spool_ms: writes })}\n`);
 }

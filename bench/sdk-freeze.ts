@@ -2,27 +2,27 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { TraceIngest } from '../sdk/typescript/src/index.js';
-import { percentile, round, withCleanup } from './engines-util.js';
+import { exited, percentile, round, stdoutLines, withCleanup } from './engines-util.js';
+import { type FreezeWorker, freezeHarness } from './sdk-freeze-harness.js';
 import { inFreshProcess } from './fresh-process.js';
 import { SPANS_PER_TRACE } from './sdk-workload.js';
 import type { BenchResult } from './types.js';
 
 /**
- * The TypeScript SDK's promises at their worst moments (docs/sdk.md): a Lambda-like freeze harness, the spool's loss
- * window under kill -9, and what the spool costs the caller. Against an in-process stand-in for the service that keeps
- * the service's idempotency (a key already stored gets its answer again, its traces are not stored twice): the local
- * stack answers in tens of ms per request on this machine, too slow for a thousand invocations in a bench run.
+ * The TypeScript SDK's promises at their worst moments (docs/sdk.md): the freeze harness against `npm start`
+ * (bench/sdk-freeze-harness.ts, shared with the Python SDK), the spool's loss window under kill -9, and what the spool
+ * costs the caller. The loss window alone runs against an in-process stand-in for the service that keeps the service's
+ * idempotency (a key already stored gets its answer again, its traces are not stored twice): it measures the SDK's
+ * spool (what a new client on a killed child's directory could deliver), which the stand-in counts exactly and at
+ * once after each of the 40 kills, where the stack would need a landing and a compaction per kill.
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const INVOCATIONS = 1_000;
-const KILL_SHARE = 0.05;
 const SPOOL_KILLS = 20;
 const SPOOL_INTERVAL_MS = 100;
 
@@ -68,96 +68,6 @@ function tsx(script: string, args: string[]): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
 }
 
-function lines(child: ChildProcess): AsyncIterator<string> {
-  return createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
-
-interface Invocation {
-  ids: string[];
-  pending: number;
-  flushMs: number;
-  spoolMs: number;
-  writes: number[];
-}
-
-/**
- * 1,000 invocations of a handler (10 traces, client.wrapHandler's flush) in worker processes; between invocations the
- * worker is frozen (SIGSTOP for 0–50 ms, then SIGCONT) or, 1 time in 20, killed with SIGKILL and replaced by a new one
- * on the same spool directory.
- */
-async function freezeHarness(): Promise<BenchResult[]> {
-  return withCleanup(async (defer) => {
-    const service = await new IdempotentService(() => Math.random() * 5).start();
-    defer(() => service.close());
-    const spool = mkdtempSync(path.join(tmpdir(), 'bench-freeze-'));
-    defer(() => rmSync(spool, { recursive: true, force: true }));
-    const load = loadavg()[0]?.toFixed(1) ?? '?';
-    const start = () => {
-      const child = tsx('bench/sdk-freeze-worker.ts', [service.url, spool]);
-      defer(() => child.exitCode === null && child.kill('SIGKILL'));
-      return { child, out: lines(child) };
-    };
-    let worker = start();
-    const done: Invocation[] = [];
-    let kills = 0;
-    for (let n = 0; n < INVOCATIONS; n++) {
-      worker.child.stdin?.write('invoke\n');
-      const next = await worker.out.next();
-      if (next.done) throw new Error('the freeze worker died');
-      done.push(JSON.parse(next.value) as Invocation);
-      if (Math.random() < KILL_SHARE) {
-        worker.child.kill('SIGKILL');
-        await exited(worker.child);
-        kills++;
-        worker = start();
-      } else {
-        worker.child.kill('SIGSTOP');
-        await sleep(Math.random() * 50);
-        worker.child.kill('SIGCONT');
-      }
-    }
-    worker.child.stdin?.end();
-    await exited(worker.child);
-    const counts = service.counts();
-    const settled = done.filter((invocation) => invocation.pending === 0);
-    const lost = settled.flatMap((invocation) => invocation.ids).filter((id) => !counts.has(id)).length;
-    const duplicated = [...counts.values()].filter((count) => count > 1).length;
-    const setup = `${INVOCATIONS} invocations of a handler handing over 10 traces through client.wrapHandler (serverless, spoolSync "write"), each followed by SIGSTOP for 0–50 ms then SIGCONT, or (${kills} times) SIGKILL and a new worker on the same spool; an in-process stand-in for the service that keeps its idempotency; ${cpus().length} CPUs, load average ${load}`;
-    return [
-      {
-        group: 'sdk',
-        metric: 'typescript: freeze harness, traces lost among flushes that returned with nothing pending',
-        value: lost,
-        unit: 'traces',
-        baseline: settled.length * 10,
-        target: '0',
-        note: `${setup}. Baseline: the traces of those ${settled.length} invocations`,
-      },
-      { group: 'sdk', metric: 'typescript: freeze harness, traces stored twice (lost check above)', value: duplicated, unit: 'traces', target: '0', note: setup },
-      { group: 'sdk', metric: 'typescript: freeze harness, p99 of flush() per invocation', value: round(percentile(done.map((invocation) => invocation.flushMs), 99), 2), unit: 'ms', note: `${setup}; a network round trip to the stand-in, which answers in 0–5 ms: no target` },
-      {
-        group: 'sdk',
-        metric: 'typescript: freeze harness, p99 of the spool writes per invocation, spoolSync "write"',
-        value: round(percentile(done.map((invocation) => invocation.spoolMs), 99), 3),
-        unit: 'ms',
-        target: '<= 15',
-        note: `${setup}; 10 trace records, a batch record and a done record, each write(2) before the call returns`,
-      },
-      {
-        group: 'sdk',
-        metric: 'typescript: freeze harness, p99 of one spool write (a record made and written), spoolSync "write"',
-        value: round(percentile(done.flatMap((invocation) => invocation.writes), 99), 3),
-        unit: 'ms',
-        target: '<= 15',
-        note: `${setup}; over all ${done.reduce((sum, invocation) => sum + invocation.writes.length, 0)} writes`,
-      },
-    ];
-  });
-}
-
 /** Kills a child handing traces over at 20 random moments per setting and counts what the next client could not deliver. */
 async function spoolLoss(): Promise<BenchResult[]> {
   return withCleanup(async (defer) => {
@@ -173,7 +83,7 @@ async function spoolLoss(): Promise<BenchResult[]> {
         defer(() => rmSync(directory, { recursive: true, force: true }));
         const child = tsx('bench/sdk-spool-child.ts', [service.url, directory, sync]);
         const handedAt = new Map<string, number>();
-        const out = lines(child);
+        const out = stdoutLines(child);
         const killAfter = 20 + Math.floor(Math.random() * 200);
         for (let n = 0; n < killAfter; n++) {
           const next = await out.next();
@@ -245,7 +155,16 @@ async function spoolCallerCost(): Promise<BenchResult[]> {
   });
 }
 
+/** bench/sdk-freeze-worker.ts: client.wrapHandler with the spool's synchronous setting. */
+export const TYPESCRIPT_FREEZE_WORKER: FreezeWorker = {
+  language: 'typescript',
+  group: 'sdk',
+  command: process.execPath,
+  args: ['--import', 'tsx', 'bench/sdk-freeze-worker.ts'],
+  description: 'client.wrapHandler (serverless, spoolSync "write")',
+};
+
 /** The TypeScript SDK's freeze, spool-loss and spool-cost rows of the `sdk` group. */
 export async function runTypescriptSdkPromisesBench(): Promise<BenchResult[]> {
-  return [...(await spoolCallerCost()), ...(await spoolLoss()), ...(await freezeHarness())];
+  return [...(await spoolCallerCost()), ...(await spoolLoss()), ...(await freezeHarness(TYPESCRIPT_FREEZE_WORKER))];
 }
