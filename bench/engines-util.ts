@@ -1,3 +1,6 @@
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
 /** Small helpers shared by the benchmarks. */
 
 /** User plus system CPU microseconds that `fn` took in this process. */
@@ -59,3 +62,14 @@ export async function within<T>(promise: Promise<T>, ms: number, message: string
     clearTimeout(timer);
   }
 }
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The lines a child prints on its stdout (a pipe), one at a time; done when it closes. */
+export function stdoutLines(child: ChildProcess): AsyncIterator<string> {
+  return createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+}
+
+/** Settles once `child` has exited (at once if it has). */
+export const exited = (child: ChildProcess) =>
+  new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));

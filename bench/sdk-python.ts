@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withCleanup } from './engines-util.js';
-import { startStackProcess } from './sdk.js';
+import { startStackProcess } from './stack-process.js';
 import type { BenchResult } from './types.js';
 
 /**

@@ -1,17 +1,13 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Answer, TraceIngest, type Transport } from '../sdk/typescript/src/index.js';
 import { round, withCleanup } from './engines-util.js';
 import { inFreshProcess } from './fresh-process.js';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
-import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
-import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
-import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../devkit/local-stack/local-state.js';
-import { localClientConfig } from '../devkit/engines/provision.js';
+import { runTypescriptSdkPromisesBench } from './sdk-freeze.js';
+import { startStackProcess } from './stack-process.js';
 import { SPANS_PER_TRACE, sdkBenchTrace } from './sdk-workload.js';
 import type { BenchResult } from './types.js';
 
@@ -68,7 +64,7 @@ async function callerCost(): Promise<BenchResult[]> {
   return [
     {
       group: 'sdk',
-      metric: 'TypeScript: caller cost per span (trace and span callbacks, serialising and queueing)',
+      metric: 'typescript: caller cost per span (trace and span callbacks, serialising and queueing)',
       value: round(sdkMicros, 2),
       unit: 'µs',
       baseline: round(noopMicros, 3),
@@ -89,7 +85,7 @@ function memoryPerTrace(): BenchResult {
   const { bytesPerTrace, traces } = inFreshProcess<{ bytesPerTrace: number; traces: number }>('bench/sdk-memory.ts', [], ['--expose-gc']);
   return {
     group: 'sdk',
-    metric: 'TypeScript: memory per queued trace',
+    metric: 'typescript: memory per queued trace',
     value: round(bytesPerTrace / 1024, 2),
     unit: 'KiB',
     note: `heap + array buffers after gc, ${traces} queued traces of ${SPANS_PER_TRACE} spans (bench/sdk-memory.ts, a fresh process), ÷ traces; a queued trace is its serialised JSON and its id`,
@@ -106,45 +102,13 @@ class KeepingTransport implements Transport {
   }
 }
 
-/**
- * `npm start`'s stack in a process of its own, as a service is to its clients (in this process
- * the SDK's gzip and JSON would share the server's event loop and thread pool), with an
- * organization whose quotas never bind.
- */
-export async function startStackProcess(work: string, defer: (cleanup: () => unknown) => void): Promise<{ url: string; apiKey: string; description: string }> {
-  const paths = localPaths(path.join(work, 'state'));
-  const child = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['scripts/local/start.ts'], {
-    cwd: root,
-    env: { ...process.env, [LOCAL_DIR_ENV]: paths.root, PORT: '0', KEY_CACHE_SECONDS: '30', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    stdio: 'ignore',
-  });
-  defer(() => child.exitCode === null && child.kill('SIGTERM'));
-  const deadline = Date.now() + 120_000;
-  while (!existsSync(paths.endpoints)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the local stack did not start');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const endpoints = JSON.parse(readFileSync(paths.endpoints, 'utf8')) as LocalEndpoints;
-  const dynamodb = new DynamoDBClient(localClientConfig(endpoints.dynamodb));
-  defer(() => dynamodb.destroy());
-  const admin = { store: new DynamoDbTenancyStore(dynamodb, endpoints.tables.tenancy), now: () => new Date() };
-  const quota = 1_000_000_000;
-  await createOrganization(admin, 'bench', { overrides: { minute: quota, hour: quota, day: quota, month: quota } });
-  const key = await createApiKey(admin, 'bench', { name: 'bench' });
-  return {
-    url: `${endpoints.api}${INGEST_ROUTE.path}`,
-    apiKey: key.api_key,
-    description: `the local stack as npm start runs it, in its own process (state in a temporary directory, quotas that never bind, KEY_CACHE_SECONDS=30 as deployed)`,
-  };
-}
-
 async function deliveryThroughput(): Promise<BenchResult[]> {
   return withCleanup(async (defer) => {
     const work = mkdtempSync(path.join(tmpdir(), 'bench-sdk-'));
     defer(() => rmSync(work, { recursive: true, force: true }));
     const loadAverage = loadavg()[0]?.toFixed(1) ?? '?';
     const stack = await startStackProcess(work, defer);
-    const baseUrl = stack.url.replace(/\/v1\/traces\/ingest$/, '');
+    const baseUrl = stack.endpoints.api;
     const { FetchTransport } = await import('../sdk/typescript/src/transport.js');
     const sdkRates: number[] = [];
     const bareRates: number[] = [];
@@ -176,7 +140,7 @@ async function deliveryThroughput(): Promise<BenchResult[]> {
     return [
       {
         group: 'sdk',
-        metric: `TypeScript: one process's delivery throughput to the local stack (${DELIVERY_TRACES} traces of ${SPANS_PER_TRACE} spans)`,
+        metric: `typescript: deliver, one process's throughput to the local stack ÷ a bare keep-alive client (${DELIVERY_TRACES} traces of ${SPANS_PER_TRACE} spans)`,
         value: round(sdk),
         unit: 'traces/s',
         baseline: round(bare),
@@ -194,5 +158,5 @@ async function deliveryThroughput(): Promise<BenchResult[]> {
 /** The SDK rows of `npm run bench`. */
 export async function runSdkBench(): Promise<BenchResult[]> {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  return [...(await callerCost()), memoryPerTrace(), ...(await deliveryThroughput())];
+  return [...(await callerCost()), memoryPerTrace(), ...(await deliveryThroughput()), ...(await runTypescriptSdkPromisesBench())];
 }

@@ -2,7 +2,9 @@ import { Batch, BODY_OVERHEAD, Deliverer, type Parked, type QueuedTrace, type Sl
 import { gzip } from './gzip.js';
 import { type DeliveryReport, Ledger, type Undelivered } from './ledger.js';
 import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH } from './limits.js';
-import type { Spool } from './spool.js';
+import { pickCrc32 } from './crc32.js';
+import { Log, type Logger } from './log.js';
+import { Spool, type SpoolSync } from './spool.js';
 import { currentTrace, type Mask, type Span, type SpanOptions, Trace, type TraceOptions, type TraceSink } from './tracing.js';
 import { FetchTransport, type Transport } from './transport.js';
 
@@ -34,8 +36,24 @@ export interface TraceIngestOptions {
   maxRetrySeconds?: number;
   /** How long the exit flush and `shutdown()` wait; default 10,000 ms. */
   shutdownTimeoutMs?: number;
-  /** A directory for the durable spool (Node): batches survive a crash and are resent with their key by the next start. */
+  /**
+   * A directory for the write-ahead spool (Node): every trace handed over is appended to a checksummed segment file
+   * and removed once it has a final answer; after a crash (even `kill -9`) the next client started on the directory
+   * delivers what was left, each batch with its original Idempotency-Key. A directory that cannot be used turns the
+   * spool off with a warning.
+   */
   spoolDir?: string;
+  /**
+   * When a trace handed over reaches the spool file: `"interval"` (default) within `spoolIntervalMs`; `"write"`
+   * before `end()` (or the callback) returns; `"fsync"` that plus fsync, which also survives power loss.
+   */
+  spoolSync?: SpoolSync;
+  /** For `spoolSync: "interval"`; default 100 ms. */
+  spoolIntervalMs?: number;
+  /** Where warnings go (a function, or an object with `warn` and `debug`); default `console.warn`. */
+  logger?: Logger;
+  /** Log every request and answer. */
+  debug?: boolean;
   mask?: Mask;
   onUndelivered?: (event: Undelivered) => void;
   /** Flush on SIGTERM and SIGINT, then let the signal do what it did before. Off by default. */
@@ -81,7 +99,12 @@ export class TraceIngest implements TraceSink {
   private readonly listeners = new Set<() => void>();
   private readonly sleepers = new Set<() => void>();
   private spool: Spool | undefined;
+  /** Traces handed over while the spool module loads (Node before 20.16 only), written once it is open. */
+  private unspooled: QueuedTrace[] | undefined;
   private readonly ready: Promise<void>;
+  private readonly log: Log;
+  private wrapped = false;
+  private lambdaWarned = false;
   private readonly exitHandlers: [string, (...args: unknown[]) => void][] = [];
 
   constructor(options: TraceIngestOptions = {}) {
@@ -96,7 +119,8 @@ export class TraceIngest implements TraceSink {
     this.options = options;
     this.environment = options.environment ?? env('TRACE_INGEST_ENVIRONMENT') ?? 'default';
     this.workspaceSlug = options.workspaceSlug ?? '';
-    this.ledger = new Ledger(options.onUndelivered);
+    this.log = new Log(options.logger, options.debug ?? false);
+    this.ledger = new Ledger(options.onUndelivered, this.log);
     this.transport = options.transport ?? new FetchTransport(baseUrl as string, options.requestTimeoutMs ?? 30_000);
     this.apiKey = apiKey;
     this.deliverer = this.makeDeliverer(() => undefined, (parked) => this.park(parked));
@@ -173,7 +197,7 @@ export class TraceIngest implements TraceSink {
     this.flushes++;
     try {
       this.kick();
-      await this.until(() => this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0 && this.parked.length === 0, deadline);
+      await this.until(() => this.settled(), deadline);
     } finally {
       this.flushes--;
     }
@@ -201,10 +225,36 @@ export class TraceIngest implements TraceSink {
     return this.ledger.report();
   }
 
+  /**
+   * Wraps a Lambda handler (or any async function) so that everything its call handed over is flushed before its
+   * result is returned, also when it throws (the very error is rethrown). The flush waits at most
+   * `shutdownTimeoutMs`, and never past 500 ms before the invocation's own deadline when the context tells it.
+   */
+  wrapHandler<A extends unknown[], R>(handler: (...args: A) => R | Promise<R>): (...args: A) => Promise<Awaited<R>> {
+    this.wrapped = true;
+    const flushWithin = (context: unknown) => {
+      const remaining = (context as { getRemainingTimeInMillis?: () => number } | null)?.getRemainingTimeInMillis;
+      const limit = this.options.shutdownTimeoutMs ?? 10_000;
+      return this.flush(typeof remaining === 'function' ? Math.max(0, Math.min(limit, remaining.call(context) - 500)) : limit);
+    };
+    return async (...args: A): Promise<Awaited<R>> => {
+      let result: Awaited<R>;
+      try {
+        result = await handler(...args);
+      } catch (error) {
+        await flushWithin(args[1]);
+        throw error;
+      }
+      await flushWithin(args[1]);
+      return result;
+    };
+  }
+
   /** Queues a finished trace (called by `Trace.end`); never throws into the caller. */
   submit(trace: Trace): Promise<void> | undefined {
     try {
       this.ledger.handed++;
+      if (!this.lambdaWarned) this.warnOutsideServerless();
       if (this.closed) {
         this.ledger.drop('shut_down', 'handed over after shutdown()', [trace.traceId]);
         return undefined;
@@ -235,9 +285,28 @@ export class TraceIngest implements TraceSink {
         else this.push(item);
       });
     } catch (error) {
-      console.error('[trace-ingest] could not queue a trace', error);
+      this.log.warn('internal', `could not queue a trace: ${String(error)}`);
       return undefined;
     }
+  }
+
+  /**
+   * In AWS Lambda the process is frozen between invocations, so a background send or the exit flush may never run:
+   * say so once, unless the client is in serverless mode or wraps the handler.
+   */
+  private warnOutsideServerless(): void {
+    this.lambdaWarned = true;
+    if (this.options.serverless || this.wrapped || !env('AWS_LAMBDA_FUNCTION_NAME')) return;
+    this.log.warn(
+      'lambda',
+      'running in AWS Lambda without serverless: true: traces may wait in memory while the function is frozen, and be lost. ' +
+        'Use new TraceIngest({ serverless: true }) and await client.flush() before the handler returns, or export client.wrapHandler(handler).',
+    );
+  }
+
+  /** Nothing queued, recovered, in flight or set aside after a 409. */
+  private settled(): boolean {
+    return this.queue.length === 0 && this.recovered.length === 0 && this.inFlight === 0 && this.parked.length === 0;
   }
 
   private full(size: number): boolean {
@@ -245,6 +314,8 @@ export class TraceIngest implements TraceSink {
   }
 
   private push(item: QueuedTrace): void {
+    if (this.unspooled) this.unspooled.push(item);
+    else this.spool?.trace(item);
     if (this.queue.length === 0) this.oldest = performance.now();
     this.queue.push(item);
     this.queuedBytes += item.data.length;
@@ -287,7 +358,7 @@ export class TraceIngest implements TraceSink {
   /** Starts the background pump if it is idle (never in serverless mode). */
   private kick(): void {
     if (this.options.serverless || this.pumping || this.stopped) return;
-    void this.pump();
+    this.pump().catch((error: unknown) => this.log.warn('internal', `the delivery pump failed: ${String(error)}`));
   }
 
   private async pump(): Promise<void> {
@@ -306,6 +377,7 @@ export class TraceIngest implements TraceSink {
           await delivering;
         } catch (error) {
           this.ledger.drop('internal_error', String(error), current.batch.traceIds);
+          this.spool?.done(current.batch.key, current.batch.traceIds);
         } finally {
           this.inFlight--;
           this.notify();
@@ -343,7 +415,8 @@ export class TraceIngest implements TraceSink {
   }
 
   private async deliverInline(deadline: number | undefined): Promise<void> {
-    const deliverer = this.makeDeliverer(() => deadline);
+    // The caller awaits this flush: its waits hold the process open (a script's last flush must not end mid-retry).
+    const deliverer = this.makeDeliverer(() => deadline, undefined, true);
     for (;;) {
       const recovered = this.recovered.shift();
       const batch = recovered ?? (this.queue.length > 0 ? this.takeBatch() : undefined);
@@ -357,20 +430,24 @@ export class TraceIngest implements TraceSink {
     }
   }
 
-  /** A delivery core whose retry waits end at `deadline` (undefined: only at shutdown). */
-  private makeDeliverer(deadline: () => number | undefined, park?: (parked: Parked) => void): Deliverer {
+  /**
+   * A delivery core whose retry waits end at `deadline` (undefined: only at shutdown). Its waits keep the process
+   * alive only when `holdProcess` (a flush the caller awaits); the background pump never holds a process open.
+   */
+  private makeDeliverer(deadline: () => number | undefined, park?: (parked: Parked) => void, holdProcess = false): Deliverer {
     return new Deliverer({
       park,
       transport: this.transport,
       apiKey: this.apiKey,
       ledger: this.ledger,
-      sleep: this.sleeper(deadline),
-      spool: { write: (batch) => this.spool?.write(batch), delete: (key) => this.spool?.delete(key) },
+      sleep: this.sleeper(deadline, holdProcess),
+      spool: { write: (batch) => this.spool?.batch(batch), done: (key, ids, now) => this.spool?.done(key, ids, now) },
       maxRetrySeconds: this.options.maxRetrySeconds,
+      log: this.log,
     });
   }
 
-  private sleeper(deadline: () => number | undefined): Sleep {
+  private sleeper(deadline: () => number | undefined, holdProcess: boolean): Sleep {
     return (seconds) =>
       new Promise<boolean>((resolve) => {
         const limit = deadline();
@@ -386,7 +463,7 @@ export class TraceIngest implements TraceSink {
         };
         const timer = setTimeout(wake, seconds * 1000);
         const beat = setInterval(() => this.spool?.heartbeat(), 5_000);
-        timer.unref?.();
+        if (!holdProcess) timer.unref?.();
         beat.unref?.();
         this.sleepers.add(wake);
       });
@@ -414,14 +491,53 @@ export class TraceIngest implements TraceSink {
     for (const listener of [...this.listeners]) listener();
   }
 
-  private async openSpool(directory: string): Promise<void> {
-    const { Spool } = await import('./spool.js');
-    this.spool = new Spool(directory);
-    for (const batch of this.spool.claimOrphans()) {
-      this.recovered.push(batch);
-      this.ledger.recovered += batch.traceIds.length;
+  /**
+   * Opens the spool and takes back what dead processes left in it. Never rejects: a directory that cannot be used
+   * turns the spool off with a warning, and delivery goes on from memory.
+   */
+  private openSpool(directory: string): Promise<void> {
+    type NodeProcess = { getBuiltinModule?: (id: string) => unknown };
+    const builtin = typeof process === 'undefined' ? undefined : (process as unknown as NodeProcess).getBuiltinModule;
+    if (typeof builtin === 'function') {
+      // Node ≥ 20.16: open at once, so that the first trace handed over is already spooled.
+      this.startSpool(directory, builtin('node:fs') as typeof import('node:fs'), builtin('node:zlib') as typeof import('node:zlib'));
+      return Promise.resolve();
     }
-    if (this.recovered.length > 0) this.kick();
+    this.unspooled = [];
+    return Promise.all([import('node:fs'), import('node:zlib')]).then(
+      ([fs, zlib]) => this.startSpool(directory, fs, zlib),
+      (error: unknown) => this.spoolOff(directory, error),
+    );
+  }
+
+  private startSpool(directory: string, fs: typeof import('node:fs'), zlib: typeof import('node:zlib')): void {
+    try {
+      const warn = (cause: string, message: string) => this.log.warn(cause, message);
+      const spool = new Spool(directory, { fs, crc32: pickCrc32(zlib), sync: this.options.spoolSync, intervalMs: this.options.spoolIntervalMs, warn });
+      const found = spool.recover();
+      this.spool = spool;
+      for (const batch of found.batches) this.recovered.push(batch);
+      if (found.traces.length > 0) {
+        if (this.queue.length === 0) this.oldest = performance.now();
+        this.queue.unshift(...found.traces);
+        for (const item of found.traces) this.queuedBytes += item.data.length;
+      }
+      this.ledger.recovered += found.batches.reduce((sum, batch) => sum + batch.traceIds.length, 0) + found.traces.length;
+      this.ledger.tornSpoolRecords += found.tornRecords;
+      this.ledger.unreadableSpoolFiles += found.unreadableFiles;
+      if (found.tornRecords > 0) this.log.warn('spool:torn', `${found.tornRecords} spool file(s) in ${directory} ended in a cut-short record (a crash mid-write): the records before it were recovered`);
+      for (const item of this.unspooled ?? []) spool.trace(item);
+    } catch (error) {
+      this.spoolOff(directory, error);
+    }
+    this.unspooled = undefined;
+    if (this.recovered.length > 0 || this.queue.length > 0) this.kick();
+  }
+
+  private spoolOff(directory: string, error: unknown): void {
+    this.spool = undefined;
+    this.unspooled = undefined;
+    this.log.warn('spool:off', `cannot use spoolDir ${directory} (${String(error)}): the spool is off, traces are delivered from memory only`);
   }
 
   private installExitHandlers(): void {
@@ -430,7 +546,7 @@ export class TraceIngest implements TraceSink {
     if (this.options.flushOnExit ?? !this.options.serverless) {
       // beforeExit comes when the loop has nothing left; a flush gives it work, once.
       this.onProcess('beforeExit', () => {
-        if (this.queue.length > 0 || this.recovered.length > 0 || this.inFlight > 0) void this.shutdown();
+        if (!this.settled()) void this.shutdown();
       });
     }
     if (this.options.handleSignals) {

@@ -1,5 +1,6 @@
 import { gzip } from './gzip.js';
 import type { Ledger } from './ledger.js';
+import type { Log } from './log.js';
 import { type Answer, decide, rejectedTraces } from './policy.js';
 import { type Transport, USER_AGENT } from './transport.js';
 
@@ -59,10 +60,12 @@ export interface Parked {
   startedSeconds: number;
 }
 
-/** Where batches wait on disk until their final answer (the spool); the core writes and deletes, nothing more. */
+/** Where batches wait on disk until their final answer (the spool). */
 export interface BatchStore {
+  /** On disk before the batch's first request. */
   write(batch: Batch): void;
-  delete(key: string): void;
+  /** `key`'s batch is closed; `ids` have a final answer (empty for a batch split into parts, which is written at once). */
+  done(key: string, ids: readonly string[], now?: boolean): void;
 }
 
 /** Waits that many seconds; resolves false when delivery must stop (the batch stays pending). */
@@ -79,6 +82,7 @@ export interface DelivererOptions {
   jitter?: () => number;
   /** Sets aside a batch answered 409; without it the core waits for the batch itself. */
   park?: (parked: Parked) => void;
+  log?: Log;
 }
 
 /**
@@ -133,9 +137,13 @@ export class Deliverer {
       'User-Agent': USER_AGENT,
     };
     const started = resume?.startedSeconds ?? this.clock();
+    const { log } = this.options;
     for (let attempt = resume?.attempt ?? 0; ; attempt++) {
+      log?.debug(`POST ${transport.url ?? ''} Idempotency-Key ${batch.key}: ${batch.traceIds.length} traces, ${batch.body.length} bytes (${compressed.length} gzip), attempt ${attempt + 1}`);
       const answer = await transport.post(compressed, headers);
       const decision = decide(answer, batch.traceIds.length, attempt, this.jitter());
+      log?.debug(`answer to ${batch.key}: ${answer.status ?? answer.failure} ${JSON.stringify(answer.body)} -> ${decision.action}${decision.action === 'retry' ? ` in ${decision.delaySeconds.toFixed(3)} s` : ''}`);
+      if (answer.status === null) log?.warn('connection', `could not reach ${transport.url ?? 'the service'} (${answer.failure ?? 'network error'}): check baseUrl; retrying with the same Idempotency-Key`);
       switch (decision.action) {
         case 'delivered':
           this.settleDelivered(batch, answer);
@@ -176,11 +184,11 @@ export class Deliverer {
     // The halves are on disk before the whole goes: a kill in between resends traces the service
     // refused as a whole, never loses them.
     for (const half of halves) this.options.spool?.write(half);
-    this.forget(batch);
+    this.options.spool?.done(batch.key, [], true);
     return halves;
   }
 
   private forget(batch: Batch): void {
-    this.options.spool?.delete(batch.key);
+    this.options.spool?.done(batch.key, batch.traceIds);
   }
 }

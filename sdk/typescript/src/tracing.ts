@@ -121,56 +121,72 @@ abstract class Timed {
   }
 }
 
-/** One step of a trace. Set its fields directly (`span.output = …`) or with {@link Span.update}. */
-export class Span extends Timed implements Disposable {
-  readonly spanId = crypto.randomUUID();
-  readonly parentSpanId: string | null;
-  kind: SpanKind;
-  input: unknown;
-  output: unknown;
+/** The fields a trace and its spans share: who ran it and what was measured, set directly or with `update`. */
+abstract class Observed extends Timed {
   model: string;
   inputTokens: number | undefined;
   outputTokens: number | undefined;
   totalTokens: number | undefined;
   attributes: Record<string, unknown>;
   status: Status;
-  errorMessage: string | null;
   conversationId: string;
   userId: string;
   agentId: string;
   agentName: string;
 
-  constructor(
-    readonly trace: Trace,
-    public name: string,
-    options: SpanOptions = {},
-  ) {
+  /** `inherited` fills the who-fields that `options` leaves out (a span takes its trace's). */
+  protected constructor(options: Who & Measured, inherited: Required<Who>) {
     super();
-    const parent = options.parent === undefined ? defaultParent(trace) : options.parent;
-    this.parentSpanId = parent?.spanId ?? null;
-    this.kind = options.kind ?? 'llm';
-    this.input = options.input;
-    this.output = options.output;
     this.model = options.model ?? '';
     this.inputTokens = options.inputTokens;
     this.outputTokens = options.outputTokens;
     this.totalTokens = options.totalTokens;
     this.attributes = withTags(options.attributes, options.tags);
     this.status = options.status ?? 'ok';
+    this.conversationId = options.conversationId ?? inherited.conversationId;
+    this.userId = options.userId ?? inherited.userId;
+    this.agentId = options.agentId ?? inherited.agentId;
+    this.agentName = options.agentName ?? inherited.agentName;
+  }
+
+  /** Sets several fields at once; `tags` goes into `attributes.tags`. */
+  protected assign(fields: Who & Measured): this {
+    const { tags, ...rest } = fields;
+    Object.assign(this, rest);
+    if (tags) this.attributes = withTags(this.attributes, tags);
+    return this;
+  }
+}
+
+const NOBODY: Required<Who> = { conversationId: '', userId: '', agentId: '', agentName: '' };
+
+/** One step of a trace. Set its fields directly (`span.output = …`) or with {@link Span.update}. */
+export class Span extends Observed implements Disposable {
+  readonly spanId = crypto.randomUUID();
+  readonly parentSpanId: string | null;
+  kind: SpanKind;
+  input: unknown;
+  output: unknown;
+  errorMessage: string | null;
+
+  constructor(
+    readonly trace: Trace,
+    public name: string,
+    options: SpanOptions = {},
+  ) {
+    super(options, trace);
+    const parent = options.parent === undefined ? defaultParent(trace) : options.parent;
+    this.parentSpanId = parent?.spanId ?? null;
+    this.kind = options.kind ?? 'llm';
+    this.input = options.input;
+    this.output = options.output;
     this.errorMessage = options.errorMessage ?? null;
-    this.conversationId = options.conversationId ?? trace.conversationId;
-    this.userId = options.userId ?? trace.userId;
-    this.agentId = options.agentId ?? trace.agentId;
-    this.agentName = options.agentName ?? trace.agentName;
     trace.spans.push(this);
   }
 
   /** Sets several fields at once; `tags` goes into `attributes.tags`. */
   update(fields: Omit<SpanOptions, 'parent'>): this {
-    const { tags, ...rest } = fields;
-    Object.assign(this, rest);
-    if (tags) this.attributes = withTags(this.attributes, tags);
-    return this;
+    return this.assign(fields);
   }
 
   /** Ends the span; an error marks it `error` with `error_message`. The callback forms do this. */
@@ -215,21 +231,11 @@ export class Span extends Timed implements Disposable {
 }
 
 /** One run of an agent or model, holding its spans in the order they started; sent when it ends. */
-export class Trace extends Timed implements Disposable {
+export class Trace extends Observed implements Disposable {
   readonly traceId: string;
   readonly spans: Span[] = [];
   environment: string;
   workspaceSlug: string;
-  model: string;
-  inputTokens: number | undefined;
-  outputTokens: number | undefined;
-  totalTokens: number | undefined;
-  attributes: Record<string, unknown>;
-  status: Status;
-  conversationId: string;
-  userId: string;
-  agentId: string;
-  agentName: string;
   private ended = false;
 
   constructor(
@@ -237,20 +243,10 @@ export class Trace extends Timed implements Disposable {
     public name: string,
     options: TraceOptions = {},
   ) {
-    super();
+    super(options, NOBODY);
     this.traceId = options.traceId ?? crypto.randomUUID();
     this.environment = options.environment ?? sink.environment;
     this.workspaceSlug = options.workspaceSlug ?? sink.workspaceSlug;
-    this.model = options.model ?? '';
-    this.inputTokens = options.inputTokens;
-    this.outputTokens = options.outputTokens;
-    this.totalTokens = options.totalTokens;
-    this.attributes = withTags(options.attributes, options.tags);
-    this.status = options.status ?? 'ok';
-    this.conversationId = options.conversationId ?? '';
-    this.userId = options.userId ?? '';
-    this.agentId = options.agentId ?? '';
-    this.agentName = options.agentName ?? '';
   }
 
   /**
@@ -272,10 +268,7 @@ export class Trace extends Timed implements Disposable {
 
   /** Sets several fields at once; `tags` goes into `attributes.tags`. */
   update(fields: Omit<TraceOptions, 'traceId'>): this {
-    const { tags, ...rest } = fields;
-    Object.assign(this, rest);
-    if (tags) this.attributes = withTags(this.attributes, tags);
-    return this;
+    return this.assign(fields);
   }
 
   /**

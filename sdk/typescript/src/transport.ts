@@ -4,12 +4,14 @@ export const USER_AGENT = 'trace-ingest-typescript/0.1.0';
 
 /** Sends one gzip batch and returns the answer; never throws. */
 export interface Transport {
+  /** Where it posts, for messages. */
+  readonly url?: string;
   post(body: Uint8Array, headers: Record<string, string>): Promise<Answer>;
 }
 
 /** POSTs to `{baseUrl}/v1/traces/ingest` with `fetch` (connections kept alive by the runtime). */
 export class FetchTransport implements Transport {
-  private readonly url: string;
+  readonly url: string;
 
   constructor(
     baseUrl: string,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,9 +8,7 @@ import { it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { currentSpan, TraceIngest, type Undelivered } from '../src/index.js';
 import { FakeService } from './fake-service.js';
-import { ok, Recorder } from './support.js';
-
-const INDEX = new URL('../src/index.js', import.meta.url).href;
+import { exitOf, ok, program, Recorder } from './support.js';
 
 async function traces(client: TraceIngest, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -172,10 +170,6 @@ it('reads its configuration from the environment', () => {
   }
 });
 
-function program(code: string): string[] {
-  return ['--input-type=module', '-e', `import { TraceIngest } from ${JSON.stringify(INDEX)};\n${code}`];
-}
-
 it('flushes at beforeExit what the program queued', async () => {
   const service = await new FakeService().start();
   try {
@@ -227,7 +221,7 @@ it('resends a spooled batch after kill -9 with its original key, once', async ()
     child.kill('SIGKILL');
     await exitOf(child);
     const first = new Map(service.requests.map((request) => [request.key, request.traceIds]));
-    assert.equal(readdirSync(spool).filter((name) => name.endsWith('.batch')).length, first.size);
+    assert.ok(readdirSync(spool).some((name) => name.endsWith('.seg')));
     down = false;
     const recovery = spawn(process.execPath, program(`
       const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, spoolDir: ${JSON.stringify(spool)} });
@@ -246,9 +240,6 @@ it('resends a spooled batch after kill -9 with its original key, once', async ()
   }
 });
 
-function exitOf(child: ChildProcess): Promise<number | NodeJS.Signals> {
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? (code as number))));
-}
 
 it('sets aside a batch whose key is still in progress (409) while the others go', async () => {
   let firstKey: string | undefined;
@@ -299,13 +290,25 @@ it('settles a batch whose serverless flush failed inside, and returns instead of
 it('keeps the spool owner file fresh while the spool is busy, so no other process takes its batches for orphans', async () => {
   const { Spool } = await import('../src/spool.js');
   const { Batch } = await import('../src/delivery.js');
-  const { statSync, utimesSync } = await import('node:fs');
+  const { tableCrc32 } = await import('../src/crc32.js');
+  const fs = await import('node:fs');
+  const { statSync, utimesSync } = fs;
   const directory = mkdtempSync(path.join(tmpdir(), 'spool-beat-'));
-  const spool = new Spool(directory);
+  const spool = new Spool(directory, { fs, crc32: tableCrc32 });
   const ownerFile = path.join(directory, `${spool.owner}.owner`);
   const longAgo = (Date.now() - 61_000) / 1000;
   utimesSync(ownerFile, longAgo, longAgo);
   (spool as unknown as { lastBeat: number }).lastBeat = Date.now() - 11_000;
-  spool.write(new Batch('k1', ['t1'], new Uint8Array([123, 125])));
+  spool.batch(new Batch('k1', ['t1'], new Uint8Array([123, 125])));
   assert.ok(Date.now() - statSync(ownerFile).mtimeMs < 5_000);
+});
+
+it('sends a lone surrogate as the JSON escape, in every string it serialises, and never throws for it', async () => {
+  const recorder = new Recorder();
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, serverless: true });
+  client.trace('name \ud800', { userId: 'u\udfff', attributes: { a: '\ud83d' } }, (trace) => trace.span('s', { input: { q: 'x\ud800y' } }, () => undefined));
+  assert.equal((await client.flush()).sent, 1);
+  const text = gunzipSync(recorder.requests[0]?.raw as Uint8Array).toString('utf8');
+  for (const escaped of ['name \\ud800', 'u\\udfff', '\\\\ud83d', 'x\\\\ud800y']) assert.ok(text.includes(escaped), escaped);
+  assert.ok(!/[\ud800-\udfff]/.test(text.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')));
 });

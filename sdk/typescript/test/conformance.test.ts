@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH, TraceIngest, type Answer, type Trace } from '../src/index.js';
 import { Batch, Deliverer } from '../src/delivery.js';
 import { Ledger } from '../src/ledger.js';
+import { parseRetryAfter } from '../src/policy.js';
 import { conformance, Recorder } from './support.js';
 
 // The shared vectors of sdk/conformance, which the Python SDK runs too.
@@ -36,6 +37,17 @@ function expand(scenarios: Scenario[]): Scenario[] {
     });
   });
 }
+
+describe('Retry-After values (sdk/conformance/retry-after.json)', () => {
+  const vectors = conformance<{ now: string; cases: { header: string; seconds: number | null }[] }>('retry-after.json');
+  const now = Date.parse(vectors.now);
+  assert.ok(vectors.cases.length > 0);
+  for (const { header, seconds } of vectors.cases) {
+    it(`${JSON.stringify(header)} means ${seconds === null ? 'the backoff' : `${seconds} s`}`, () => {
+      assert.equal(parseRetryAfter(header, now) ?? null, seconds);
+    });
+  }
+});
 
 describe('delivery decisions (sdk/conformance/delivery.json)', () => {
   const vectors = conformance<{ jitter: number; scenarios: Scenario[] }>('delivery.json');

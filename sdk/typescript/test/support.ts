@@ -1,8 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { Answer, Transport } from '../src/index.js';
 
-const CONFORMANCE = process.env.TRACE_INGEST_CONFORMANCE_DIR ?? new URL('../../../conformance/', import.meta.url).pathname;
+export const CONFORMANCE = process.env.TRACE_INGEST_CONFORMANCE_DIR ?? new URL('../../../conformance/', import.meta.url).pathname;
 
 export function conformance<T>(name: string): T {
   return JSON.parse(readFileSync(`${CONFORMANCE}/${name}`, 'utf8')) as T;
@@ -40,4 +41,19 @@ export class Recorder implements Transport {
 
 export function ok(count: number, errors: unknown[] = []): Answer {
   return { status: 200, headers: {}, body: { accepted: count - errors.length, rejected: errors.length, errors } };
+}
+
+const INDEX = new URL('../src/index.js', import.meta.url).href;
+
+/** Node arguments that run `code` as an ES module with `TraceIngest` imported from the SDK under test. */
+export function program(code: string): string[] {
+  return ['--input-type=module', '-e', `import { TraceIngest } from ${JSON.stringify(INDEX)};\n${code}`];
+}
+
+/** The child's exit code, or the signal that ended it. */
+export function exitOf(child: ChildProcess): Promise<number | NodeJS.Signals> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.signalCode ?? (child.exitCode as number));
+    else child.on('exit', (code, signal) => resolve(signal ?? (code as number)));
+  });
 }

@@ -1,0 +1,85 @@
+// Writes sdk/conformance/spool-fixtures/typescript/: spool directories as this SDK leaves them after a crash,
+// each with the expected.json that every SDK's fixture test checks (the Python SDK reads them too).
+// Run after a build: node sdk/typescript/build/test/write-spool-fixtures.js
+import * as fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tableCrc32 } from '../src/crc32.js';
+import { Batch, type QueuedTrace } from '../src/delivery.js';
+import { Spool } from '../src/spool.js';
+
+const OUT = fileURLToPath(new URL('../../../conformance/spool-fixtures/typescript/', import.meta.url));
+const DEAD = 'feedfacefeedfacefeedfacefeedface';
+const OLD = 'c0ffeec0ffeec0ffeec0ffeec0ffeec0';
+
+function trace(n: string): QueuedTrace {
+  const traceId = `00000000-0000-4000-9000-0000000000${n}`;
+  const wire = { trace_id: traceId, timestamp: '2026-11-28T12:00:00.000000Z', environment: 'fixture', root_span_name: 'fixture', spans: [], attributes: '{"text":"\\ud800 lone"}' };
+  return { traceId, data: new TextEncoder().encode(JSON.stringify(wire)) };
+}
+
+/** Renames every file of the spool's owner to the dead owner's name, and drops the owner file (as after kill -9 and a stale owner). */
+function abandon(directory: string, owner: string): void {
+  for (const name of fs.readdirSync(directory)) {
+    if (name === `${owner}.owner`) fs.unlinkSync(path.join(directory, name));
+    else if (name.startsWith(`${owner}.`)) fs.renameSync(path.join(directory, name), path.join(directory, `${DEAD}${name.slice(owner.length)}`));
+  }
+}
+
+function mixed(directory: string): void {
+  const spool = new Spool(directory, { fs, crc32: tableCrc32, sync: 'write' });
+  const [t1, t2, t3, t4, t5] = ['01', '02', '03', '04', '05'].map(trace) as [QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace];
+  for (const item of [t1, t2, t3]) spool.trace(item);
+  spool.batch(Batch.of([t1, t2], 'ts-fixture-key-live'));
+  spool.batch(Batch.of([t3], 'ts-fixture-key-done'));
+  spool.done('ts-fixture-key-done', [t3.traceId]);
+  spool.trace(t4);
+  spool.trace(t5);
+  const segment = path.join(directory, `${spool.owner}.00000001.seg`);
+  // A torn tail: a record header that promises 100 bytes, then 10 of them (a kill mid-write).
+  const torn = Buffer.alloc(18);
+  torn.writeUInt32BE(100, 0);
+  torn.write('{"t":"trac', 8);
+  fs.appendFileSync(segment, torn);
+  abandon(directory, spool.owner);
+  // A v1 file of another dead owner, as the SDK before the v2 spool wrote it.
+  const v1 = Batch.of(['a1', 'a2'].map(trace), 'ts-fixture-key-v1');
+  const header = `${JSON.stringify({ key: v1.key, trace_ids: v1.traceIds })}\n`;
+  fs.writeFileSync(path.join(directory, `${OLD}.${v1.key}.batch`), Buffer.concat([Buffer.from(header), v1.body]));
+  expect(directory, {
+    comment: 'Written by the TypeScript SDK: a dead owner\'s segment (a live batch of two traces, a batch done, two loose traces, a torn tail) and a v1 .batch file of another dead owner. Trace 01\'s attributes hold a lone surrogate as the JSON escape.',
+    recovered: 6,
+    trace_ids: [t1, t2, t4, t5].map((item) => item.traceId).concat(v1.traceIds),
+    batches: { 'ts-fixture-key-live': [t1.traceId, t2.traceId], 'ts-fixture-key-v1': [...v1.traceIds] },
+    unreadable_spool_files: 0,
+    torn_spool_records: 1,
+  });
+}
+
+function unreadable(directory: string): void {
+  fs.writeFileSync(path.join(directory, `${DEAD}.00000001.seg`), '');
+  fs.writeFileSync(path.join(directory, `${DEAD}.00000002.seg`), 'TISPOOL1 an older or foreign format');
+  fs.writeFileSync(path.join(directory, `${OLD}.no-header.batch`), '{"traces":[]}');
+  expect(directory, {
+    comment: 'Written by the TypeScript SDK\'s fixture script: a zero-length segment, a segment without the TISPOOL2 magic, a v1 file without its header line: each quarantined, nothing recovered.',
+    recovered: 0,
+    trace_ids: [],
+    batches: {},
+    unreadable_spool_files: 3,
+    torn_spool_records: 0,
+  });
+}
+
+function expect(directory: string, expected: Record<string, unknown>): void {
+  fs.writeFileSync(path.join(directory, 'expected.json'), `${JSON.stringify(expected, null, 2)}\n`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const [name, write] of [['mixed', mixed], ['unreadable', unreadable]] as const) {
+    const directory = path.join(OUT, name);
+    fs.rmSync(directory, { recursive: true, force: true });
+    fs.mkdirSync(directory, { recursive: true });
+    write(directory);
+  }
+  console.log(`wrote ${OUT}`);
+}
