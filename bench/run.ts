@@ -5,7 +5,8 @@ import { runIngestBench } from './ingest.js';
 import type { BenchResult } from './types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+// Group names; `--name value` options are the groups' own (e.g. `--concurrency 8`, `--minutes 2`).
+const only = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 const wanted = (group: string) => only.length === 0 || only.includes(group);
 
 type Suite = { group: string; file: string; exportName: string };
@@ -19,6 +20,7 @@ const optionalSuites: Suite[] = [
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },
+  { group: 'visibility', file: 'visibility.ts', exportName: 'runVisibilityBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
   { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
   { group: 'event-size', file: 'event-size.ts', exportName: 'runEventSizeBench' },
