@@ -20,7 +20,7 @@ import {
   updateOrganization,
   updatePlan,
 } from './commands.js';
-import { joinDashValues } from '../cli/command-line.js';
+import { joinDashValues, refuseRepeatedOptions } from '../cli/command-line.js';
 import type { WindowUsageReader } from './usage.js';
 import { organizationUsage } from './usage.js';
 
@@ -141,7 +141,8 @@ const OPTIONS = {
 export function parseAdminArgs(argv: readonly string[]): ParsedCommand {
   let parsed;
   try {
-    parsed = parseArgs({ args: joinDashValues(argv, OPTIONS), options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinDashValues(argv, OPTIONS), options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+    refuseRepeatedOptions(parsed.tokens, OPTIONS);
   } catch (error) {
     throw new AdminCommandError((error as Error).message.split('\n')[0] ?? 'invalid arguments');
   }
