@@ -6,9 +6,9 @@ import { freshFaultSetup, type RateTableFake, type StreamFake } from './fault-fa
 import type { IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';
 
 /**
- * PutRecords wrote the batch and then never answered, until the function's deadline. A second
- * before it, the handler answers 503 itself (middy's early timeout), saying that part of the batch
- * may have been accepted: it cannot know. Without the early answer API Gateway would send its own
+ * PutRecords wrote the batch and then never answered, until the function's deadline. Two seconds
+ * before it the work is told to stop, winds down and answers 503 itself (middy's early timeout, half a
+ * second before, if it does not), saying that part of the batch may have been accepted: it cannot know. Without the early answer API Gateway would send its own
  * 502/504; either way the client resends, as the contract tells it to after any error, and the
  * batch lands twice. Each copy carries its request's request_id, which tells them apart; an
  * Idempotency-Key makes the resend return the first answer instead of publishing again.
