@@ -12,7 +12,7 @@ import { loadBatchBody, unlimitedOrganizationKey } from './overload-copies.js';
  * steady load for `--minutes`, its memory sampled every 30 s after a full GC (run with `--expose-gc`), and
  * heap snapshots after warm-up and at the end when `--snapshots DIR` is given.
  *
- *   node --expose-gc --import tsx bench/soak-memory.ts --minutes 30 --snapshots /tmp/soak [--concurrency 10] [--sample-seconds 30]
+ *   node --expose-gc --import tsx bench/soak-memory.ts --minutes 30 --snapshots /tmp/soak [--concurrency 10] [--sample-seconds 30] [--no-compaction]
  *
  * Each sample also splits the RSS (Linux `/proc/self/smaps_rollup`: anonymous vs file-backed pages) and
  * counts kinesalite's LevelDB tables, which live in this process's native memory (their index blocks and
@@ -49,10 +49,10 @@ function levelDbTables(dir: string): { ldbFiles: number; ldbMb: number } {
   return { ldbFiles: files, ldbMb: mb(bytes) };
 }
 
-async function soak(minutes: number, snapshots: string | undefined, concurrency: number, sampleMs: number): Promise<void> {
+async function soak(minutes: number, snapshots: string | undefined, concurrency: number, sampleMs: number, compaction: boolean): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   const stateDir = mkdtempSync(path.join(tmpdir(), 'soak-'));
-  const stack = await startLocalStack({ paths: localPaths(stateDir), port: 0 });
+  const stack = await startLocalStack({ paths: localPaths(stateDir), port: 0, ...(compaction ? {} : { compactionIntervalMs: 0 }) });
   try {
     const apiKey = await unlimitedOrganizationKey(stack.endpoints.dynamodb, 'soak');
 
@@ -106,4 +106,4 @@ async function soak(minutes: number, snapshots: string | undefined, concurrency:
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await soak(Number(arg('--minutes') ?? 30), arg('--snapshots'), Number(arg('--concurrency') ?? 10), Number(arg('--sample-seconds') ?? 30) * 1000);
+if (process.argv[1] === fileURLToPath(import.meta.url)) await soak(Number(arg('--minutes') ?? 30), arg('--snapshots'), Number(arg('--concurrency') ?? 10), Number(arg('--sample-seconds') ?? 30) * 1000, !process.argv.includes('--no-compaction'));

@@ -55,7 +55,7 @@ export function injectKinesisLatency(client: KinesisClient, delayMs: () => numbe
       const delay = delayMs();
       delays.push(delay);
       // The call's own timeout, else the client's (as @smithy/node-http-handler chooses).
-      const timeout = options.requestTimeout ?? (inner.httpHandlerConfigs?.().requestTimeout as number | undefined);
+      const timeout = options.requestTimeout ?? ((inner.httpHandlerConfigs?.() ?? {}) as { requestTimeout?: number }).requestTimeout;
       const left = timeout === undefined ? Infinity : timeout - (Date.now() - started);
       const outcome = await wait(Math.min(delay, left), options.abortSignal);
       if (outcome === 'aborted' || delay >= left) {
