@@ -129,8 +129,10 @@ export class KinesisTraceSink implements TraceSink {
       const requestTimeout = callTimeoutMs(sizedCallTimeoutMs(pending.length, bytesOf(pending)), leftMs, unknownOutcomes === MAX_UNKNOWN_OUTCOME_CALLS - 1);
       let response;
       try {
-        // The timeout of this call alone (the client's own is the fallback): @smithy/node-http-handler reads
-        // `requestTimeout` and `abortSignal` from the options of each `send`.
+        // The timeout of this call alone (the client's own is the fallback): @smithy/node-http-handler 4.x reads
+        // `requestTimeout` and `abortSignal` from the options of each `send` (abortSignal: "AbortController in
+        // modular AWS SDK for JavaScript", https://aws.amazon.com/blogs/developer/abortcontroller-in-modular-aws-sdk-for-javascript/;
+        // over HTTP/2, Kinesis's default, the timeout is the stream's inactivity timeout).
         response = await abortable(this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }), { abortSignal: signal, requestTimeout }), signal);
       } catch (error) {
         if (refusedByService(error)) return { failed: error, retryable: true };
