@@ -58,13 +58,16 @@ async function soak(minutes: number, snapshots: string | undefined, concurrency:
 
     const started = Date.now();
     const end = started + minutes * 60_000;
-    const statuses: Record<number, number> = {};
+    const statuses: Record<string, number> = {};
     const load = Promise.all(
       Array.from({ length: concurrency }, async () => {
         while (Date.now() < end) {
-          const response = await fetch(`${stack.endpoints.api}/v1/traces/ingest`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey }, body: loadBatchBody(TRACES_PER_BATCH) });
-          await response.arrayBuffer();
-          statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+          // A request that fails is counted by its error's name: one refused connection must not end an hour's soak.
+          const status = await fetch(`${stack.endpoints.api}/v1/traces/ingest`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey }, body: loadBatchBody(TRACES_PER_BATCH) }).then(
+            async (response) => (await response.arrayBuffer(), String(response.status)),
+            (error: unknown) => `${(error as Error).name}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`,
+          );
+          statuses[status] = (statuses[status] ?? 0) + 1;
         }
       }),
     );
