@@ -6,7 +6,8 @@ import { runIngestBench } from './ingest.js';
 import type { BenchResult } from './types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+// Group names; `--name value` options are the groups' own (e.g. `--concurrency 8`, `--minutes 2`).
+const only = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 const wanted = (group: string) => only.length === 0 || only.includes(group);
 
 type Suite = { group: string; file: string; exportName: string };
@@ -22,6 +23,7 @@ const optionalSuites: Suite[] = [
   { group: 'otlp', file: 'otlp.ts', exportName: 'runOtlpBench' },
   { group: 'string-nesting', file: 'string-nesting.ts', exportName: 'runStringNestingBench' },
   { group: 'overload-copies', file: 'overload-copies.ts', exportName: 'runOverloadCopiesBench' },
+  { group: 'visibility', file: 'visibility.ts', exportName: 'runVisibilityBench' },
   { group: 'cost', file: 'cost-model.ts', exportName: 'runCostModelBench' },
   { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
   { group: 'sdk-python', file: 'sdk-python.ts', exportName: 'runSdkPythonBench' },
@@ -29,7 +31,9 @@ const optionalSuites: Suite[] = [
 ];
 
 const results: BenchResult[] = [];
-benchGroups(only, ['ingest', ...optionalSuites.filter((suite) => existsSync(join(here, suite.file))).map((suite) => suite.group)]);
+// --help is the one option run.ts reads itself: it must reach benchGroups, which prints the usage before anything runs.
+const helpAsked = process.argv.slice(2).filter((arg) => arg === '--help' || arg === '-h');
+benchGroups([...only, ...helpAsked], ['ingest', ...optionalSuites.filter((suite) => existsSync(join(here, suite.file))).map((suite) => suite.group)]);
 if (wanted('ingest')) results.push(...(await runIngestBench()));
 for (const suite of optionalSuites) {
   if (!wanted(suite.group) || !existsSync(join(here, suite.file))) continue;

@@ -4,7 +4,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  * The subset of DynamoDB expressions the rate limiter and the tenancy store write, evaluated on a
  * plain item: conditions built from `attribute_exists`, `attribute_not_exists` and comparisons,
  * joined by AND/OR with parentheses; updates made of `SET a = :v`, `SET a = if_not_exists(a, :v)`
- * and `ADD a :n`. Anything else is refused loudly, so a model run never silently diverges from
+ * `ADD a :n` and `REMOVE a`. Anything else is refused loudly, so a model run never silently diverges from
  * DynamoDB.
  */
 
@@ -128,7 +128,7 @@ export function applyUpdate(expression: string, item: Item, ctx: ExpressionConte
   };
   while (at < tokens.length) {
     const token = tokens[at];
-    if (token === 'SET' || token === 'ADD') {
+    if (token === 'SET' || token === 'ADD' || token === 'REMOVE') {
       clause = token;
       at++;
       continue;
@@ -138,7 +138,9 @@ export function applyUpdate(expression: string, item: Item, ctx: ExpressionConte
       continue;
     }
     const path = name(take(), ctx);
-    if (clause === 'ADD') {
+    if (clause === 'REMOVE') {
+      delete next[path];
+    } else if (clause === 'ADD') {
       const delta = value(take(), ctx);
       next[path] = { N: String(Number(next[path]?.N ?? 0) + Number(delta.N)) };
     } else if (clause === 'SET') {

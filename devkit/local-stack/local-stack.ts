@@ -11,6 +11,7 @@ import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../../scripts/admin/commands.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../engines/engines.js';
+import { injectKinesisLatency } from '../engines/kinesis-latency.js';
 import { type BundledFunctions, startBundledFunctions } from './bundled-functions.js';
 import { type HttpGateway, startHttpGateway } from './http-gateway.js';
 import { lambdaContext } from '../lambda/lambda-context.js';
@@ -56,6 +57,11 @@ export interface LocalStackOptions {
    */
   bundled?: { projectRoot: string };
   log?: (line: string) => void;
+  /**
+   * A delay (ms) held on every answer the in-process ingest handler's Kinesis client gets (`injectKinesisLatency`):
+   * Kinesis made slow without loading the host. Not with `bundled`.
+   */
+  kinesisLatencyMs?: () => number;
 }
 
 export interface LocalStack {
@@ -216,7 +222,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ingest = (event) => functions.ingest.invoke<APIGatewayProxyResult>(event);
       landing = (event) => functions.landing.invoke(event);
     } else {
-      ingest = composeIngest(ingestConfigFromEnv()) as unknown as ProxyLambda;
+      const ingestConfig = ingestConfigFromEnv();
+      if (options.kinesisLatencyMs && ingestConfig.clients?.kinesis) injectKinesisLatency(ingestConfig.clients.kinesis, options.kinesisLatencyMs);
+      ingest = composeIngest(ingestConfig) as unknown as ProxyLambda;
       landing = composeLanding(landingConfigFromEnv()) as unknown as KinesisLambda;
     }
 

@@ -9,7 +9,7 @@ import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from './core/rate/dynamodb-
 import { LeasingRateLimiter } from './core/rate/leasing-rate-limiter.js';
 import { DynamoDbTenancyStore } from './core/tenancy/dynamodb-tenancy-store.js';
 import { DynamoDbWindowUsage } from './core/rate/dynamodb-window-usage.js';
-import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink } from './core/publish/kinesis-trace-sink.js';
+import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink, PUT_RECORDS_MAX_BYTES, PUT_RECORDS_MAX_COUNT, sizedCallTimeoutMs } from './core/publish/kinesis-trace-sink.js';
 import { S3OverflowStore } from './core/publish/s3-overflow-store.js';
 import type { BackoffPolicy, Sleep } from '../shared/runtime/backoff.js';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
@@ -53,15 +53,17 @@ export interface IngestConfig {
 }
 
 // A call that hangs fails fast and is retried instead of running the function into its timeout
-// (without throwOnRequestTimeout the SDK only warns). Kinesis is retried by KinesisTraceSink alone:
-// its attempts × the 3 s request timeout stay inside the function timeout.
+// (without throwOnRequestTimeout the SDK only warns). Kinesis is retried by KinesisTraceSink alone, which
+// gives each PutRecords call its own timeout, sized to the records it carries and to the time left before
+// the request's deadline (`callTimeoutMs`); the client's timeout below is only the fallback of a call sent
+// without one, the time a full 500-record, 5 MiB call is given.
 const FAIL_FAST = { connectionTimeout: 1_000, throwOnRequestTimeout: true };
 
 /** The clients of the deployed function; `dynamodbAt` (endpoint, region, credentials) points DynamoDB's elsewhere, for tests. */
 export function defaultIngestClients(s3ForcePathStyle = false, dynamodbAt: Pick<DynamoDBClientConfig, 'endpoint' | 'region' | 'credentials'> = {}) {
   return {
     dynamodb: new DynamoDBClient({ ...dynamodbAt, maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 2_000 } }),
-    kinesis: new KinesisClient({ maxAttempts: 1, requestHandler: { ...FAIL_FAST, requestTimeout: 3_000 } }),
+    kinesis: new KinesisClient({ maxAttempts: 1, requestHandler: { ...FAIL_FAST, requestTimeout: sizedCallTimeoutMs(PUT_RECORDS_MAX_COUNT, PUT_RECORDS_MAX_BYTES) } }),
     s3: new S3Client({ maxAttempts: 3, requestHandler: { ...FAIL_FAST, requestTimeout: 5_000 }, forcePathStyle: s3ForcePathStyle }),
   };
 }

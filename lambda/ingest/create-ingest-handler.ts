@@ -4,13 +4,14 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { DeadlineReachedError, IngestError } from './core/errors.js';
+import { DeadlineReachedError, deadlineReached, IngestError } from './core/errors.js';
 import { type GatewayEvent, requestIdOf } from './http/gateway.js';
 import { ingestBatch } from './json/ingest-batch.js';
 import { errorResponse, successResponse, toIngestRequest } from './json/json-http.js';
 import { ingestOtlp } from './otlp/ingest-otlp.js';
 import { isOtlpTracesEvent, otlpErrorResponse, otlpFormatOf, otlpSuccessResponse, toOtlpRequest } from './otlp/otlp-http.js';
 import type { IngestDeps } from './core/ports.js';
+import type { Arrival } from './core/ingest-types.js';
 
 export interface IngestHandlerOptions {
   deps: Omit<IngestDeps, 'logger'>;
@@ -21,8 +22,19 @@ export interface IngestHandlerOptions {
 }
 
 const defaultNowMicros = () => Date.now() * 1000;
-/** How long before the function's timeout the handler gives up and answers 503 itself. */
-export const DEADLINE_MARGIN_MS = 1_000;
+/**
+ * How long before the function's timeout middy answers 503 itself, whatever the work is doing: the last resort,
+ * for work that does not stop when asked (the function's timeout would otherwise make API Gateway answer 502/504).
+ */
+export const ANSWER_MARGIN_MS = 500;
+/**
+ * How long before the function's timeout the work is told to stop (the deadline signal): what it started is
+ * abandoned, and it then gives back the quota of what it never published and releases its Idempotency-Key claim,
+ * so both are done before the 503 goes out. Left on a frozen Lambda environment they would wait for its next thaw
+ * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html: the environment is frozen
+ * once the handler has answered), and a resend meanwhile met 409 for the claim's 120 s lock.
+ */
+export const DEADLINE_MARGIN_MS = 2_000;
 
 /** The refusal in the encoding of the request's route: JSON for the ingest route, OTLP's own for exports. */
 function refusalResponse(error: unknown, event: GatewayEvent, requestId: string): APIGatewayProxyResult {
@@ -40,14 +52,17 @@ function httpErrorBoundary(logger: Logger): MiddlewareObj<GatewayEvent, APIGatew
   };
 }
 
+/** The request's deadline as the use case sees it (see {@link deadlineSignal}). */
+type WorkDeadline = Pick<Arrival, 'signal' | 'deadlineAtMs'>;
+
 interface Telemetry {
   logger: Logger;
   metrics: Metrics;
 }
 
 /** POST /v1/traces/ingest: runs the use case, counts and logs what it accepted, answers 200. */
-async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number, signal: AbortSignal) {
-  const result = await ingestBatch(deps, { ...toIngestRequest(event, requestId, receivedAtMicros), signal });
+async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number, deadline: WorkDeadline) {
+  const result = await ingestBatch(deps, { ...toIngestRequest(event, requestId, receivedAtMicros), ...deadline });
   metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.accepted);
   metrics.addMetric('RejectedTraces', MetricUnit.Count, result.rejected);
   logger.info('Batch ingested', { org_id: result.orgId, api_key_id: result.apiKeyId, accepted: result.accepted, rejected: result.rejected });
@@ -55,8 +70,8 @@ async function serveBatch(deps: IngestDeps, { logger, metrics }: Telemetry, even
 }
 
 /** POST /otel/v1/traces: runs the OTLP use case, counts and logs what it accepted, answers in the export's encoding. */
-async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number, signal: AbortSignal) {
-  const request = { ...toOtlpRequest(event, requestId, receivedAtMicros), signal };
+async function serveExport(deps: IngestDeps, { logger, metrics }: Telemetry, event: GatewayEvent, requestId: string, receivedAtMicros: number, deadline: WorkDeadline) {
+  const request = { ...toOtlpRequest(event, requestId, receivedAtMicros), ...deadline };
   const result = await ingestOtlp(deps, request);
   metrics.addMetric('AcceptedTraces', MetricUnit.Count, result.acceptedTraces);
   metrics.addMetric('AcceptedOtlpSpans', MetricUnit.Count, result.acceptedSpans);
@@ -75,17 +90,20 @@ function recordRefusal({ logger, metrics }: Telemetry, error: unknown, response:
 }
 
 /**
- * Aborted when middy answers for us at the deadline (`timeoutEarlyInMillis`), so the work still running
- * then stops reserving and publishing. One controller per invocation, not middy's `signal`: middy 6 shares
- * one AbortController among the invocations of a module, harmless on Lambda (one invocation per
- * environment) but not where requests run side by side in one process (the local stack), where one
- * request's deadline stopped the others' publishing.
+ * Aborted {@link DEADLINE_MARGIN_MS} before the function's timeout (read from `getRemainingTimeInMillis`,
+ * https://docs.aws.amazon.com/lambda/latest/dg/nodejs-context.html), so the work still running stops reserving
+ * and publishing and winds down while there is time to answer; `atMs` (epoch ms) is that moment, which no
+ * Kinesis call is given time beyond. One controller per invocation, not middy's `signal`: middy 6 shares one
+ * AbortController among the invocations of a module, harmless on Lambda (one invocation per environment) but not
+ * where requests run side by side in one process (the local stack), where one request's deadline stopped the
+ * others' publishing.
  */
-function deadlineSignal(context: Context): { signal: AbortSignal; clear(): void } {
+function deadlineSignal(context: Context): { signal: AbortSignal; atMs: number | undefined; clear(): void } {
   const controller = new AbortController();
-  if (typeof context.getRemainingTimeInMillis !== 'function') return { signal: controller.signal, clear: () => {} };
-  const timer = setTimeout(() => controller.abort(), Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS));
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  if (typeof context.getRemainingTimeInMillis !== 'function') return { signal: controller.signal, atMs: undefined, clear: () => {} };
+  const workMs = Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS);
+  const timer = setTimeout(() => controller.abort(), workMs);
+  return { signal: controller.signal, atMs: Date.now() + workMs, clear: () => clearTimeout(timer) };
 }
 
 /** Builds the ingest Lambda handler: the middleware chain around {@link ingestBatch} and {@link ingestOtlp}. */
@@ -105,7 +123,7 @@ export function createIngestHandler(options: IngestHandlerOptions) {
     const serve = isOtlpTracesEvent(event) ? serveExport : serveBatch;
     let response: APIGatewayProxyResult;
     try {
-      response = await serve(deps, options, event, requestId, nowMicros(), deadline.signal);
+      response = await serve(deps, options, event, requestId, nowMicros(), { signal: deadline.signal, deadlineAtMs: deadline.atMs });
     } catch (error) {
       response = refusalResponse(error, event, requestId);
       recordRefusal(options, error, response);
@@ -117,13 +135,12 @@ export function createIngestHandler(options: IngestHandlerOptions) {
   };
 
   return middy<GatewayEvent, APIGatewayProxyResult, Error, Context>({
-    // A second before the function's deadline, answer for ourselves rather than leave the client a
-    // gateway 502/504. The work may still be in flight, so the answer cannot say nothing was accepted.
-    timeoutEarlyInMillis: DEADLINE_MARGIN_MS,
+    // Half a second before the function's deadline, answer for ourselves rather than leave the client a
+    // gateway 502/504, if the work did not wind down when told to. It may still be in flight, so the answer
+    // cannot say nothing was accepted.
+    timeoutEarlyInMillis: ANSWER_MARGIN_MS,
     timeoutEarlyResponse: () => {
-      throw new DeadlineReachedError(
-        'Service temporarily unavailable: the request did not finish in time and part of the batch may have been accepted; resend it with the same Idempotency-Key',
-      );
+      throw deadlineReached();
     },
   })
     .use(injectLambdaContext(logger, { resetKeys: true }))

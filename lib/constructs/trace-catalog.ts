@@ -222,8 +222,8 @@ export class TraceCatalog extends Construct {
     // Each view reads the other dataset's tables too (a trace is erased when any of its spans matches).
     for (const dataset of DATASETS) {
       for (const other of DATASETS.filter((candidate) => candidate !== dataset)) {
-        this.tables[dataset.name].view.addDependency(this.tables[other.name].raw);
-        this.tables[dataset.name].view.addDependency(this.tables[other.name].compacted);
+        this.tables[dataset.name].view.addResourceDependency(this.tables[other.name].raw);
+        this.tables[dataset.name].view.addResourceDependency(this.tables[other.name].compacted);
       }
     }
 

@@ -22,7 +22,7 @@ import {
   updateOrganization,
   updatePlan,
 } from './commands.js';
-import { joinDashValues } from '../cli/command-line.js';
+import { joinDashValues, refuseRepeatedOptions } from '../cli/command-line.js';
 import type { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
 import { type EraseDeps, createErasure, listErasures, showErasure } from './erase-commands.js';
 import type { WindowUsageReader } from './usage.js';
@@ -158,7 +158,8 @@ const OPTIONS = {
 export function parseAdminArgs(argv: readonly string[]): ParsedCommand {
   let parsed;
   try {
-    parsed = parseArgs({ args: joinDashValues(argv, OPTIONS), options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinDashValues(argv, OPTIONS), options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+    refuseRepeatedOptions(parsed.tokens, OPTIONS);
   } catch (error) {
     throw new AdminCommandError((error as Error).message.split('\n')[0] ?? 'invalid arguments');
   }

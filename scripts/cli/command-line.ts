@@ -26,9 +26,23 @@ export function joinDashValues(argv: readonly string[], options: Options): strin
 }
 
 /**
+ * Refuses an option given more than once (`--per-minute 5 --per-minute 7`), which `parseArgs` settles by keeping
+ * the last without a word; options declared `multiple` may repeat. `tokens` come from `parseArgs({ tokens: true })`.
+ */
+export function refuseRepeatedOptions(tokens: readonly { kind: string; name?: string }[] | undefined, options: Options): void {
+  const seen = new Set<string>();
+  for (const token of tokens ?? []) {
+    if (token.kind !== 'option' || token.name === undefined || options[token.name]?.multiple) continue;
+    if (seen.has(token.name)) throw new UsageError(`option --${token.name} is given more than once; give it once`);
+    seen.add(token.name);
+  }
+}
+
+/**
  * Parses a script's arguments the same way for every command: `--help` or `-h` prints `usage` on
  * stdout (and `undefined` comes back: the command has nothing more to do); an unknown option or a
- * missing value is a {@link UsageError} with the parser's first line, never its stack trace.
+ * missing value is a {@link UsageError} with the parser's first line, never its stack trace; so is an option
+ * given twice.
  */
 export function parseCommandLine<T extends Options>(argv: readonly string[], options: T, usage: string, allowPositionals = false) {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -36,7 +50,9 @@ export function parseCommandLine<T extends Options>(argv: readonly string[], opt
     return undefined;
   }
   try {
-    return parseArgs({ args: joinDashValues(argv, options), options, allowPositionals, strict: true });
+    const { tokens, ...parsed } = parseArgs({ args: joinDashValues(argv, options), options, allowPositionals, strict: true, tokens: true });
+    refuseRepeatedOptions(tokens, options);
+    return parsed;
   } catch (error) {
     throw new UsageError((error as Error).message.split('\n')[0] ?? 'invalid arguments');
   }

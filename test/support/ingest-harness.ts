@@ -6,6 +6,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { composeIngest } from '../../lambda/ingest/compose.js';
+import type { IdempotencyStore } from '../../lambda/ingest/core/idempotency/ports.js';
 import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { generateApiKeySecret, type Organization, type Quotas } from '../../lambda/shared/domain/tenancy.js';
@@ -34,6 +35,8 @@ export interface HarnessOptions {
   planStatus?: Organization['planStatus'];
   billingStatus?: Organization['billingStatus'];
   workspaces?: string[];
+  /** Honours Idempotency-Key with this store (off by default). */
+  idempotency?: IdempotencyStore;
 }
 
 export interface Harness {
@@ -104,7 +107,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const handler = composeIngest({
     resources: { tenancyTable: 'tenancy', rateTable: 'rate', traceStream: 'traces', dataBucket: 'data-bucket' },
     clients: { dynamodb, kinesis: new KinesisClient({ region: 'us-east-1' }), s3: new S3Client({ region: 'us-east-1' }) },
-    idempotency: false,
+    idempotency: options.idempotency !== undefined,
+    ...(options.idempotency ? { ports: { idempotency: options.idempotency } } : {}),
     retries: { rateWindows: TEST_POLICY, publish: TEST_POLICY, sleep: noSleep },
     logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),

@@ -119,9 +119,21 @@ export class OutcomeUnknownError extends UnavailableError {
 /** The function's deadline reached with the work still in flight: part of the batch may have been accepted. */
 export class DeadlineReachedError extends OutcomeUnknownError {}
 
-/** The 503 for a failed publish: honest about whether anything of the batch may be stored. */
-export function publishUnavailable(error: unknown): UnavailableError {
+/** The 503 of a request that reached its deadline with work in flight. */
+export function deadlineReached(options?: ErrorOptions): DeadlineReachedError {
+  return new DeadlineReachedError(
+    'Service temporarily unavailable: the request did not finish in time and part of the batch may have been accepted; resend it with the same Idempotency-Key',
+    options,
+  );
+}
+
+/**
+ * The 503 for a failed publish: honest about whether anything of the batch may be stored, and saying so as a
+ * deadline answer when the request's deadline (`atDeadline`) is what ended it.
+ */
+export function publishUnavailable(error: unknown, atDeadline = false): UnavailableError {
   if (!(error instanceof PublishIncompleteError) || error.nothingWritten) return dependencyUnavailable(error);
+  if (atDeadline) return deadlineReached({ cause: error });
   return new OutcomeUnknownError(
     `Service temporarily unavailable: ${error.dependency} did not confirm every trace; part or all of the batch may have been accepted; ` +
       'retry the whole batch with the same Idempotency-Key so that traces already stored are stored once',

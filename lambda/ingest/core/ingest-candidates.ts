@@ -78,12 +78,12 @@ async function admitCandidates(deps: IngestDeps, caller: Caller, arrival: Arriva
   try {
     // Answered already (the deadline 503): publish nothing more; what was never sent is given back below.
     arrival.signal?.throwIfAborted();
-    await publishTraces(deps, accepted, arrival.signal);
+    await publishTraces(deps, accepted, arrival);
   } catch (error) {
     // Quota is given back only for traces known not to be stored; the rest stay counted (the safe direction).
     const notWritten = error instanceof PublishIncompleteError ? error.notWritten : accepted.length;
     if (notWritten > 0) await reservation.giveBack(notWritten);
-    throw publishUnavailable(error);
+    throw publishUnavailable(error, arrival.signal?.aborted === true);
   }
   return { ...result, quotaState: await quotaState };
 }

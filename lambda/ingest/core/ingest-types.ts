@@ -22,6 +22,8 @@ export interface Arrival {
   requestIdentity?: string;
   /** Aborted once the handler has answered for the request (its deadline): what is left undone stays undone. */
   signal?: AbortSignal;
+  /** When `signal` aborts (epoch milliseconds): no call to a dependency is given time beyond it. */
+  deadlineAtMs?: number;
 }
 
 /** Why one trace of a batch was rejected. */

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
 import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
-import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
+import { bracketsUpTo, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { google, opentelemetry } from '../generated/otlp-trace.js';
 import { MAX_VALUE_DEPTH, type OtlpEvent, type OtlpExport, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, VALUE_TOO_DEEP } from './otlp-model.js';
 
@@ -49,6 +49,22 @@ const NO_BYTES = Buffer.alloc(0) as Buffer & NativeSlices;
 // The body being decoded and the read position: the decoder is synchronous, so one pair serves every call.
 let buf = NO_BYTES;
 let pos = 0;
+
+/**
+ * Arrays and objects this request may still build: {@link MAX_JSON_CONTAINERS} less the brackets its bytes hold
+ * (the JSON text of its strings). An empty `ArrayValue`, event or span costs two or three bytes and no bracket,
+ * so the decoder counts what it builds against the same bound as a JSON body's brackets.
+ */
+let containerBudget = 0;
+
+function tooManyContainers(): never {
+  throw new UndecodableRequestError(`more than ${MAX_JSON_CONTAINERS} JSON arrays and objects (bytes [ and {, which the JSON text strings hold is parsed into, and the arrays, lists, spans and events the message builds); split the export`);
+}
+
+/** One more array or object built: over the budget, the request is refused before it builds more. */
+function built(): void {
+  if (--containerBudget < 0) tooManyContainers();
+}
 
 function fail(reason: string): never {
   throw new UndecodableRequestError(`not a valid protobuf ExportTraceServiceRequest (${reason})`);
@@ -395,7 +411,7 @@ function readAnyValue(end: number, depth: number, valueDepth: number, kind: numb
       case 0x2a: {
         // array_value
         const stop = readEnd(end);
-        if (kind !== ARRAY) value = valueDepth >= MAX_VALUE_DEPTH ? TOO_DEEP : [];
+        if (kind !== ARRAY) value = valueDepth >= MAX_VALUE_DEPTH ? TOO_DEEP : (built(), []);
         kind = ARRAY;
         if (value === TOO_DEEP) skipValueList(stop, depth + 1, skipAnyValue);
         else if (readArrayInto(value as JsonValue[], stop, depth + 1, valueDepth + 1)) value = TOO_DEEP;
@@ -404,7 +420,7 @@ function readAnyValue(end: number, depth: number, valueDepth: number, kind: numb
       case 0x32: {
         // kvlist_value
         const stop = readEnd(end);
-        if (kind !== KVLIST) value = valueDepth >= MAX_VALUE_DEPTH ? TOO_DEEP : {};
+        if (kind !== KVLIST) value = valueDepth >= MAX_VALUE_DEPTH ? TOO_DEEP : (built(), {});
         kind = KVLIST;
         if (value === TOO_DEEP) skipValueList(stop, depth + 1, skipKeyValue);
         else if (readKeyValueListInto(value as JsonObject, stop, depth + 1, valueDepth + 1)) value = TOO_DEEP;
@@ -611,6 +627,7 @@ function readSpan(end: number): OtlpSpan {
         readAttribute(attributes, end, 4);
         continue;
       case 0x5a: {
+        built();
         const read = readEvent(readEnd(end));
         events.push(read.event);
         if (read.tooDeep) eventTooDeep = true;
@@ -666,6 +683,7 @@ function readScopeSpans(end: number): OtlpScopeSpans {
   while (pos < end) {
     const tag = readTag(end);
     if (tag === 0x12) {
+      built();
       spans.push(readSpan(readEnd(end)));
     } else if (tag === 0x0a) {
       // scope; sent twice, it merges
@@ -728,9 +746,8 @@ function skipEntityRef(end: number, depth: number): void {
  * throw {@link UndecodableRequestError}.
  */
 export function decodeExportRequest(bytes: Uint8Array): OtlpExport {
-  if (exceedsContainerLimit(bytes)) {
-    throw new UndecodableRequestError(`more than ${MAX_JSON_CONTAINERS} bytes [ and { (the JSON text strings hold is parsed); split the export`);
-  }
+  containerBudget = MAX_JSON_CONTAINERS - bracketsUpTo(bytes, MAX_JSON_CONTAINERS);
+  if (containerBudget < 0) tooManyContainers();
   buf = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as Buffer & NativeSlices;
   pos = 0;
   try {

@@ -28,20 +28,30 @@ const CLOSE_BRACE = 0x7d;
 
 type Haystack = string | Uint8Array;
 
-/** `[` and `{` in the text (or the bytes, whose UTF-8 has them as single bytes), counted up to `limit + 1`. */
-function bracketsUpTo(haystack: Haystack, limit: number): number {
+/**
+ * `[` and `{` as JSON text can spell them: themselves, or escaped inside a string (`\u005b`, `\u007B`…), which the
+ * first parse turns into a bracket of the JSON text that string holds, parsed in its turn.
+ */
+const BRACKET_SPELLINGS = ['[', '{', '\\u005b', '\\u005B', '\\u007b', '\\u007B'];
+
+/**
+ * `[` and `{` in the text (or the bytes, whose UTF-8 has them as single bytes), escaped or not, counted up to
+ * `limit + 1`: an upper bound of the arrays and objects that parsing the text and the JSON text its strings
+ * hold can build.
+ */
+export function bracketsUpTo(haystack: Haystack, limit: number): number {
   const text = typeof haystack === 'string' ? haystack : Buffer.from(haystack.buffer, haystack.byteOffset, haystack.byteLength);
   let count = 0;
-  for (const bracket of ['[', '{']) {
+  for (const bracket of BRACKET_SPELLINGS) {
     for (let i = text.indexOf(bracket); i !== -1 && count <= limit; i = text.indexOf(bracket, i + 1)) count++;
   }
   return count;
 }
 
 /**
- * True when the body holds more than `limit` `[` and `{`: an upper bound of the arrays and objects that
- * parsing it and the JSON text in its strings can build. Free for a body shorter than the limit and a few
- * `indexOf` passes above it.
+ * True when the body holds more than `limit` `[` and `{` (escaped ones included): an upper bound of the arrays
+ * and objects that parsing it and the JSON text in its strings can build. Free for a body shorter than the limit
+ * and a few `indexOf` passes above it.
  */
 export function exceedsContainerLimit(body: Haystack, limit: number = MAX_JSON_CONTAINERS): boolean {
   return body.length > limit && bracketsUpTo(body, limit) > limit;

@@ -56,6 +56,12 @@ describe('organizationSettings', () => {
     expect(organizationSettings({ 'per-hour': 'plan' })).toEqual({ overrides: { hour: 'plan' } });
   });
 
+  it('refuses an option given twice instead of keeping the last (issue 27)', () => {
+    expect(() => parseAdminArgs(['org', 'update', '--org', 'acme', '--per-minute', '5', '--per-minute', '7'])).toThrow('option --per-minute is given more than once');
+    expect(() => parseAdminArgs(['org', 'update', '--org', 'acme', '--org', 'other', '--per-minute', '5'])).toThrow('option --org is given more than once');
+    expect(parseAdminArgs(['org', 'update', '--org', 'acme', '--per-minute', '5', '--per-hour', '7'])).toBeDefined();
+  });
+
   it('refuses a negative quota given as a separate argument with the CLI\'s own message, not the parser\'s', () => {
     expect(() => parseAdminArgs(['org', 'update', '--org', 'acme', '--per-minute', '-5'])).toThrow(
       '--per-minute must be a whole number >= 0 or "none", or "plan" to follow the plan, not \'-5\'',

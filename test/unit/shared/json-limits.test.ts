@@ -13,6 +13,17 @@ describe('exceedsContainerLimit (JSON.parse memory bound)', () => {
     expect(exceedsContainerLimit(Buffer.from(text), limit)).toBe(expected);
   });
 
+  it('counts brackets escaped in a string (\\u005b, \\u007B…): the first parse makes them brackets of JSON text parsed in turn', () => {
+    // Issue 27: 300,000 `\u007b…` objects inside an `input` slipped past the count.
+    const body = JSON.stringify({ traces: [{ spans: [{ input: '' }] }] }).replace('""', `"${'\\u007b}'.repeat(4)}${'\\u005B]'.repeat(4)}"`);
+    // 5 brackets of the body itself and 8 escaped ones.
+    expect(exceedsContainerLimit(body, 12)).toBe(true);
+    expect(exceedsContainerLimit(Buffer.from(body), 12)).toBe(true);
+    expect(exceedsContainerLimit(body, 13)).toBe(false);
+    // The string they are in holds the brackets the count stood for.
+    expect((JSON.parse(body) as { traces: { spans: { input: string }[] }[] }).traces[0]?.spans[0]?.input).toBe('{}{}{}{}[][][][]');
+  });
+
   it('never scans a body shorter than the limit (each container takes a character)', () => {
     expect(exceedsContainerLimit('['.repeat(MAX_JSON_CONTAINERS))).toBe(false);
     expect(exceedsContainerLimit('['.repeat(MAX_JSON_CONTAINERS + 1))).toBe(true);

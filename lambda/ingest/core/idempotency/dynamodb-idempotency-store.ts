@@ -65,12 +65,13 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
       .catch((error: unknown) => {
         throw new DependencyUnavailableError('dynamodb', 'idempotency read failed', { cause: error });
       });
-    const hash = Item?.body_hash?.S ?? '';
-    const stored = Item?.response?.B;
-    if (Item?.state?.S === 'completed' && stored) {
+    // Released (or expired) between the two calls: there is no hash to compare, and the key is free again.
+    const hash = Item?.body_hash?.S;
+    if (!Item || hash === undefined || Number(Item.expires_at?.N ?? Infinity) < nowSeconds) return { kind: 'vanished' };
+    const stored = Item.response?.B;
+    if (Item.state?.S === 'completed' && stored) {
       return { kind: 'completed', bodyHash: hash, response: gunzipSync(stored).toString('utf8') };
     }
-    // Deleted between the two calls, or still running: either way another request holds or just held it.
     return { kind: 'in_progress', bodyHash: hash };
   }
 

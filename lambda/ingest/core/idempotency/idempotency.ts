@@ -6,12 +6,15 @@ import {
   InvalidIdempotencyKeyError,
 } from '../errors.js';
 import type { IngestResult } from '../ingest-types.js';
-import type { IdempotencyStore } from './ports.js';
+import type { IdempotencyClaim, IdempotencyStore } from './ports.js';
 import type { IngestLogger } from '../ports.js';
 import { singleHeaderValue } from '../tenancy/identify-caller.js';
 
 /** Printable ASCII without spaces, 1 to 255 characters: a UUID, a ULID or any client token fits. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** Claims tried when the key keeps vanishing between a failed claim and the read that follows it. */
+export const MAX_CLAIM_ATTEMPTS = 3;
 
 /** The request's Idempotency-Key, or undefined when it sent none. */
 export function readIdempotencyKey(values: readonly string[] | undefined): string | undefined {
@@ -54,13 +57,20 @@ export async function withIdempotency(request: IdempotentRequest, run: () => Pro
     store.release(orgId, idempotencyKey, claimToken).catch((releaseError: unknown) => {
       logger.error('Could not release an idempotency claim', { orgId, error: (releaseError as Error).name });
     });
-  let claim;
-  try {
-    claim = await store.claim(orgId, idempotencyKey, bodyHash, nowSeconds, claimToken);
-  } catch (error) {
-    // The claim may have been written with its answer lost: give it up, or the resend meets it for the lock time.
-    await release();
-    throw dependencyUnavailable(error);
+  let claim: IdempotencyClaim | undefined;
+  // A key released between our failed claim and our read is free: claim it again, a bounded number of times.
+  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS && (claim === undefined || claim.kind === 'vanished'); attempt++) {
+    try {
+      claim = await store.claim(orgId, idempotencyKey, bodyHash, nowSeconds, claimToken);
+    } catch (error) {
+      // The claim may have been written with its answer lost: give it up, or the resend meets it for the lock time.
+      await release();
+      throw dependencyUnavailable(error);
+    }
+  }
+  if (claim === undefined || claim.kind === 'vanished') {
+    // Other requests keep taking and releasing the key: nothing was read to compare, so never 422.
+    throw new IdempotencyInProgressError('A request with this Idempotency-Key is being processed concurrently; retry after the Retry-After interval');
   }
   if (claim.kind !== 'claimed') {
     if (claim.bodyHash !== bodyHash) {

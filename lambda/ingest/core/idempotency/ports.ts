@@ -2,7 +2,9 @@
 export type IdempotencyClaim =
   | { kind: 'claimed' }
   | { kind: 'completed'; bodyHash: string; response: string }
-  | { kind: 'in_progress'; bodyHash: string };
+  | { kind: 'in_progress'; bodyHash: string }
+  /** The claim failed, yet the item was gone when read: its holder released it (or it expired) in between. Claim again. */
+  | { kind: 'vanished' };
 
 /**
  * Idempotency records. `claimToken` is unique to one request: a claim that holds it is that request's own,

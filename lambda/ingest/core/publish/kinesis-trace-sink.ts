@@ -8,25 +8,67 @@ import { retryWithBackoff } from '../../../shared/runtime/retry.js';
 export const PUT_RECORDS_MAX_COUNT = 500;
 export const PUT_RECORDS_MAX_BYTES = 5 * 1024 * 1024;
 
+/**
+ * What one of our PutRecords calls carries at most, well inside the API's limits: a request's records go out as
+ * several calls side by side, so the time of a publish is that of its slowest small call rather than of one call
+ * carrying everything, and a call whose outcome is lost leaves at most this much to resend (a copy on the stream).
+ * 100 records is one partition-key chunk of a request (`PARTITION_CHUNK` in publish-traces.ts).
+ */
+export const PUBLISH_CALL_MAX = { records: 100, bytes: 1024 * 1024 } as const;
+
 export const DEFAULT_PUBLISH_BACKOFF: BackoffPolicy = { maxAttempts: 6, baseDelayMs: 50, maxDelayMs: 1_000 };
 
 /**
  * Calls of one chunk whose outcome may be unknown (a timeout, a lost connection, a 5xx) before it gives up.
- * Each such call may have written every entry it carried, and Kinesis has no idempotent put: resending once
- * after a lost answer usually gets a definite one, but under overload every further timed-out resend was one
+ * Each such call may have written every entry it carried, and Kinesis has no idempotent put
+ * (https://docs.aws.amazon.com/streams/latest/dev/kinesis-record-processor-duplicates.html: a producer that
+ * retries after a network timeout may leave two records): under overload every further timed-out resend was one
  * more copy on the stream (up to 6 per trace, 11x the raw rows at concurrency 30). So an entry is written at
  * most twice per request.
  */
 export const MAX_UNKNOWN_OUTCOME_CALLS = 2;
 
-/** Splits records into PutRecords calls within the API's count and size limits, keeping their order. */
-export function chunkForPutRecords(records: readonly StreamRecord[]): StreamRecord[][] {
+/**
+ * The time one PutRecords call is given before it counts as lost, sized to what it carries: a floor that holds
+ * Kinesis's ordinary latency many times over (the Kinesis Producer Library's own request timeout is 6 s,
+ * https://docs.aws.amazon.com/streams/latest/dev/kinesis-kpl-config.html), plus time per record and per byte,
+ * so that a 100-record call is not held to what a 10-record call needs.
+ */
+export const PUBLISH_CALL_TIMEOUT = { baseMs: 6_000, perRecordMs: 10, perMiBMs: 4_000 } as const;
+
+/** A call left with less time than this before the deadline is not started: it could not end in time. */
+export const MIN_PUBLISH_CALL_MS = 500;
+
+/** The time {@link PUBLISH_CALL_TIMEOUT} gives a call of `records` entries and `bytes` bytes. */
+export function sizedCallTimeoutMs(records: number, bytes: number): number {
+  return Math.ceil(PUBLISH_CALL_TIMEOUT.baseMs + PUBLISH_CALL_TIMEOUT.perRecordMs * records + (PUBLISH_CALL_TIMEOUT.perMiBMs * bytes) / (1024 * 1024));
+}
+
+/**
+ * How long the next call may run, given the time left before the deadline (`leftMs`, Infinity without one):
+ * never past the deadline, and never cut while it can still end in time. A call is cut before the deadline only
+ * when waiting longer would leave too little time for a resend of its own size, the one case where cutting it
+ * (a lost connection, a stalled stream) can still get the batch stored; the last call allowed gets all the time
+ * left.
+ */
+export function callTimeoutMs(sizedMs: number, leftMs: number, lastAllowed: boolean): number {
+  // Without a deadline (a caller outside the handler), the sized time alone.
+  if (!Number.isFinite(leftMs)) return sizedMs;
+  if (lastAllowed) return leftMs;
+  return Math.min(leftMs, Math.max(sizedMs, leftMs - sizedMs));
+}
+
+/** Bytes a record counts for in a PutRecords call: its data plus its partition key. */
+const entryBytes = (record: StreamRecord) => record.data.byteLength + Buffer.byteLength(record.partitionKey, 'utf8');
+
+/** Splits records into PutRecords calls of at most `limits` (the API's own by default), keeping their order. */
+export function chunkForPutRecords(records: readonly StreamRecord[], limits: { records: number; bytes: number } = { records: PUT_RECORDS_MAX_COUNT, bytes: PUT_RECORDS_MAX_BYTES }): StreamRecord[][] {
   const chunks: StreamRecord[][] = [];
   let current: StreamRecord[] = [];
   let bytes = 0;
   for (const record of records) {
-    const size = record.data.byteLength + Buffer.byteLength(record.partitionKey, 'utf8');
-    if (current.length > 0 && (current.length === PUT_RECORDS_MAX_COUNT || bytes + size > PUT_RECORDS_MAX_BYTES)) {
+    const size = entryBytes(record);
+    if (current.length > 0 && (current.length === limits.records || bytes + size > limits.bytes)) {
       chunks.push(current);
       current = [];
       bytes = 0;
@@ -52,12 +94,14 @@ export class KinesisTraceSink implements TraceSink {
     private readonly streamName: string,
     private readonly policy: BackoffPolicy = DEFAULT_PUBLISH_BACKOFF,
     private readonly sleep: Sleep = realSleep,
+    /** Epoch milliseconds, the clock `deadlineAtMs` is read on; injectable so tests can pin it. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   async publish(records: readonly StreamRecord[], options: PublishOptions = {}): Promise<void> {
     // Settled, not Promise.all: a failed chunk must not hide the chunks still in flight.
-    const chunks = chunkForPutRecords(records);
-    const results = await Promise.allSettled(chunks.map((chunk) => this.publishChunk(chunk, options.signal)));
+    const chunks = chunkForPutRecords(records, PUBLISH_CALL_MAX);
+    const results = await Promise.allSettled(chunks.map((chunk) => this.publishChunk(chunk, options)));
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
     if (failures.length === 0) return;
     const notWritten = failures.reduce((sum: number, failure) => sum + (failure instanceof PublishIncompleteError ? failure.notWritten : 0), 0);
@@ -65,8 +109,10 @@ export class KinesisTraceSink implements TraceSink {
     throw new PublishIncompleteError('kinesis', first.message, notWritten, records.length, { cause: first });
   }
 
-  private async publishChunk(chunk: readonly StreamRecord[], signal: AbortSignal | undefined): Promise<void> {
+  private async publishChunk(chunk: readonly StreamRecord[], { signal, deadlineAtMs }: PublishOptions): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
+    const bytesOf = (entries: readonly PutRecordsRequestEntry[]) =>
+      entries.reduce((sum, e) => sum + (e.Data?.byteLength ?? 0) + Buffer.byteLength(e.PartitionKey ?? '', 'utf8'), 0);
     // Entries some attempt may have written without saying so; they can never count as not written.
     const maybeWritten = new Set<PutRecordsRequestEntry>();
     let unknownOutcomes = 0;
@@ -76,11 +122,18 @@ export class KinesisTraceSink implements TraceSink {
       return new PublishIncompleteError('kinesis', error.message, notWritten, chunk.length, { cause: error.cause });
     };
     await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
-      // The handler has answered (its deadline): no more work, and no more copies, for a client that has gone.
-      if (signal?.aborted) return { failed: new RequestAbortedError('the request was answered before the publish ended'), retryable: false };
+      // The handler is winding down (its deadline): no more work, and no more copies, for a client about to be answered.
+      if (signal?.aborted) return { failed: new RequestAbortedError('the request reached its deadline before the publish ended'), retryable: false };
+      const leftMs = deadlineAtMs === undefined ? Infinity : deadlineAtMs - this.now();
+      if (leftMs < MIN_PUBLISH_CALL_MS) return { failed: new RequestAbortedError(`${Math.max(0, Math.round(leftMs))} ms left before the deadline: too little for another call`), retryable: false };
+      const requestTimeout = callTimeoutMs(sizedCallTimeoutMs(pending.length, bytesOf(pending)), leftMs, unknownOutcomes === MAX_UNKNOWN_OUTCOME_CALLS - 1);
       let response;
       try {
-        response = await this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }), { abortSignal: signal });
+        // The timeout of this call alone (the client's own is the fallback): @smithy/node-http-handler 4.x reads
+        // `requestTimeout` and `abortSignal` from the options of each `send` (abortSignal: "AbortController in
+        // modular AWS SDK for JavaScript", https://aws.amazon.com/blogs/developer/abortcontroller-in-modular-aws-sdk-for-javascript/;
+        // over HTTP/2, Kinesis's default, the timeout is the stream's inactivity timeout).
+        response = await abortable(this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }), { abortSignal: signal, requestTimeout }), signal);
       } catch (error) {
         if (refusedByService(error)) return { failed: error, retryable: true };
         for (const entry of pending) maybeWritten.add(entry);
@@ -96,9 +149,30 @@ export class KinesisTraceSink implements TraceSink {
   }
 }
 
-/** What a publish may be told: `signal` ends it (and its retries) once the request has been answered. */
+/**
+ * The call, or an AbortError as soon as `signal` aborts, whether or not the client honours its `abortSignal`: the
+ * request winds down at its deadline even over a client that does not stop (the call's outcome is then unknown).
+ */
+function abortable<T>(call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return call;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(Object.assign(new Error('the call was abandoned at the request deadline'), { name: 'AbortError' }));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    // Promise.resolve: a mocked client may answer with a plain value.
+    Promise.resolve(call)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * What a publish may be told: `signal` ends it (and its retries) at the request's deadline, `deadlineAtMs`
+ * (epoch milliseconds) is when that is, so that no call is given time beyond it.
+ */
 export interface PublishOptions {
   signal?: AbortSignal;
+  deadlineAtMs?: number;
 }
 
 class RequestAbortedError extends Error {

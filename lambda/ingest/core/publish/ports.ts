@@ -9,8 +9,11 @@ export interface StreamRecord {
  * many records are known not to be on the stream.
  */
 export interface TraceSink {
-  /** Publishes every record or throws; `signal`, once aborted, stops the work (the request has been answered). */
-  publish(records: readonly StreamRecord[], options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Publishes every record or throws; `signal`, once aborted, stops the work (the request is at its deadline),
+   * and no call runs past `deadlineAtMs` (epoch milliseconds).
+   */
+  publish(records: readonly StreamRecord[], options?: { signal?: AbortSignal; deadlineAtMs?: number }): Promise<void>;
 }
 
 /** Stores the body of a trace too large for one stream record. */

@@ -14,7 +14,11 @@ import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
  * Puts the accepted traces on the stream, all or an error. A trace too large for one record goes
  * to S3 first and the stream carries a pointer to it.
  */
-export async function publishTraces(ports: { sink: TraceSink; overflow: OverflowStore }, traces: readonly EncodedTrace[], signal?: AbortSignal): Promise<void> {
+export async function publishTraces(
+  ports: { sink: TraceSink; overflow: OverflowStore },
+  traces: readonly EncodedTrace[],
+  deadline: { signal?: AbortSignal; deadlineAtMs?: number } = {},
+): Promise<void> {
   const data = await Promise.all(traces.map((trace) => recordData(ports.overflow, trace)));
   const chunks = new Map<string, PartitionChunks>();
   const records = data.map((bytes, i): StreamRecord => {
@@ -22,7 +26,7 @@ export async function publishTraces(ports: { sink: TraceSink; overflow: Overflow
     const ownChunks = chunks.get(owner) ?? chunks.set(owner, new PartitionChunks(owner)).get(owner)!;
     return { partitionKey: ownChunks.keyFor(bytes.byteLength), data: bytes };
   });
-  await ports.sink.publish(records, { signal });
+  await ports.sink.publish(records, { signal: deadline.signal, deadlineAtMs: deadline.deadlineAtMs });
 }
 
 /**

@@ -7,6 +7,7 @@ import { opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js
 import { MAX_VALUE_DEPTH, type OtlpExport, type OtlpSpan, VALUE_TOO_DEEP } from '../../../../lambda/ingest/otlp/otlp-model.js';
 import { decodeExportRequestJson } from '../../../../lambda/ingest/otlp/otlp-json.js';
 import { decodeExportRequest } from '../../../../lambda/ingest/otlp/otlp-protobuf.js';
+import { MAX_JSON_CONTAINERS } from '../../../../lambda/shared/domain/json-limits.js';
 import { loadOtlpFixture, RECORDED_AT_NANOS } from '../../../fixtures/otlp/load-fixture.js';
 import { decodeWithProtobufjs } from '../../../support/protobufjs-export-decoder.js';
 import { doubleField, fixed32Field, fixed64Field, group, len, nestedArrays, nestedKvlists, otlp, tag, varint, varintField, WIRE } from '../../../support/protobuf-bytes.js';
@@ -615,3 +616,25 @@ describe('field values', () => {
     expect(attributeValue(Buffer.concat([tag(2, WIRE.varint), Buffer.from([0x80, 0x01])]))).toBe(true);
   });
 });
+
+describe('decodeExportRequest: the arrays and objects a message builds', () => {
+  /** One span with one attribute: an array of `count` empty arrays, four bytes each and no bracket byte. */
+  const emptyArrays = (count: number) => {
+    const empty = otlp.array();
+    const items = Buffer.alloc(count * (2 + empty.length));
+    for (let i = 0; i < count; i++) Buffer.concat([Buffer.from([0x0a, empty.length]), empty]).copy(items, i * (2 + empty.length));
+    return otlp.oneSpan(otlp.attribute('a', Buffer.concat([tag(5, WIRE.len), varint(items.length), items])));
+  };
+
+  it('refuses past MAX_JSON_CONTAINERS built, as a JSON body past that many brackets is (issue 27: 1 M empty arrays were decoded)', () => {
+    const bomb = emptyArrays(MAX_JSON_CONTAINERS);
+    expect(bomb.includes(0x5b) || bomb.includes(0x7b)).toBe(false);
+    expect(attempt(decodeExportRequest, bomb)).toEqual({ ok: false, message: expect.stringMatching(/more than 1000000 JSON arrays and objects/) });
+  });
+
+  it('decodes the same shape below the bound', () => {
+    const outcome = attempt(decodeExportRequest, emptyArrays(1_000));
+    expect(outcome.ok).toBe(true);
+  });
+});
+
