@@ -409,6 +409,10 @@ class Spool:
                         done_ids.update(i for i in record["ids"] if isinstance(i, str))
         v1 = [b for b in (self._read_v1(path, recovery) for path in claimed_batches) if b is not None]
 
+        # A batch whose traces reappear in a later batch was split, its `done` lost in a crash: its
+        # parts stand for it (resending both would store those traces twice until compaction).
+        last_batch_of = {trace_id: key for key, (_, b) in batches.items() if key not in done_keys for trace_id in b.trace_ids}
+        done_keys.update(key for key, (_, b) in batches.items() if any(last_batch_of.get(i) != key for i in b.trace_ids))
         live_batches = [(seq, b) for key, (seq, b) in batches.items() if key not in done_keys]
         in_live_batches = {trace_id for _, b in live_batches for trace_id in b.trace_ids}
         with self._lock:
