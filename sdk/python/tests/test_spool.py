@@ -137,6 +137,21 @@ def test_a_v1_batch_file_is_recovered_with_its_key_and_exact_bytes(tmp_path: Pat
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_v1_batch_file_left_beside_its_upgraded_record_is_one_batch_sent_once(tmp_path: Path) -> None:
+    # A kill after the upgrade wrote the v2 record and before the v1 file went.
+    body = '{"traces":[{"trace_id":"t1","spans":[]},{"trace_id":"t2","spans":[]}]}'
+    upgraded = frame(json.dumps({"t": "batch", "key": "v1key", "ids": ["t1", "t2"], "body": body}).encode())
+    (tmp_path / f"{DEAD_OWNER}.00000001.seg").write_bytes(MAGIC + upgraded)
+    (tmp_path / f"{DEAD_OWNER}.v1key.batch").write_bytes(json.dumps({"key": "v1key", "trace_ids": ["t1", "t2"]}).encode() + b"\n" + body.encode())
+    recorder = Recorder()
+    client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path)
+    report = client.flush()
+    assert [r["headers"]["idempotency-key"] for r in recorder.requests] == ["v1key"]
+    assert (report.recovered, report.sent, report.pending) == (2, 2, 0)
+    client.shutdown()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_unusable_spool_dir_turns_the_spool_off_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture, recorder: Recorder) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

@@ -428,6 +428,10 @@ class Spool:
                 recovery.traces.append((trace_id, data))
             self._collect()
         for path, spooled in v1:
+            if spooled.key in batches:
+                # A kill between an upgrade's v2 record and the v1 file's removal left both: one batch.
+                self._guard(path.unlink, missing_ok=True)
+                continue
             # An upgrade: the v1 batch becomes a v2 record (same key, same bytes) before its file goes.
             self.batch(spooled.key, spooled.trace_ids, spooled.body)
             if not self.broken:
