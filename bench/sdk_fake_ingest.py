@@ -1,4 +1,4 @@
-"""A stand-in for `POST /v1/traces/ingest` for the Python SDK's bench (bench/sdk_freeze.py): keeps the
+"""A stand-in for `POST /v1/traces/ingest` for the Python SDK's bench (bench/sdk_spool_loss.py): keeps the
 service's idempotency (a key seen before is answered again and stores nothing new), so "stored
 twice" means what it means in the views: one trace under two different keys."""
 

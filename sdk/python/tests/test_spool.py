@@ -105,6 +105,25 @@ def test_unreadable_files_are_quarantined_counted_logged_and_never_claimed_again
     assert again.report().unreadable_spool_files == 0 and len(list(tmp_path.glob("*.unreadable"))) == 3
 
 
+def batch_record(key: str, trace_ids: list[str]) -> bytes:
+    body = json.dumps({"traces": [{"trace_id": i, "spans": []} for i in trace_ids]})
+    return frame(json.dumps({"t": "batch", "key": key, "ids": trace_ids, "body": body}).encode())
+
+
+def test_a_batch_whose_traces_reappear_in_later_batches_was_split_and_only_its_parts_are_resent(tmp_path: Path) -> None:
+    # A crash lost the parent's `done` (written after its children's `batch` records): resending
+    # the parent too would store a, b, c and d twice until compaction.
+    records = [trace_record(i) for i in "abcd"] + [batch_record("parent", list("abcd")), batch_record("child-1", list("ab")), batch_record("child-2", list("cd"))]
+    (tmp_path / f"{DEAD_OWNER}.00000001.seg").write_bytes(MAGIC + b"".join(records))
+    recorder = Recorder()
+    client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path)
+    report = client.flush()
+    assert sorted((r["headers"]["idempotency-key"], tuple(t["trace_id"] for t in r["body"]["traces"])) for r in recorder.requests) == [("child-1", ("a", "b")), ("child-2", ("c", "d"))]
+    assert (report.recovered, report.sent, report.pending) == (4, 4, 0)
+    client.shutdown()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_v1_batch_file_is_recovered_with_its_key_and_exact_bytes(tmp_path: Path) -> None:
     body = b'{"traces":[{"trace_id":"t1"},{"trace_id":"t2"}]}'
     (tmp_path / f"{DEAD_OWNER}.v1key.batch").write_bytes(json.dumps({"key": "v1key", "trace_ids": ["t1", "t2"]}).encode() + b"\n" + body)
@@ -114,6 +133,21 @@ def test_a_v1_batch_file_is_recovered_with_its_key_and_exact_bytes(tmp_path: Pat
     import gzip
 
     assert recorder.requests[0]["headers"]["idempotency-key"] == "v1key" and gzip.decompress(recorder.requests[0]["raw"]) == body
+    client.shutdown()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_v1_batch_file_left_beside_its_upgraded_record_is_one_batch_sent_once(tmp_path: Path) -> None:
+    # A kill after the upgrade wrote the v2 record and before the v1 file went.
+    body = '{"traces":[{"trace_id":"t1","spans":[]},{"trace_id":"t2","spans":[]}]}'
+    upgraded = frame(json.dumps({"t": "batch", "key": "v1key", "ids": ["t1", "t2"], "body": body}).encode())
+    (tmp_path / f"{DEAD_OWNER}.00000001.seg").write_bytes(MAGIC + upgraded)
+    (tmp_path / f"{DEAD_OWNER}.v1key.batch").write_bytes(json.dumps({"key": "v1key", "trace_ids": ["t1", "t2"]}).encode() + b"\n" + body.encode())
+    recorder = Recorder()
+    client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path)
+    report = client.flush()
+    assert [r["headers"]["idempotency-key"] for r in recorder.requests] == ["v1key"]
+    assert (report.recovered, report.sent, report.pending) == (2, 2, 0)
     client.shutdown()
     assert list(tmp_path.iterdir()) == []
 

@@ -409,6 +409,10 @@ class Spool:
                         done_ids.update(i for i in record["ids"] if isinstance(i, str))
         v1 = [b for b in (self._read_v1(path, recovery) for path in claimed_batches) if b is not None]
 
+        # A batch whose traces reappear in a later batch was split, its `done` lost in a crash: its
+        # parts stand for it (resending both would store those traces twice until compaction).
+        last_batch_of = {trace_id: key for key, (_, b) in batches.items() if key not in done_keys for trace_id in b.trace_ids}
+        done_keys.update(key for key, (_, b) in batches.items() if any(last_batch_of.get(i) != key for i in b.trace_ids))
         live_batches = [(seq, b) for key, (seq, b) in batches.items() if key not in done_keys]
         in_live_batches = {trace_id for _, b in live_batches for trace_id in b.trace_ids}
         with self._lock:
@@ -424,6 +428,10 @@ class Spool:
                 recovery.traces.append((trace_id, data))
             self._collect()
         for path, spooled in v1:
+            if spooled.key in batches:
+                # A kill between an upgrade's v2 record and the v1 file's removal left both: one batch.
+                self._guard(path.unlink, missing_ok=True)
+                continue
             # An upgrade: the v1 batch becomes a v2 record (same key, same bytes) before its file goes.
             self.batch(spooled.key, spooled.trace_ids, spooled.body)
             if not self.broken:

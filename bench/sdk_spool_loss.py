@@ -1,14 +1,14 @@
-"""Run by bench/sdk-python.ts (group `sdk-python`): the Python SDK at its worst moments, against a
-local stand-in for the service (bench/sdk_fake_ingest.py, which keeps the service's idempotency).
+"""Run by bench/sdk-python.ts (group `sdk-python`): the Python SDK's spool at its worst moments,
+against a local stand-in for the service (bench/sdk_fake_ingest.py, which keeps the service's
+idempotency). The freeze harness runs against `npm start` instead (bench/sdk-freeze-harness.ts with
+bench/sdk_freeze_worker.py).
 
-- freeze: >= 1,000 simulated Lambda invocations (handler, 10 traces, flush), each followed by
-  SIGSTOP for 0-50 ms then SIGCONT, or (1 in 20) SIGKILL and a new process on the same spool;
-  counted: traces lost among flushes that returned with nothing pending, traces stored twice; the
-  p99 of flush() and, with spool_sync="write", of the spool write alone.
 - spool loss: a process handing traces over without pause is killed with SIGKILL at 20 random
   moments per setting; a new client on its spool sends what was left; counted: traces handed over
-  before the kill and never stored, against those handed over in the last interval before it.
-- caller cost with the spool on ÷ off.
+  before the kill and never stored, against those handed over in the last interval before it. The
+  stand-in stays here: it answers in 0-20 ms at random and tells after each kill, at once and
+  exactly, which traces it holds, where `npm start` would need the landing and a compaction per kill.
+- caller cost with the spool on ÷ off (no service at all: a sink).
 
 Prints the rows (bench/types.ts BenchResult) as a JSON list on its last line."""
 
@@ -26,7 +26,6 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -35,91 +34,10 @@ from sdk_fake_ingest import FakeIngest  # noqa: E402
 
 from trace_ingest import TraceIngest  # noqa: E402
 
-INVOCATIONS = int(os.environ.get("SDK_FREEZE_INVOCATIONS", "1000"))
 KILLS = int(os.environ.get("SDK_SPOOL_KILLS", "20"))
 SPOOL_INTERVAL = 0.1
 GROUP = "sdk-python"
 rng = random.Random()
-
-
-def p99(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else 0.0
-
-
-INVOKED = """
-    import json, sys, time
-    from trace_ingest import TraceIngest
-
-    url, spool, sync = sys.argv[1], sys.argv[2], sys.argv[3]
-    client = TraceIngest("tik_bench", url, serverless=True, **({"spool_dir": spool, "spool_sync": sync} if spool else {}))
-
-    def handler(event):
-        ids = []
-        for n in range(10):
-            with client.trace("invocation", conversation_id=event) as trace:
-                with client.span("step", kind="llm", model="gpt-4o", input={"n": n}, input_tokens=10) as span:
-                    span.output = {"text": "ok"}
-            ids.append(trace.trace_id)
-        return ids
-
-    for line in sys.stdin:
-        if client._spool is not None:
-            client._spool.write_seconds.clear()
-        ids = handler(line.strip())
-        started = time.perf_counter()
-        report = client.flush(5)
-        flush_ms = (time.perf_counter() - started) * 1000
-        spool_ms = [s * 1000 for s in client._spool.write_seconds] if client._spool is not None else []
-        print(json.dumps({"ids": ids, "pending": report.pending, "flush_ms": flush_ms, "spool_ms": spool_ms}), flush=True)
-"""
-
-
-def freeze(spool_sync: str | None) -> dict[str, Any]:
-    service = FakeIngest()
-    spool = tempfile.mkdtemp(prefix="sdk-freeze-") if spool_sync else ""
-
-    def start() -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(INVOKED), service.url, spool, spool_sync or ""],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    child = start()
-    flush_ms: list[float] = []
-    spool_ms: list[float] = []
-    settled: list[str] = []
-    unsettled = kills = stops = 0
-    try:
-        for n in range(INVOCATIONS):
-            assert child.stdin is not None and child.stdout is not None
-            child.stdin.write(f"conv-{n}\n")
-            child.stdin.flush()
-            result = json.loads(child.stdout.readline())
-            flush_ms.append(result["flush_ms"])
-            spool_ms += result["spool_ms"]
-            if result["pending"] == 0:
-                settled += result["ids"]
-            else:
-                unsettled += 1
-            if rng.random() < 0.05:
-                child.kill()
-                child.wait()
-                kills += 1
-                child = start()
-            else:
-                os.kill(child.pid, signal.SIGSTOP)
-                time.sleep(rng.uniform(0, 0.05))
-                os.kill(child.pid, signal.SIGCONT)
-                stops += 1
-        lost, twice = service.lost_and_twice(settled)
-    finally:
-        child.kill()
-        child.wait()
-        service.close()
-    return {"lost": lost, "twice": twice, "settled": len(settled), "unsettled": unsettled, "kills": kills, "stops": stops, "flush_p99": p99(flush_ms), "spool_p99": p99(spool_ms), "spool_writes": len(spool_ms)}
 
 
 HANDING = """
@@ -209,30 +127,12 @@ def caller_cost() -> dict[str, float]:
 
 def main() -> None:
     load = os.getloadavg()[0]
-    plain = freeze(None)
-    spooled = freeze("write")
     interval = spool_loss("interval")
     write = spool_loss("write")
     cost = caller_cost()
     machine = f"{os.cpu_count()} CPUs, load average {load:.1f} when it started"
 
-    def freeze_note(run: dict[str, Any], what: str) -> str:
-        return (
-            f"{INVOCATIONS} invocations ({what}): handler with 10 traces of 1 span, flush(5) in serverless mode, then SIGSTOP 0-50 ms + SIGCONT "
-            f"({run['stops']}) or SIGKILL and a new process on the same state ({run['kills']}); {run['settled']} traces in flushes that returned with "
-            f"nothing pending, {run['unsettled']} flushes returned with something pending; against bench/sdk_fake_ingest.py (the service's "
-            f"idempotency: stored twice = one trace under two keys). {machine}"
-        )
-
     rows = [
-        {"group": GROUP, "metric": "Python: freeze harness, traces lost among flushes that returned with nothing pending", "value": plain["lost"] + spooled["lost"], "unit": "traces", "target": "0",
-         "note": freeze_note(plain, "spool off") + f" | and again with spool_sync=write: {freeze_note(spooled, 'spool on')}"},
-        {"group": GROUP, "metric": "Python: freeze harness, traces stored twice (lost: see the row above)", "value": plain["twice"] + spooled["twice"], "unit": "traces", "target": "0",
-         "note": f"both freeze runs ({2 * INVOCATIONS} invocations)"},
-        {"group": GROUP, "metric": "Python: freeze harness, p99 of flush() per invocation (10 traces, one round trip)", "value": round(plain["flush_p99"], 2), "unit": "ms",
-         "note": f"spool off; with spool_sync=write: {spooled['flush_p99']:.2f} ms. No target (a network round trip). {machine}"},
-        {"group": GROUP, "metric": "Python: freeze harness (lost: see above), p99 of the spool write alone with spool_sync=write", "value": round(spooled["spool_p99"], 3), "unit": "ms", "target": "<= 15 ms",
-         "note": f"{spooled['spool_writes']} writes: one per trace handed over (write(2) of its record), one per batch before its request, one per done record"},
         {"group": GROUP, "metric": f"Python: spool, traces lost after kill -9 at {KILLS} random moments (spool_sync=interval, {int(SPOOL_INTERVAL * 1000)} ms)", "value": interval["lost"], "unit": "traces",
          "baseline": interval["in_interval"], "ratio": round(interval["lost"] / interval["in_interval"], 3) if interval["in_interval"] else 0, "target": "<= 1 (lost <= handed over in the interval)",
          "note": f"baseline: traces handed over in the {int(SPOOL_INTERVAL * 1000)} ms before each kill; {interval['handed']} handed over in all; kills whose loss exceeded that bound: {interval['over_bound']} of {KILLS} "
