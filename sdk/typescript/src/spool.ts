@@ -271,6 +271,10 @@ export class Spool {
       const v1 = V1_BATCH.exec(name);
       if (v1) entry(v1[1] as string).files.push({ name, mtime: this.mtimeOf(name) });
     }
+    // A dead owner with no file left (killed before its first segment): nothing to take over, only its owner file to remove.
+    for (const [owner, { ownerFile, files }] of owners) {
+      if (ownerFile && files.length === 0 && !ownersInThisProcess.has(owner) && this.isDead(owner)) this.tryUnlink(this.path(`${owner}.owner`));
+    }
     const dead = [...owners]
       .filter(([owner, { ownerFile, files }]) => files.length > 0 && !ownersInThisProcess.has(owner) && (!ownerFile || this.isDead(owner)))
       .map(([owner, { ownerFile, files }]) => ({ owner, ownerFile, files, oldest: Math.min(...files.map((file) => file.mtime)) }))

@@ -35,6 +35,18 @@ it('quarantines an unreadable spool file under a name no start claims, and start
   assert.equal(warnings.filter((warning) => warning.includes('unreadable')).length, 1); // once per cause per minute
 });
 
+it('removes the owner file of a process killed before it wrote its first segment, so a clean close leaves the directory empty', async () => {
+  const directory = spoolDirectory();
+  const gone = spawn(process.execPath, ['-e', '']);
+  assert.equal(await exitOf(gone), 0);
+  writeFileSync(path.join(directory, '0123456789abcdef0123456789abcdef.owner'), String(gone.pid));
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: new Recorder(), spoolDir: directory, serverless: true, logger: () => undefined });
+  client.trace('t', () => undefined);
+  assert.equal((await client.flush()).sent, 1);
+  await client.shutdown();
+  assert.deepEqual(readdirSync(directory), []);
+});
+
 it('turns the spool off with a warning when spoolDir cannot be used, and never rejects or crashes', async () => {
   const service = await new FakeService().start();
   const file = path.join(spoolDirectory(), 'a-file');
