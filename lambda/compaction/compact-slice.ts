@@ -10,6 +10,7 @@ import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './par
 import { streamedObject } from './streamed-object.js';
 import { deleteOverflowOf, matchedTraces } from './erasure/matched-traces.js';
 import { type SeenIds, noneSeen } from './erasure/seen-ids.js';
+import { dropHourIndex } from './erasure/stored-erasures.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
@@ -396,6 +397,9 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   }
   // An erasure keeps no earlier generation for queries in flight: those objects hold the erased rows.
   const manifest = nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, erasing ? undefined : previous, { kept: erasing ? [] : kept, replaced }, now);
+  // The hour index describes the previous generation: dropped before the switch, a kill before the new one is
+  // written leaves the hour unindexed (searched by every erasure), never indexed without this generation's ids.
+  await dropHourIndex(deps.store, slice);
   // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
   result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, generation);

@@ -101,6 +101,35 @@ describe('erasure through compaction', () => {
     expect(bucket.objects.has(indexKey({ orgId: 'org-a', dt: '2026-11-22', hour: '12' }, 'traces'))).toBe(true);
   });
 
+  it('searches an hour whose index is there for one dataset only (a switch drops both; one alone is not the whole hour)', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    await landRecords({ store: bucket }, [inlineRecord(1, traceOf('bob', 10))]);
+    await compactPending({ store: bucket, now: () => NOW, erasures }, { includeOpenHours: true });
+    await bucket.delete([indexKey({ orgId: 'org-a', dt: '2026-11-22', hour: '10' }, 'traces')]);
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, NOW);
+    expect(await erasures.findHours(request)).toEqual(['2026-11-22/10']);
+  });
+
+  it('finds a user who reached an hour only in a generation whose index writes were killed after the switch', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    const deps = { store: bucket, now: () => NOW, erasures };
+    await landRecords({ store: bucket }, [inlineRecord(1, traceOf('bob', 10))]);
+    await compactPending(deps, { includeOpenHours: true });
+    await landRecords({ store: bucket }, [inlineRecord(2, traceOf('alice', 10))]);
+    bucket.failWrite = (key) => key.startsWith('erasures/index/');
+    expect((await compactPending(deps, { includeOpenHours: true })).failed).toHaveLength(1);
+    bucket.failWrite = () => false;
+    expect(manifests(bucket).map((m) => m.generation)).toEqual([2]);
+
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, NOW);
+    expect(await erasures.findHours(request)).toEqual(['2026-11-22/10']);
+    await erasures.put(request);
+    await compactAndErase(deps, SECRET, { includeOpenHours: true });
+    expect(await holding(bucket, 'marker-alice')).toEqual([]);
+  });
+
   it.each([
     ['the first delete after the switch (old generations, raw objects)', 'delete'],
     ['the write of the hour\'s outcome', 'outcome'],
