@@ -11,6 +11,7 @@ import { streamedObject } from './streamed-object.js';
 import { deleteOverflowOf, matchedTraces } from './erasure/matched-traces.js';
 import { type SeenIds, noneSeen } from './erasure/seen-ids.js';
 import { dropHourIndex } from './erasure/stored-erasures.js';
+import { expireHour } from '../retention/expire-hour.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
@@ -362,7 +363,12 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const result = upToDate(slice, previous);
   const erasing = erasure !== undefined && erasure.matched.traceIds.size > 0;
   if (pending.traces.length === 0 && pending.spans.length === 0 && !erasing) {
-    if (erasure && erasure.applying.length > 0) await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: 0 });
+    if (erasure && erasure.applying.length > 0) {
+      // No manifest and no raw objects: retention's first step deleted the hour, and its compacted objects (which
+      // may hold the user) wait for the second. The erasure deletes them now, as that step would.
+      const swept = !previous && listing.traces.length === 0 && listing.spans.length === 0 ? await expireHour(deps.store, { slice, deleteCompacted: true }) : undefined;
+      await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: swept?.objectsDeleted ?? 0 });
+    }
     if (!previous || expired.length === 0) return result;
     // Nothing new: only drop generations no query can still be reading.
     await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: kept }), 'application/json');
