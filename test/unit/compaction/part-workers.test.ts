@@ -11,6 +11,7 @@ import { planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { type CompactionMessage, InvalidSliceMessageError, type SliceMessage, SWITCH_WAIT_LIMIT_MS, parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
+import { expireHour } from '../../../lambda/retention/expire-hour.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
 import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT } from '../../../lib/constructs/compaction.js';
 import { FifoQueueModel, type WorkerInvocation, drainWithEventSource } from '../../../devkit/fakes/fifo-queue-model.js';
@@ -164,6 +165,16 @@ describe('part workers: one slice compacted by several workers', () => {
     expect(await deliver(switchOf(queue), 's2')).toEqual({ batchItemFailures: [] });
     expect(bucket.objects.has(manifestKey(SLICE))).toBe(true);
     expect(bucket.keys('erasures/index/')).toEqual([]);
+  });
+
+  it('switches nothing for an hour whose first retention step ran after its parts: the step deletes its part plan, so no manifest names the deleted raw objects', async () => {
+    const { bucket, queue } = await plannedHour();
+    const { deliver } = worker(bucket);
+    for (const [i, message] of partsOf(queue).entries()) await deliver(message, `p${i}`);
+    await expireHour(bucket, { slice: SLICE, deleteCompacted: false });
+    expect(bucket.keys('compacted/plans/')).toEqual([]);
+    expect(await deliver(switchOf(queue), 's')).toEqual({ batchItemFailures: [] });
+    expect(bucket.objects.has(manifestKey(SLICE))).toBe(false);
   });
 
   it('writes no manifest when the switch arrives before its parts, leaves it on the queue with the retry delay, and switches once the parts exist', async () => {
