@@ -10,6 +10,8 @@ import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './par
 import { streamedObject } from './streamed-object.js';
 import { deleteOverflowOf, matchedTraces } from './erasure/matched-traces.js';
 import { type SeenIds, noneSeen } from './erasure/seen-ids.js';
+import { dropHourIndex } from './erasure/stored-erasures.js';
+import { expireHour } from '../retention/expire-hour.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
@@ -361,7 +363,12 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const result = upToDate(slice, previous);
   const erasing = erasure !== undefined && erasure.matched.traceIds.size > 0;
   if (pending.traces.length === 0 && pending.spans.length === 0 && !erasing) {
-    if (erasure && erasure.applying.length > 0) await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: 0 });
+    if (erasure && erasure.applying.length > 0) {
+      // No manifest and no raw objects: retention's first step deleted the hour, and its compacted objects (which
+      // may hold the user) wait for the second. The erasure deletes them now, as that step would.
+      const swept = !previous && listing.traces.length === 0 && listing.spans.length === 0 ? await expireHour(deps.store, { slice, deleteCompacted: true }) : undefined;
+      await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: swept?.objectsDeleted ?? 0 });
+    }
     if (!previous || expired.length === 0) return result;
     // Nothing new: only drop generations no query can still be reading.
     await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: kept }), 'application/json');
@@ -396,6 +403,9 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   }
   // An erasure keeps no earlier generation for queries in flight: those objects hold the erased rows.
   const manifest = nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, erasing ? undefined : previous, { kept: erasing ? [] : kept, replaced }, now);
+  // The hour index describes the previous generation: dropped before the switch, a kill before the new one is
+  // written leaves the hour unindexed (searched by every erasure), never indexed without this generation's ids.
+  await dropHourIndex(deps.store, slice);
   // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
   result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, generation);

@@ -3,6 +3,7 @@ import { rawPartitionPrefix } from '../datasets/object-keys.js';
 import { type Slice, compactedSlicePrefix, manifestKey, sliceId } from './compaction-keys.js';
 import { DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, deleteUnreferenced, sliceWork, upToDate, writeCompactedObject } from './compact-slice.js';
 import { type DatasetManifest, nextManifest, type SliceManifest, parseManifest, serializeManifest } from './manifest.js';
+import { dropHourIndex } from './erasure/stored-erasures.js';
 import { inputShape } from './parquet-rows.js';
 import { type PartPlan, type PartPlanRef, isPlanCurrent, parsePartPlan, planKeyOf, planPartKey } from './part-plan.js';
 import type { CompactionDeps, StoredObject } from './ports.js';
@@ -130,6 +131,8 @@ export async function switchParts(deps: CompactionDeps, slice: Slice, ref: PartP
   }
   const { kept } = sliceWork(previous, { traces: [], spans: [] }, now.getTime(), deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS);
   const manifest = nextManifest(slice, ref.generation, { traces: datasets.traces!, spans: datasets.spans! }, previous, { kept, replaced }, now);
+  // Part workers write no hour index: the previous generation's is dropped, so the hour is searched whole.
+  await dropHourIndex(deps.store, slice);
   // The switch: one PUT of one object, as for a slice compacted by one worker.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
   const objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, ref.generation);

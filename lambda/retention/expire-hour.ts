@@ -21,9 +21,10 @@ export interface HourDeletion extends HourExpiry {
  * Deletes one expired hour's objects, in the order that never leaves a reader or a compaction a manifest naming a
  * missing object: its raw objects first (the manifest hides the covered ones anyway; from here the planner plans
  * nothing for the hour), then its manifest (from here no reader reads the hour: a slice without a manifest is read
- * from its raw objects, and there are none), then, only when asked (a later run, past the readers' grace) and
+ * from its raw objects, and there are none) and its part plans (a part workers' switch after this finds no plan),
+ * then, only when asked (a later run, past the readers' grace) and
  * only when the first two steps found nothing (else a manifest was just deleted: see
- * {@link HourDeletion.compactedDeferred}), its compacted objects, part plans and erasure hour index (keyed hashes of
+ * {@link HourDeletion.compactedDeferred}), its compacted objects and erasure hour index (keyed hashes of
  * the ids those objects hold), which no manifest names. Runs in the hour's compaction message group
  * deployed and under the compaction lock locally, so never beside a compaction of the hour. Writes nothing.
  */
@@ -39,8 +40,11 @@ export async function expireHour(store: Pick<CompactionStore, 'list' | 'delete'>
     return objects.length;
   };
   const live = (await deleteUnder([rawPartitionPrefix('traces', slice), rawPartitionPrefix('spans', slice)])) + (await deleteUnder([manifestPrefix(slice)]));
+  // Its part plans too: a part worker's switch after this step would otherwise write a manifest naming the raw
+  // objects just deleted, bringing the hour back. Without its plan the switch switches nothing.
+  await deleteUnder([partPlanPrefix(slice)]);
   if (deleteCompacted && live > 0) deletion.compactedDeferred = true;
-  else if (deleteCompacted) await deleteUnder([compactedSlicePrefix('traces', slice), compactedSlicePrefix('spans', slice), partPlanPrefix(slice), hourIndexPrefix(slice)]);
+  else if (deleteCompacted) await deleteUnder([compactedSlicePrefix('traces', slice), compactedSlicePrefix('spans', slice), hourIndexPrefix(slice)]);
   return deletion;
 }
 

@@ -9,7 +9,9 @@ const DAY_MS = 24 * HOUR_MS;
 export const HOUR_PREFIXES = {
   raw: [DATA_PREFIXES.traces, DATA_PREFIXES.spans],
   manifests: [DATA_PREFIXES.manifests],
-  compacted: [`${DATA_PREFIXES.compacted}traces/`, `${DATA_PREFIXES.compacted}spans/`, DATA_PREFIXES.partPlans],
+  // The erasure hour index too: S3 lifecycle may remove an hour's compacted objects first, and the index alone must
+  // still bring its hour a second step.
+  compacted: [`${DATA_PREFIXES.compacted}traces/`, `${DATA_PREFIXES.compacted}spans/`, DATA_PREFIXES.partPlans, `${DATA_PREFIXES.erasures}index/`],
 } as const;
 
 /** `org_id=<org>/` under a root prefix: every key of the organization under it starts so. */

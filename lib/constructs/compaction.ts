@@ -10,6 +10,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { InvocationType, Trigger } from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
+import { tenancyKeys } from '../../lambda/shared/tables.js';
 import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA_PREFIXES, FUNCTION_TIMEOUT_SECONDS, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
@@ -175,7 +176,15 @@ export class Compaction extends Construct {
     const { erasures, overflow, traces, spans } = DATA_PREFIXES;
     for (const fn of [this.planner, this.worker]) {
       fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'], resources: [bucket.arnForObjects(`${erasures}*`)] }));
-      fn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [tenancyTable.tableArn] }));
+      // The erasure secret alone: its item's partition key, not the organizations and API keys beside it
+      // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html, dynamodb:LeadingKeys).
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+          resources: [tenancyTable.tableArn],
+          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [tenancyKeys.erasureSecret().pk] } },
+        }),
+      );
     }
     // Raw and overflow objects that hold an erased trace; the hour index of an hour past retention.
     this.worker.addToRolePolicy(

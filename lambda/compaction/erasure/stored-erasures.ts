@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DatasetName } from '../../datasets/registry.js';
+import { type DatasetName, DATASETS } from '../../datasets/registry.js';
 import { DATA_PREFIXES } from '../../shared/service-constants.js';
 import { MANIFEST_ROOT, type Slice, manifestKey, sliceOfManifestKey, sliceOfRawKey } from '../compaction-keys.js';
 import { parseManifest } from '../manifest.js';
@@ -36,6 +36,15 @@ export interface ErasureSecret {
 export const indexKey = (slice: Slice, dataset: DatasetName) => `${hourIndexPrefix(slice)}${dataset}.json`;
 /** Where one hour's index objects live: the retention sweep deletes them with the hour's compacted objects. */
 export const hourIndexPrefix = (slice: Slice) => `${DATA_PREFIXES.erasures}index/org_id=${slice.orgId}/dt=${slice.dt}/hour=${slice.hour}/`;
+/**
+ * Deletes one hour's index; called before a switch to a generation the index does not describe. Killed between
+ * the switch and the new index's write, the hour is then unindexed (always searched), never indexed by the ids of
+ * the generation before.
+ */
+export async function dropHourIndex(store: Pick<CompactionStore, 'list' | 'delete'>, slice: Slice): Promise<void> {
+  const keys = (await store.list(hourIndexPrefix(slice))).map((object) => object.key);
+  if (keys.length > 0) await store.delete(keys);
+}
 const indexPrefix = (orgId: string) => `${DATA_PREFIXES.erasures}index/org_id=${orgId}/`;
 const INDEX_HEX = 16;
 
@@ -135,16 +144,19 @@ export class StoredErasures implements SliceErasures {
       ...request.trace_ids.map((value) => selectorHmac(secret, 'trace', value).slice(0, INDEX_HEX)),
     ]);
     const hours = new Set<string>();
-    const indexed = new Set<string>();
+    const indexes = new Map<string, number>();
     for (const object of await this.store.list(indexPrefix(request.org_id))) {
       const match = /\/dt=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\/[a-z]+\.json$/.exec(object.key);
       if (!match) continue;
       const hour = `${match[1]}/${match[2]}`;
-      indexed.add(hour);
+      indexes.set(hour, (indexes.get(hour) ?? 0) + 1);
       const bytes = await this.store.get(object.key);
       const keys = bytes ? ((JSON.parse(Buffer.from(bytes).toString('utf8')) as { keys?: unknown }).keys as string[] | undefined) : undefined;
       if (!Array.isArray(keys) || keys.some((key) => wanted.has(key))) hours.add(hour);
     }
+    // An hour is indexed only when every dataset's index is there: a switch drops them all, and one written alone (the
+    // other's write killed) is not the whole hour.
+    const indexed = new Set([...indexes].filter(([, count]) => count === DATASETS.length).map(([hour]) => hour));
     for (const object of await this.store.list(`${MANIFEST_ROOT}org_id=${request.org_id}/`)) {
       const slice = sliceOfManifestKey(object.key);
       if (slice && !indexed.has(hourOf(slice))) hours.add(hourOf(slice));

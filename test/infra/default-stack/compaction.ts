@@ -4,6 +4,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import { tenancyKeys } from '../../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG, validateConfig } from '../../../lib/config.js';
 import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT, COMPACTION_WORKER_TIMEOUT, Compaction } from '../../../lib/constructs/compaction.js';
 import type { HouseFunction } from '../../../lib/constructs/house-function.js';
@@ -98,6 +99,16 @@ describe('compaction fan-out', () => {
         { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [arn(stack.tables.tenancyTable)] },
       ]),
     );
+  });
+
+  it('lets the planner and the worker get and put only the erasure secret\'s partition of the tenancy table', () => {
+    for (const fn of [compaction.planner, compaction.worker]) {
+      const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId(fn) }] } }));
+      const statements = policies.flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: { Action: unknown; Condition?: unknown }[] } } }).Properties.PolicyDocument.Statement);
+      const dynamodb = statements.filter((statement) => [statement.Action].flat().some((action) => String(action).startsWith('dynamodb:')));
+      expect(dynamodb).toHaveLength(1);
+      expect(dynamodb[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [tenancyKeys.erasureSecret().pk] } });
+    }
   });
 
   it('lets the worker read its prefixes, write compacted objects and manifests, abort uploads of compacted objects, delete them and (for hours past retention) raw objects and manifests, consume the queue and send a waiting switch again', () => {

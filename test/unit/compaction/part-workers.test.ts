@@ -5,11 +5,13 @@ import { type Slice, manifestKey, partObjectKey, partPlanKey } from '../../../la
 import { composeWorker } from '../../../lambda/compaction/compose.js';
 import { parseManifest } from '../../../lambda/compaction/manifest.js';
 import { partWorkersFor } from '../../../lambda/compaction/part-plan.js';
+import { indexKey } from '../../../lambda/compaction/erasure/stored-erasures.js';
 import { compactPart, switchParts } from '../../../lambda/compaction/part-workers.js';
 import { planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { type CompactionMessage, InvalidSliceMessageError, type SliceMessage, SWITCH_WAIT_LIMIT_MS, parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
+import { expireHour } from '../../../lambda/retention/expire-hour.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
 import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_VISIBILITY_TIMEOUT } from '../../../lib/constructs/compaction.js';
 import { FifoQueueModel, type WorkerInvocation, drainWithEventSource } from '../../../devkit/fakes/fifo-queue-model.js';
@@ -147,6 +149,32 @@ describe('part workers: one slice compacted by several workers', () => {
     }
     // The switch deleted its plan along with everything no manifest names.
     expect(bucket.keys('compacted/plans/')).toEqual([]);
+  });
+
+  it('drops the hour index of the generation before ahead of the switch (it writes none), so a switch killed at any point leaves no stale index', async () => {
+    const { bucket, queue } = await plannedHour();
+    const stale = indexKey(SLICE, 'traces');
+    await bucket.put(stale, Buffer.from('{"keys":[]}\n'));
+    const { deliver } = worker(bucket);
+    for (const [i, message] of partsOf(queue).entries()) await deliver(message, `p${i}`);
+    bucket.failWrite = (key) => key === manifestKey(SLICE);
+    expect((await deliver(switchOf(queue), 's')).batchItemFailures).toHaveLength(1);
+    expect(bucket.keys('erasures/index/')).toEqual([]);
+    bucket.failWrite = () => false;
+    await bucket.put(stale, Buffer.from('{"keys":[]}\n'));
+    expect(await deliver(switchOf(queue), 's2')).toEqual({ batchItemFailures: [] });
+    expect(bucket.objects.has(manifestKey(SLICE))).toBe(true);
+    expect(bucket.keys('erasures/index/')).toEqual([]);
+  });
+
+  it('switches nothing for an hour whose first retention step ran after its parts: the step deletes its part plan, so no manifest names the deleted raw objects', async () => {
+    const { bucket, queue } = await plannedHour();
+    const { deliver } = worker(bucket);
+    for (const [i, message] of partsOf(queue).entries()) await deliver(message, `p${i}`);
+    await expireHour(bucket, { slice: SLICE, deleteCompacted: false });
+    expect(bucket.keys('compacted/plans/')).toEqual([]);
+    expect(await deliver(switchOf(queue), 's')).toEqual({ batchItemFailures: [] });
+    expect(bucket.objects.has(manifestKey(SLICE))).toBe(false);
   });
 
   it('writes no manifest when the switch arrives before its parts, leaves it on the queue with the retry delay, and switches once the parts exist', async () => {

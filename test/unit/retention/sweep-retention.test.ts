@@ -120,6 +120,17 @@ describe('the retention sweep', () => {
     expect(await visible(bucket, 'traces')).toHaveLength(keptIds.length + 2);
   });
 
+  it('clears the erasure index of an hour whose raw, manifest and compacted objects S3 lifecycle removed first', async () => {
+    const { bucket } = await lake();
+    const slice = { orgId: 'short', dt: oldHour.toISOString().slice(0, 10), hour: oldHour.toISOString().slice(11, 13) };
+    for (const dataset of ['traces', 'spans'] as const) await bucket.put(indexKey(slice, dataset), Buffer.from('{"keys":[]}\n'));
+    const old = `org_id=short/${hourKey(oldHour)}`;
+    await bucket.delete(bucket.keys().filter((key) => key.includes(old) && !key.startsWith('erasures/')));
+    const swept = await sweepRetention(deps(bucket, new Date(NOW.getTime() + 2 * HOUR)));
+    expect(swept.organizations[0]).toMatchObject({ hoursCleared: 1 });
+    expect(bucket.keys('erasures/')).toEqual([]);
+  });
+
   it('clears compacted objects only a readers\' grace after the hour passed retention, and only once its manifest is gone', async () => {
     const { bucket } = await lake();
     const old = `org_id=short/${hourKey(oldHour)}`;

@@ -2,6 +2,8 @@ import { compactPending } from '../../../../lambda/compaction/compact-pending.js
 import { compactAndErase } from '../../../../lambda/compaction/erasure/apply-erasures.js';
 import { newRequest, outcomePrefix, requestKey } from '../../../../lambda/compaction/erasure/erasure-record.js';
 import { type ErasureSecret, StoredErasures, erasureStatus, indexKey } from '../../../../lambda/compaction/erasure/stored-erasures.js';
+import { partPlanPrefix } from '../../../../lambda/compaction/compaction-keys.js';
+import { expireHour } from '../../../../lambda/retention/expire-hour.js';
 import { landRecords } from '../../../../lambda/landing/land-records.js';
 import type { AcceptedTrace } from '../../../../lambda/shared/domain/trace.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../../../devkit/builders/landing-builders.js';
@@ -99,6 +101,55 @@ describe('erasure through compaction', () => {
     const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, NOW);
     expect(await erasures.findHours(request)).toEqual(['2026-11-22/10', '2026-11-22/11']);
     expect(bucket.objects.has(indexKey({ orgId: 'org-a', dt: '2026-11-22', hour: '12' }, 'traces'))).toBe(true);
+  });
+
+  it('searches an hour whose index is there for one dataset only (a switch drops both; one alone is not the whole hour)', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    await landRecords({ store: bucket }, [inlineRecord(1, traceOf('bob', 10))]);
+    await compactPending({ store: bucket, now: () => NOW, erasures }, { includeOpenHours: true });
+    await bucket.delete([indexKey({ orgId: 'org-a', dt: '2026-11-22', hour: '10' }, 'traces')]);
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, NOW);
+    expect(await erasures.findHours(request)).toEqual(['2026-11-22/10']);
+  });
+
+  it('finds a user who reached an hour only in a generation whose index writes were killed after the switch', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    const deps = { store: bucket, now: () => NOW, erasures };
+    await landRecords({ store: bucket }, [inlineRecord(1, traceOf('bob', 10))]);
+    await compactPending(deps, { includeOpenHours: true });
+    await landRecords({ store: bucket }, [inlineRecord(2, traceOf('alice', 10))]);
+    bucket.failWrite = (key) => key.startsWith('erasures/index/');
+    expect((await compactPending(deps, { includeOpenHours: true })).failed).toHaveLength(1);
+    bucket.failWrite = () => false;
+    expect(manifests(bucket).map((m) => m.generation)).toEqual([2]);
+
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, NOW);
+    expect(await erasures.findHours(request)).toEqual(['2026-11-22/10']);
+    await erasures.put(request);
+    await compactAndErase(deps, SECRET, { includeOpenHours: true });
+    expect(await holding(bucket, 'marker-alice')).toEqual([]);
+  });
+
+  it('deletes the compacted objects, part plans and index of an hour whose raw objects and manifest retention already deleted, before it records the hour done', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    const deps = { store: bucket, now: () => NOW, erasures };
+    await landRecords({ store: bucket }, [inlineRecord(1, traceOf('alice', 10)), inlineRecord(2, traceOf('bob', 10))]);
+    await compactPending(deps, { includeOpenHours: true });
+    const slice = { orgId: 'org-a', dt: '2026-11-22', hour: '10' };
+    await bucket.put(`${partPlanPrefix(slice)}left-behind.json`, Buffer.from('{}'));
+    await expireHour(bucket, { slice, deleteCompacted: false });
+    expect((await holding(bucket, 'marker-alice')).length).toBeGreaterThan(0);
+
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, NOW);
+    await erasures.put(request);
+    const run = await compactAndErase(deps, SECRET, { includeOpenHours: true });
+    expect(run.erasures.finished).toEqual([request.erasure_id]);
+    expect(await holding(bucket, 'marker-alice')).toEqual([]);
+    expect(bucket.keys('compacted/')).toEqual([]);
+    expect(bucket.keys('erasures/index/')).toEqual([]);
   });
 
   it.each([
