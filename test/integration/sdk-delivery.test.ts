@@ -138,10 +138,12 @@ it('delivers every trace of both SDKs exactly once through 429s and a kill -9 of
   const orgs = ['sdk-python', 'sdk-typescript'];
   const minuteQuota = (quota: number) => Promise.all(orgs.map((org) => stack.admin('org', 'update', '--org', org, '--per-minute', String(quota))));
   await sleep(4_000); // traces are flowing
-  await minuteQuota(SMALL_MINUTE_QUOTA); // (npm start caches no organization: it applies at once)
+  // The kill comes while both SDKs send freely, so each meets the outage (a 429 first would let it sleep through it
+  // on its Retry-After: seen in a clean-clone CI run, no retry but rate_limited); then the quota that refuses them.
   await stack.kill9(); // mid-run, requests in flight: bring it back on the same state
   await sleep(1_000);
   await stack.start();
+  await minuteQuota(SMALL_MINUTE_QUOTA); // (npm start caches no organization: it applies at once)
   await waitFor(
     'both SDKs to be refused with 429',
     () => (['python', 'typescript'].every((sdk) => rateLimitedRetries(loads, sdk) > 0) ? true : undefined),
