@@ -29,5 +29,9 @@ export default tseslint.config(
   forbidImports(['lambda/**'], ['lib', 'devkit', 'scripts', 'test', 'bench'], 'Lambda code is bundled and deployed alone: it imports only lambda/ and its packages.'),
   forbidImports(['bench/**'], ['test'], 'The bench measures with the development kit (devkit/), never with the tests.'),
   forbidImports(['devkit/**'], ['test', 'bench'], 'The development kit serves scripts, bench and tests; it depends on neither of the last two.'),
-  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -8,9 +8,10 @@ import type { BenchResult } from './types.js';
 const here = dirname(fileURLToPath(import.meta.url));
 // Group names; `--name value` options are the groups' own (e.g. `--concurrency 8`, `--minutes 2`).
 const only = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
-const wanted = (group: string) => only.length === 0 || only.includes(group);
+const wanted = (group: string, optIn = false) => (only.length === 0 && !optIn) || only.includes(group);
 
-type Suite = { group: string; file: string; exportName: string };
+/** `optIn`: run only when named (a long run outside the usual table); a run of every group keeps its rows. */
+type Suite = { group: string; file: string; exportName: string; optIn?: boolean };
 const optionalSuites: Suite[] = [
   { group: 'landing', file: 'landing.ts', exportName: 'runLandingBench' },
   { group: 'landing-worst-case', file: 'landing-worst-case.ts', exportName: 'runLandingWorstCaseBench' },
@@ -28,6 +29,7 @@ const optionalSuites: Suite[] = [
   { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
   { group: 'sdk-python', file: 'sdk-python.ts', exportName: 'runSdkPythonBench' },
   { group: 'event-size', file: 'event-size.ts', exportName: 'runEventSizeBench' },
+  { group: 'mutation', file: 'mutation.ts', exportName: 'runMutationBench', optIn: true },
 ];
 
 const results: BenchResult[] = [];
@@ -36,7 +38,7 @@ const helpAsked = process.argv.slice(2).filter((arg) => arg === '--help' || arg 
 benchGroups([...only, ...helpAsked], ['ingest', ...optionalSuites.filter((suite) => existsSync(join(here, suite.file))).map((suite) => suite.group)]);
 if (wanted('ingest')) results.push(...(await runIngestBench()));
 for (const suite of optionalSuites) {
-  if (!wanted(suite.group) || !existsSync(join(here, suite.file))) continue;
+  if (!wanted(suite.group, suite.optIn) || !existsSync(join(here, suite.file))) continue;
   const module = (await import(`./${suite.file.replace(/\.ts$/, '.js')}`)) as Record<string, () => Promise<BenchResult[]>>;
   const run = module[suite.exportName];
   if (run) results.push(...(await run()));
@@ -54,9 +56,8 @@ console.table(rows);
 // A partial run (`npm run bench -- hot-org`) keeps the other groups' rows from the last run.
 const resultsFile = join(here, 'results.json');
 const ranGroups = new Set(results.map((r) => r.group));
-const kept =
-  only.length === 0 || !existsSync(resultsFile)
-    ? []
-    : ((JSON.parse(readFileSync(resultsFile, 'utf8')) as { results?: BenchResult[] }).results ?? []).filter((r) => !ranGroups.has(r.group));
+const kept = !existsSync(resultsFile)
+  ? []
+  : ((JSON.parse(readFileSync(resultsFile, 'utf8')) as { results?: BenchResult[] }).results ?? []).filter((r) => !ranGroups.has(r.group));
 writeFileSync(resultsFile, `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, results: [...kept, ...results] }, null, 2)}\n`);
 console.log(`Written to bench/results.json`);
