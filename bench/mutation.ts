@@ -76,7 +76,8 @@ function strykerConfig(module: MutationModule, dir: string): Record<string, unkn
     ...common,
     testRunner: 'tap',
     // The SDK's tests are node:test files run from tsc's output, as `npm run test:sdk` runs them.
-    buildCommand: 'node node_modules/typescript/bin/tsc -p sdk/typescript/tsconfig.json',
+    // execa splits this on spaces, no shell: the paths must have none.
+    buildCommand: `${process.execPath} ${join(root, 'node_modules/typescript/bin/tsc')} -p sdk/typescript/tsconfig.json`,
     tap: { testFiles: module.tests, nodeArgs: ['--test-reporter=tap', '{{testFile}}'], forceBail: true },
   };
 }
