@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
-import { DynamoDbWindowUsage } from '../../lambda/ingest/core/rate/dynamodb-window-usage.js';
+import { DynamoDbWindowUsage } from '../../lambda/ingest/adapters/rate/dynamodb-window-usage.js';
 import { missingAwsSetup } from '../cli/command-line.js';
 import { parseAdminArgs, runAdminCommand, USAGE, usageFor } from './run-command.js';
 import { resolveTarget } from './target.js';

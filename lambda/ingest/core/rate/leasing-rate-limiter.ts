@@ -4,7 +4,7 @@ import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import { countersFor, type WindowCounter } from '../../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../../shared/domain/tenancy.js';
 import type { RateDecision, RateLimiter } from './ports.js';
-import type { DynamoDbRateLimiter } from './dynamodb-rate-limiter.js';
+import type { DynamoDbRateLimiter } from '../../adapters/rate/dynamodb-rate-limiter.js';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from './lease-options.js';
 
 /** Requests admitted from leases remembered for idempotent retries and give-backs. */

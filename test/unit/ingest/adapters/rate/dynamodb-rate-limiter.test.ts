@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { DynamoDBClient, TransactionCanceledException, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { DynamoDbRateLimiter } from '../../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
-import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
-import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
-import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
-import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
+import { DynamoDbRateLimiter } from '../../../../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
+import { LeasingRateLimiter } from '../../../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
+import { DependencyUnavailableError } from '../../../../../lambda/shared/domain/errors.js';
+import { countersFor } from '../../../../../lambda/shared/domain/rate-windows.js';
+import type { Quotas } from '../../../../../lambda/shared/domain/tenancy.js';
 
 /**
  * The exact TransactWriteItems the rate limiter sends: the conditions and markers are what keep the

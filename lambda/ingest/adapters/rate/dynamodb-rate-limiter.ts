@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import type { WindowCounter } from '../../../shared/domain/rate-windows.js';
-import type { RateDecision, RateLimiter } from './ports.js';
+import type { RateDecision, RateLimiter } from '../../core/rate/ports.js';
 import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../../../shared/runtime/backoff.js';
 import { retryWithBackoff } from '../../../shared/runtime/retry.js';
 import { rateKeys } from '../../../shared/tables.js';
