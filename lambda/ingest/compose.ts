@@ -7,7 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDbIdempotencyStore } from './adapters/idempotency/dynamodb-idempotency-store.js';
 import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from './adapters/rate/dynamodb-rate-limiter.js';
 import { LeasingRateLimiter } from './core/rate/leasing-rate-limiter.js';
-import { DynamoDbTenancyStore } from './core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyReader } from '../tenancy-store/dynamodb-tenancy-reader.js';
 import { DynamoDbWindowUsage } from './adapters/rate/dynamodb-window-usage.js';
 import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink, PUT_RECORDS_MAX_BYTES, PUT_RECORDS_MAX_COUNT, sizedCallTimeoutMs } from './adapters/publish/kinesis-trace-sink.js';
 import { S3OverflowStore } from './adapters/publish/s3-overflow-store.js';
@@ -100,7 +100,7 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'logger'> {
   };
   const retries = config.retries ?? {};
   const tenancy = () => {
-    const store = new DynamoDbTenancyStore(client('dynamodb'), resource('tenancyTable'));
+    const store = new DynamoDbTenancyReader(client('dynamodb'), resource('tenancyTable'));
     return config.tenancyCache === false ? store : new CachedTenancyReader(store, config.tenancyCache ?? DEFAULT_TENANCY_CACHE);
   };
   // Per-request transactions, and quota leases once an organization's transactions meet contention.

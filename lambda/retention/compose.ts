@@ -5,7 +5,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SliceQueue } from '../compaction/plan-compaction.js';
 import { SqsSliceQueue } from '../compaction/sqs-slice-queue.js';
-import { DynamoDbTenancyStore } from '../ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../tenancy-store/dynamodb-tenancy-store.js';
 import { isRetentionDays } from '../shared/domain/retention.js';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';

@@ -39,10 +39,7 @@ const ACTION_OF: Record<string, string> = {
  * bundled whole, so a shared adapter brings the commands of methods another function (or the admin CLI) calls.
  */
 const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
-  ingest: {
-    'dynamodb:Scan': 'DynamoDbTenancyStore lists keys for the admin CLI; ingest only reads a key and an organization',
-    'dynamodb:Query': 'DynamoDbTenancyStore lists keys for the admin CLI; ingest only reads a key and an organization',
-  },
+  ingest: {},
   landing: {},
   compactionPlanner: {
     's3:DeleteObject': 'S3CompactionStore is bundled whole through the shared compose.ts; deleting superseded objects is the worker\'s',
@@ -201,5 +198,13 @@ describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s
       expect([action, needed.has(action)]).toEqual([action, true]);
       expect([action, granted.some((pattern) => glob(pattern).test(action))]).toEqual([action, false]);
     }
+  });
+});
+
+describe('the ingest bundle', () => {
+  it('holds the tenancy table\'s point reads, not the admin store that writes and lists it', async () => {
+    const inputs = await bundleInputs(DEFAULT_ENTRIES.ingest);
+    expect(inputs).toContain('lambda/tenancy-store/dynamodb-tenancy-reader.ts');
+    expect(inputs).not.toContain('lambda/tenancy-store/dynamodb-tenancy-store.ts');
   });
 });

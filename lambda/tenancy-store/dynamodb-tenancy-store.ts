@@ -1,18 +1,16 @@
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
-  DynamoDBClient,
-  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { ApiKey, BillingStatus, Organization, Plan, PlanStatus, QuotaOverrides, Quotas, Workspace } from '../../../shared/domain/tenancy.js';
-import { RATE_WINDOWS } from '../../../shared/domain/tenancy.js';
-import { PLANS_PARTITION, tenancyKeys } from '../../../shared/tables.js';
-
-type Item = Record<string, AttributeValue>;
+import type { ApiKey, Organization, Plan, QuotaOverrides, Quotas, Workspace } from '../shared/domain/tenancy.js';
+import { RATE_WINDOWS } from '../shared/domain/tenancy.js';
+import { PLANS_PARTITION, tenancyKeys } from '../shared/tables.js';
+import { DynamoDbTenancyReader } from './dynamodb-tenancy-reader.js';
+import { type Item, keyOf, OVERRIDES, quotaAttribute, RETENTION_DAYS, s, str, toApiKey, toOrganization, toPlan } from './tenancy-items.js';
 
 export class TenancyConflictError extends Error {
   override name = 'TenancyConflictError';
@@ -21,32 +19,9 @@ export class TenancyNotFoundError extends Error {
   override name = 'TenancyNotFoundError';
 }
 
-const s = (value: string): AttributeValue => ({ S: value });
-const str = (item: Item, name: string): string | undefined => item[name]?.S;
-const quotaAttribute = (window: string) => `quota_${window}`;
-const OVERRIDES = 'overrides';
-/** A plan's or organization's retention in days; on an organization NULL overrides the plan with "keep", absent follows it. */
-const RETENTION_DAYS = 'retention_days';
-
 function retentionAttribute(days: number | null | undefined): Item {
   if (days === undefined) return {};
   return { [RETENTION_DAYS]: days === null ? { NULL: true } : { N: String(days) } };
-}
-
-function retentionOf(item: Item): number | null | undefined {
-  const value = item[RETENTION_DAYS];
-  if (value?.N !== undefined) return Number(value.N);
-  return value?.NULL ? null : undefined;
-}
-
-/** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */
-function quotasOf(item: Item): Quotas {
-  const quotas = {} as Quotas;
-  for (const window of RATE_WINDOWS) {
-    const n = item[quotaAttribute(window)]?.N;
-    quotas[window] = n === undefined ? null : Number(n);
-  }
-  return quotas;
 }
 
 function quotaAttributes(quotas: Quotas): Item {
@@ -68,44 +43,6 @@ function overridesAttribute(overrides: QuotaOverrides): AttributeValue {
   return { M: map };
 }
 
-function overridesOfItem(item: Item): QuotaOverrides {
-  const map = item[OVERRIDES]?.M;
-  // Written before plans were records: the organization's own four numbers become its overrides.
-  if (map === undefined) return { ...quotasOf(item) };
-  const overrides: QuotaOverrides = {};
-  for (const window of RATE_WINDOWS) {
-    const value = map[window];
-    if (value?.N !== undefined) overrides[window] = Number(value.N);
-    else if (value?.NULL) overrides[window] = null;
-  }
-  return overrides;
-}
-
-function toOrganization(item: Item): Organization {
-  const retentionDays = retentionOf(item);
-  return {
-    orgId: str(item, 'org_id') ?? '',
-    plan: str(item, 'plan') ?? '',
-    overrides: overridesOfItem(item),
-    ...(retentionDays === undefined ? {} : { retentionDays }),
-    planStatus: (str(item, 'plan_status') ?? 'inactive') as PlanStatus,
-    billingStatus: (str(item, 'billing_status') ?? 'ok') as BillingStatus,
-    createdAt: str(item, 'created_at') ?? '',
-    updatedAt: str(item, 'updated_at') ?? '',
-  };
-}
-
-function toPlan(item: Item): Plan {
-  const retentionDays = retentionOf(item);
-  return {
-    name: str(item, 'plan_name') ?? '',
-    quotas: quotasOf(item),
-    ...(typeof retentionDays === 'number' ? { retentionDays } : {}),
-    createdAt: str(item, 'created_at') ?? '',
-    updatedAt: str(item, 'updated_at') ?? '',
-  };
-}
-
 function organizationItem(org: Organization): Item {
   return {
     ...keyOf(tenancyKeys.organization(org.orgId)),
@@ -120,58 +57,11 @@ function organizationItem(org: Organization): Item {
   };
 }
 
-function toApiKey(item: Item): ApiKey {
-  const key: ApiKey = {
-    keyId: str(item, 'key_id') ?? '',
-    orgId: str(item, 'org_id') ?? '',
-    workspaceSlug: str(item, 'workspace_slug') ?? null,
-    status: str(item, 'status') === 'active' ? 'active' : 'revoked',
-    name: str(item, 'name') ?? '',
-    displayPrefix: str(item, 'display_prefix') ?? '',
-    createdAt: str(item, 'created_at') ?? '',
-  };
-  const revokedAt = str(item, 'revoked_at');
-  if (revokedAt !== undefined) key.revokedAt = revokedAt;
-  return key;
-}
-
-function keyOf(key: { pk: string; sk: string }): Item {
-  return { pk: s(key.pk), sk: s(key.sk) };
-}
-
-/** Reads and writes plans, organizations, workspaces and API keys in the tenancy table. */
-export class DynamoDbTenancyStore {
-  constructor(
-    private readonly client: DynamoDBClient,
-    private readonly tableName: string,
-  ) {}
-
-  async getApiKeyByHash(secretHash: string): Promise<ApiKey | undefined> {
-    const { Item } = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: keyOf(tenancyKeys.apiKey(secretHash)), ConsistentRead: true }),
-    );
-    return Item ? toApiKey(Item) : undefined;
-  }
-
-  async getOrganization(orgId: string): Promise<Organization | undefined> {
-    const { Item } = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: keyOf(tenancyKeys.organization(orgId)), ConsistentRead: true }),
-    );
-    return Item ? toOrganization(Item) : undefined;
-  }
-
-  async workspaceExists(orgId: string, slug: string): Promise<boolean> {
-    const { Item } = await this.client.send(
-      new GetItemCommand({
-        TableName: this.tableName,
-        Key: keyOf(tenancyKeys.workspace(orgId, slug)),
-        ProjectionExpression: 'pk',
-        ConsistentRead: true,
-      }),
-    );
-    return Item !== undefined;
-  }
-
+/**
+ * Reads and writes plans, organizations, workspaces and API keys in the tenancy table: the admin commands' store,
+ * and the listings the retention sweep reads. The ingest function reads through `DynamoDbTenancyReader` alone.
+ */
+export class DynamoDbTenancyStore extends DynamoDbTenancyReader {
   /** Creates or replaces every field of an organization; `createOnly` refuses an existing id. */
   async putOrganization(org: Organization, options: { createOnly: boolean }): Promise<void> {
     try {
@@ -188,13 +78,6 @@ export class DynamoDbTenancyStore {
       }
       throw error;
     }
-  }
-
-  async getPlan(name: string): Promise<Plan | undefined> {
-    const { Item } = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: keyOf(tenancyKeys.plan(name)), ConsistentRead: true }),
-    );
-    return Item ? toPlan(Item) : undefined;
   }
 
   /** Writes a plan: `create` refuses an existing name, `update` a missing one, so neither is done by accident. */
