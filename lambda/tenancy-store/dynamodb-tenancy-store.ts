@@ -2,15 +2,13 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   PutItemCommand,
-  QueryCommand,
-  ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { ApiKey, Organization, Plan, QuotaOverrides, Quotas, Workspace } from '../shared/domain/tenancy.js';
 import { RATE_WINDOWS } from '../shared/domain/tenancy.js';
-import { PLANS_PARTITION, tenancyKeys } from '../shared/tables.js';
-import { DynamoDbTenancyReader } from './dynamodb-tenancy-reader.js';
-import { type Item, keyOf, OVERRIDES, quotaAttribute, RETENTION_DAYS, s, str, toApiKey, toOrganization, toPlan } from './tenancy-items.js';
+import { tenancyKeys } from '../shared/tables.js';
+import { DynamoDbTenancyListing } from './dynamodb-tenancy-listing.js';
+import { type Item, keyOf, OVERRIDES, quotaAttribute, RETENTION_DAYS, s, toApiKey } from './tenancy-items.js';
 
 export class TenancyConflictError extends Error {
   override name = 'TenancyConflictError';
@@ -58,10 +56,11 @@ function organizationItem(org: Organization): Item {
 }
 
 /**
- * Reads and writes plans, organizations, workspaces and API keys in the tenancy table: the admin commands' store,
- * and the listings the retention sweep reads. The ingest function reads through `DynamoDbTenancyReader` alone.
+ * Writes plans, organizations, workspaces and API keys in the tenancy table: the admin commands' store. Only they
+ * import it: the ingest function reads through `DynamoDbTenancyReader`, the retention sweep lists through
+ * `DynamoDbTenancyListing`, so neither bundles these writes.
  */
-export class DynamoDbTenancyStore extends DynamoDbTenancyReader {
+export class DynamoDbTenancyStore extends DynamoDbTenancyListing {
   /** Creates or replaces every field of an organization; `createOnly` refuses an existing id. */
   async putOrganization(org: Organization, options: { createOnly: boolean }): Promise<void> {
     try {
@@ -102,26 +101,6 @@ export class DynamoDbTenancyStore extends DynamoDbTenancyReader {
       if (mode === 'create') throw new TenancyConflictError(`plan ${plan.name} already exists`, { cause: error });
       throw new TenancyNotFoundError(`plan ${plan.name} does not exist`, { cause: error });
     }
-  }
-
-  async listPlans(): Promise<Plan[]> {
-    const items = await this.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :plan)',
-      ExpressionAttributeValues: { ':pk': s(PLANS_PARTITION), ':plan': s('PLAN#') },
-      ConsistentRead: true,
-    });
-    return items.map(toPlan);
-  }
-
-  /** Every organization (a scan: the retention sweep and admin commands, never the ingest path). */
-  async listOrganizations(): Promise<Organization[]> {
-    return (await this.scanOrganizations()).map(toOrganization);
-  }
-
-  /** Every organization whose item predates plans as records (a scan: an admin command, never the ingest path). */
-  async listLegacyOrganizations(): Promise<Organization[]> {
-    return (await this.scanOrganizations({ expression: 'attribute_not_exists(#overrides)', names: { '#overrides': OVERRIDES } })).map(toOrganization);
   }
 
   /**
@@ -171,15 +150,6 @@ export class DynamoDbTenancyStore extends DynamoDbTenancyReader {
     }
   }
 
-  async listWorkspaces(orgId: string): Promise<Workspace[]> {
-    const items = await this.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :ws)',
-      ExpressionAttributeValues: { ':pk': s(tenancyKeys.organization(orgId).pk), ':ws': s('WS#') },
-    });
-    return items.map((item) => ({ orgId, slug: str(item, 'slug') ?? '', createdAt: str(item, 'created_at') ?? '' }));
-  }
-
   async putApiKey(key: ApiKey, secretHash: string): Promise<void> {
     const item: Item = {
       ...keyOf(tenancyKeys.apiKey(secretHash)),
@@ -195,16 +165,6 @@ export class DynamoDbTenancyStore extends DynamoDbTenancyReader {
     await this.client.send(
       new PutItemCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
     );
-  }
-
-  async listApiKeys(orgId: string): Promise<ApiKey[]> {
-    const items = await this.queryAll({
-      TableName: this.tableName,
-      IndexName: 'keys-by-org',
-      KeyConditionExpression: 'key_org = :org',
-      ExpressionAttributeValues: { ':org': s(orgId) },
-    });
-    return items.map(toApiKey);
   }
 
   /** Marks a key revoked; returns it as it now stands. */
@@ -228,35 +188,5 @@ export class DynamoDbTenancyStore extends DynamoDbTenancyReader {
       }),
     );
     return toApiKey(Attributes ?? found);
-  }
-
-  private async scanOrganizations(filter?: { expression: string; names: Record<string, string> }): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: `sk = :org${filter ? ` AND ${filter.expression}` : ''}`,
-          ...(filter ? { ExpressionAttributeNames: filter.names } : {}),
-          ExpressionAttributeValues: { ':org': s('ORG') },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
-  }
-
-  private async queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
   }
 }

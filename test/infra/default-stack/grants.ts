@@ -48,9 +48,7 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
   },
   compactionWorker: {},
   retentionSweeper: {
-    'dynamodb:GetItem': 'DynamoDbTenancyStore is bundled whole; the sweep only scans organizations and queries plans',
-    'dynamodb:PutItem': 'as above: the sweep writes nothing to the tenancy table',
-    'dynamodb:UpdateItem': 'as above',
+    'dynamodb:GetItem': 'DynamoDbTenancyListing extends the point reads; the sweep only scans organizations and queries plans',
   },
 };
 
@@ -201,10 +199,16 @@ describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s
   });
 });
 
-describe('the ingest bundle', () => {
-  it('holds the tenancy table\'s point reads, not the admin store that writes and lists it', async () => {
+describe('the tenancy table in the bundles', () => {
+  it('ingest holds its point reads, not the listings nor the admin store that writes', async () => {
     const inputs = await bundleInputs(DEFAULT_ENTRIES.ingest);
     expect(inputs).toContain('lambda/tenancy-store/dynamodb-tenancy-reader.ts');
+    expect(inputs.filter((file) => /tenancy-store\/dynamodb-tenancy-(listing|store)\.ts$/.test(file))).toEqual([]);
+  });
+
+  it('the retention sweep holds its listings, not the admin store that writes', async () => {
+    const inputs = await bundleInputs(DEFAULT_ENTRIES.retentionSweeper);
+    expect(inputs).toContain('lambda/tenancy-store/dynamodb-tenancy-listing.ts');
     expect(inputs).not.toContain('lambda/tenancy-store/dynamodb-tenancy-store.ts');
   });
 });
