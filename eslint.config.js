@@ -36,7 +36,12 @@ export default tseslint.config(
     },
   },
   forbidImports(['lambda/**'], LAMBDA_ALONE),
-  forbidImports(['lambda/ingest/core/**'], LAMBDA_ALONE, CORE_WITHOUT_AWS),
+  forbidImports(
+    ['lambda/ingest/core/**'],
+    LAMBDA_ALONE,
+    CORE_WITHOUT_AWS,
+    upInto(['adapters'], 'The ingest core knows its ports only: adapters depend on the core, never the reverse (compose.ts wires them).'),
+  ),
   forbidImports(['bench/**'], upInto(['test'], 'The bench measures with the development kit (devkit/), never with the tests.')),
   forbidImports(['devkit/**'], upInto(['test', 'bench'], 'The development kit serves scripts, bench and tests; it depends on neither of the last two.')),
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
