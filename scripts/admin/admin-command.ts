@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
-import { DynamoDbWindowUsage } from '../../lambda/ingest/core/rate/dynamodb-window-usage.js';
+import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
+import { DynamoDbWindowUsage } from '../../lambda/ingest/adapters/rate/dynamodb-window-usage.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
 import { type ErasureSecret, StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
 import { defineCommand, helpAsked, missingAwsSetup, printUsage } from '../cli/command-line.js';
