@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { composeIngest } from '../lambda/ingest/compose.js';
-import { DynamoDbTenancyStore } from '../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { type ApiKey, type Organization, generateApiKeySecret, overridesOf } from '../lambda/shared/domain/tenancy.js';
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';

@@ -23,12 +23,12 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'rate-windows',
     title: 'rate windows and leases',
-    mutate: ['lambda/ingest/core/rate/**/*.ts', '!lambda/ingest/core/rate/**/ports.ts', 'lambda/shared/domain/rate-windows.ts'],
+    mutate: ['lambda/ingest/core/rate/**/*.ts', '!lambda/ingest/core/rate/**/ports.ts', 'lambda/ingest/adapters/rate/*.ts', 'lambda/shared/domain/rate-windows.ts'],
     runner: 'jest',
     tests: [
       'test/unit/rate/dynamo-semantics.test.ts',
       'test/unit/rate/leasing-rate-limiter.test.ts',
-      'test/unit/rate/rate-limiter-transactions.test.ts',
+      'test/unit/ingest/adapters/rate/dynamodb-rate-limiter.test.ts',
       'test/unit/ingest/rate-windows.test.ts',
       'test/unit/ingest/quota-headers.test.ts',
       'test/unit/ingest/window-usage-cache.test.ts',
@@ -37,7 +37,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'idempotency',
     title: 'idempotency',
-    mutate: ['lambda/ingest/core/idempotency/**/*.ts', '!lambda/ingest/core/idempotency/**/ports.ts'],
+    mutate: ['lambda/ingest/core/idempotency/**/*.ts', '!lambda/ingest/core/idempotency/**/ports.ts', 'lambda/ingest/adapters/idempotency/*.ts'],
     runner: 'jest',
     tests: ['test/unit/ingest/idempotency.test.ts'],
   },

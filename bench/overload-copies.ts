@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { startLocalStack } from '../devkit/local-stack/local-stack.js';
 import { LOCAL_NAMES, localPaths } from '../devkit/local-stack/local-state.js';

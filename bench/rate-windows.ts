@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { DynamoDBClient, GetItemCommand, TransactionCanceledException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
 import { DependencyUnavailableError } from '../lambda/shared/domain/errors.js';
 import { countersFor } from '../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../lambda/shared/domain/tenancy.js';

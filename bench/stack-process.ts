@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { LOCAL_DIR_ENV, type LocalEndpoints, type LocalPaths, localPaths } from '../devkit/local-stack/local-state.js';

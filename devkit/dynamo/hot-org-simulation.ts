@@ -1,4 +1,4 @@
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from '../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
 import type { RateLimiter } from '../../lambda/ingest/core/rate/ports.js';
 import { LeasingRateLimiter } from '../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
-import type { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import type { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';
 import { generateApiKeySecret, type Quotas, type RateWindow } from '../../lambda/shared/domain/tenancy.js';
 import { rateKeys } from '../../lambda/shared/tables.js';

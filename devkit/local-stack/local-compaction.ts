@@ -8,7 +8,7 @@ import { FileErasureSecret } from '../../lambda/compaction/erasure/file-erasure-
 import { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
 import type { CompactionDeps } from '../../lambda/compaction/ports.js';
 import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
-import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { S3RetentionBucket } from '../../lambda/retention/s3-retention-bucket.js';
 import { type RetentionSweep, sweepRetention } from '../../lambda/retention/sweep-retention.js';
 import { type LocalEndpoints, type LocalPaths, isProcessAlive, removeFile } from './local-state.js';

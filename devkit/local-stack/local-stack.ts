@@ -6,7 +6,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, KinesisStreamEvent } from 'aws-lambda';
 import { composeIngest, ingestConfigFromEnv } from '../../lambda/ingest/compose.js';
 import { composeLanding, landingConfigFromEnv } from '../../lambda/landing/compose.js';
-import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../lambda/shared/service-constants.js';
 import { type AdminDeps, createApiKey, createOrganization, createWorkspace } from '../../scripts/admin/commands.js';

@@ -4,13 +4,13 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDbIdempotencyStore } from './core/idempotency/dynamodb-idempotency-store.js';
-import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from './core/rate/dynamodb-rate-limiter.js';
+import { DynamoDbIdempotencyStore } from './adapters/idempotency/dynamodb-idempotency-store.js';
+import { DEFAULT_RATE_BACKOFF, DynamoDbRateLimiter } from './adapters/rate/dynamodb-rate-limiter.js';
 import { LeasingRateLimiter } from './core/rate/leasing-rate-limiter.js';
-import { DynamoDbTenancyStore } from './core/tenancy/dynamodb-tenancy-store.js';
-import { DynamoDbWindowUsage } from './core/rate/dynamodb-window-usage.js';
-import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink, PUT_RECORDS_MAX_BYTES, PUT_RECORDS_MAX_COUNT, sizedCallTimeoutMs } from './core/publish/kinesis-trace-sink.js';
-import { S3OverflowStore } from './core/publish/s3-overflow-store.js';
+import { DynamoDbTenancyReader } from '../tenancy-store/dynamodb-tenancy-reader.js';
+import { DynamoDbWindowUsage } from './adapters/rate/dynamodb-window-usage.js';
+import { DEFAULT_PUBLISH_BACKOFF, KinesisTraceSink, PUT_RECORDS_MAX_BYTES, PUT_RECORDS_MAX_COUNT, sizedCallTimeoutMs } from './adapters/publish/kinesis-trace-sink.js';
+import { S3OverflowStore } from './adapters/publish/s3-overflow-store.js';
 import type { BackoffPolicy, Sleep } from '../shared/runtime/backoff.js';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { createIngestHandler } from './create-ingest-handler.js';
@@ -100,7 +100,7 @@ export function ingestPorts(config: IngestConfig): Omit<IngestDeps, 'logger'> {
   };
   const retries = config.retries ?? {};
   const tenancy = () => {
-    const store = new DynamoDbTenancyStore(client('dynamodb'), resource('tenancyTable'));
+    const store = new DynamoDbTenancyReader(client('dynamodb'), resource('tenancyTable'));
     return config.tenancyCache === false ? store : new CachedTenancyReader(store, config.tenancyCache ?? DEFAULT_TENANCY_CACHE);
   };
   // Per-request transactions, and quota leases once an organization's transactions meet contention.

@@ -5,7 +5,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SliceQueue } from '../compaction/plan-compaction.js';
 import { SqsSliceQueue } from '../compaction/sqs-slice-queue.js';
-import { DynamoDbTenancyStore } from '../ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyListing } from '../tenancy-store/dynamodb-tenancy-listing.js';
 import { isRetentionDays } from '../shared/domain/retention.js';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
@@ -50,7 +50,7 @@ export function composeRetentionSweeper(config: RetentionConfig) {
   return createRetentionHandler({
     deps: {
       bucket: config.bucket ?? new S3RetentionBucket(new S3Client({ maxAttempts: 5 }), need(config.dataBucket, 'dataBucket')),
-      tenancy: config.tenancy ?? new DynamoDbTenancyStore(new DynamoDBClient({ maxAttempts: 5 }), need(config.tenancyTable, 'tenancyTable')),
+      tenancy: config.tenancy ?? new DynamoDbTenancyListing(new DynamoDBClient({ maxAttempts: 5 }), need(config.tenancyTable, 'tenancyTable')),
       ...(config.stackCeilingDays === undefined ? {} : { stackCeilingDays: config.stackCeilingDays }),
       ...(config.now ? { now: config.now } : {}),
     },

@@ -1,4 +1,4 @@
-import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { DEFAULT_TENANCY_CACHE } from '../../lambda/ingest/core/tenancy/tenancy-cache.js';
 import { type AppliedRetention, appliedRetention, isRetentionDays, MAX_RETENTION_DAYS } from '../../lambda/shared/domain/retention.js';
 import {

@@ -13,7 +13,6 @@ import { InvalidManifestError, type SliceManifest, parseManifest } from '../../l
 import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
 import { ERASURE_ROOT, type ErasureRequest, parseRequest } from '../../lambda/compaction/erasure/erasure-record.js';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/datasets/registry.js';
-import { parseCommandLine, reportFailure, UsageError } from '../cli/command-line.js';
 import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';
 
 /** s3rver keeps each object in a file named `<last key segment>._S3rver_object`. */
@@ -136,20 +135,6 @@ export interface QueryResult {
   rows: Record<string, unknown>[];
 }
 
-export const QUERY_USAGE = `usage: npm run query -- [--json] "<SQL over the views traces and spans (every row once), traces_raw and spans_raw (as landed)>"
-
-Runs SQL with DuckDB over the Parquet that the local stack landed (state in .local/, or
-TRACE_INGEST_LOCAL_DIR). traces and spans hold every row once: compacted hours from their compacted
-objects, the rest (not compacted yet) as landed, where a replay or retry may show a row twice until its hour
-is compacted (npm run compact). traces_raw and spans_raw are every landed object as it is.
-org_id, dt and hour come from the object paths.
-Several statements separated by ';' each print their result, in order.
-
-  --json   one JSON array of row objects per statement, one per line: integers as numbers
-           (as strings beyond 2^53), timestamps as ISO 8601 in UTC with microseconds
-  --help   this text
-`;
-
 /** Microseconds since the epoch as ISO 8601 in UTC, keeping all six fraction digits. */
 export function isoFromMicros(micros: bigint): string {
   const subMillis = ((micros % 1000n) + 1000n) % 1000n;
@@ -189,33 +174,4 @@ export async function queryLanded(sql: string, data: LandedData = localLandedDat
     connection.closeSync();
     instance.closeSync();
   }
-}
-
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** A plain text table, one line per row. */
-export function formatTable({ columns, rows }: QueryResult, maxWidth = 60): string {
-  const clip = (text: string) => (text.length > maxWidth ? `${text.slice(0, maxWidth - 1)}…` : text);
-  const cells = rows.map((row) => columns.map((column) => clip(cell(row[column]).replace(/\s+/g, ' '))));
-  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]?.length ?? 0)));
-  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i] ?? 0)).join(' | ').trimEnd();
-  return [line(columns), widths.map((width) => '-'.repeat(width)).join('-+-'), ...cells.map(line), `(${rows.length} row${rows.length === 1 ? '' : 's'})`].join('\n');
-}
-
-async function main(): Promise<void> {
-  const parsed = parseCommandLine(process.argv.slice(2), { json: { type: 'boolean', default: false } }, QUERY_USAGE, true);
-  if (!parsed) return;
-  const { values, positionals } = parsed;
-  const sql = positionals.join(' ').trim();
-  if (sql === '') throw new UsageError('no SQL given');
-  const results = await queryLanded(sql);
-  const printed = results.map((result) => (values.json ? JSON.stringify(result.rows) : formatTable(result)));
-  process.stdout.write(`${printed.join(values.json ? '\n' : '\n\n')}\n`);
-}
-
-if (process.argv[1] && path.basename(process.argv[1]).startsWith('query')) {
-  main().catch((error: unknown) => reportFailure('query', QUERY_USAGE, error));
 }

@@ -1,4 +1,4 @@
-/** The usage texts of `npm start` and `npm run compact`, apart from the scripts so tests can read them without running them. */
+/** The usage texts of `npm start`, `npm run compact` and `npm run query`, apart from the scripts so tests can read them without running them. */
 
 /** The port of the local API when `PORT` is not set. */
 export const DEFAULT_LOCAL_PORT = 3000;
@@ -35,4 +35,18 @@ prints one line per hour it changed.
 
   --closed-only   only hours that have closed, as the deployed planner does
   --help          this text
+`;
+
+export const QUERY_USAGE = `usage: npm run query -- [--json] "<SQL over the views traces and spans (every row once), traces_raw and spans_raw (as landed)>"
+
+Runs SQL with DuckDB over the Parquet that the local stack landed (state in .local/, or
+TRACE_INGEST_LOCAL_DIR). traces and spans hold every row once: compacted hours from their compacted
+objects, the rest (not compacted yet) as landed, where a replay or retry may show a row twice until its hour
+is compacted (npm run compact). traces_raw and spans_raw are every landed object as it is.
+org_id, dt and hour come from the object paths.
+Several statements separated by ';' each print their result, in order.
+
+  --json   one JSON array of row objects per statement, one per line: integers as numbers
+           (as strings beyond 2^53), timestamps as ISO 8601 in UTC with microseconds
+  --help   this text
 `;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { type AdminDeps, createApiKey, createOrganization, revokeApiKey } from '../admin/commands.js';
 import { type LandedData, queryLanded } from '../local/query.js';
 import { localClientConfig } from '../../devkit/engines/provision.js';

@@ -8,7 +8,7 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DynamoDbRateLimiter } from '../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { DynamoDbRateLimiter } from '../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
 import { leaseSlackPerContainer } from '../../lambda/ingest/core/rate/lease-options.js';
 import { LeasingRateLimiter } from '../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { countersFor } from '../../lambda/shared/domain/rate-windows.js';

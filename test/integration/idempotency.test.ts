@@ -2,7 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { composeIngest, defaultIngestClients } from '../../lambda/ingest/compose.js';
 import type { StreamRecord, TraceSink } from '../../lambda/ingest/core/publish/ports.js';
-import { DynamoDbRateLimiter } from '../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { DynamoDbRateLimiter } from '../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
 import { generateApiKeySecret } from '../../lambda/shared/domain/tenancy.js';
 import { rateKeys } from '../../lambda/shared/tables.js';
 import { startDynamoProxy } from '../../devkit/dynamo/proxy.js';

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TraceSink } from '../../lambda/ingest/core/publish/ports.js';
-import { KinesisTraceSink } from '../../lambda/ingest/core/publish/kinesis-trace-sink.js';
+import { KinesisTraceSink } from '../../lambda/ingest/adapters/publish/kinesis-trace-sink.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { awayFromMinuteEdge, provisionOrg, readStream, windowCount } from '../../devkit/engines/engine-fixtures.js';
 import { useEngineSuite } from '../support/engine-suite.js';

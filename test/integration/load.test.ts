@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { createApiKey, createOrganization } from '../../scripts/admin/commands.js';
 import { type LocalStack, startLocalStack } from '../../devkit/local-stack/local-stack.js';
 import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';

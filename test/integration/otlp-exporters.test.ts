@@ -6,7 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
 import type { TraceSink } from '../../lambda/ingest/core/publish/ports.js';
 import { composeLanding } from '../../lambda/landing/compose.js';
-import { KinesisTraceSink } from '../../lambda/ingest/core/publish/kinesis-trace-sink.js';
+import { KinesisTraceSink } from '../../lambda/ingest/adapters/publish/kinesis-trace-sink.js';
 import { DependencyUnavailableError } from '../../lambda/shared/domain/errors.js';
 import { decodeTraceRecord } from '../../lambda/shared/domain/trace-record.js';
 import { type HttpGateway, startHttpGateway } from '../../devkit/local-stack/http-gateway.js';

@@ -6,7 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { LandingRecord } from '../../lambda/landing/landing-types.js';
-import { DynamoDbTenancyStore } from '../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../devkit/engines/engines.js';
 import { createBucket, createStream, createTables, localClientConfig } from '../../devkit/engines/provision.js';
 import { readStream } from '../../devkit/engines/engine-fixtures.js';

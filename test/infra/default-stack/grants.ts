@@ -39,10 +39,7 @@ const ACTION_OF: Record<string, string> = {
  * bundled whole, so a shared adapter brings the commands of methods another function (or the admin CLI) calls.
  */
 const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
-  ingest: {
-    'dynamodb:Scan': 'DynamoDbTenancyStore lists keys for the admin CLI; ingest only reads a key and an organization',
-    'dynamodb:Query': 'DynamoDbTenancyStore lists keys for the admin CLI; ingest only reads a key and an organization',
-  },
+  ingest: {},
   landing: {},
   compactionPlanner: {
     's3:DeleteObject': 'S3CompactionStore is bundled whole through the shared compose.ts; deleting superseded objects is the worker\'s',
@@ -51,9 +48,7 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
   },
   compactionWorker: {},
   retentionSweeper: {
-    'dynamodb:GetItem': 'DynamoDbTenancyStore is bundled whole; the sweep only scans organizations and queries plans',
-    'dynamodb:PutItem': 'as above: the sweep writes nothing to the tenancy table',
-    'dynamodb:UpdateItem': 'as above',
+    'dynamodb:GetItem': 'DynamoDbTenancyListing extends the point reads; the sweep only scans organizations and queries plans',
   },
 };
 
@@ -201,5 +196,19 @@ describe.each(Object.keys(DEFAULT_ENTRIES) as (keyof FunctionEntries)[])('the %s
       expect([action, needed.has(action)]).toEqual([action, true]);
       expect([action, granted.some((pattern) => glob(pattern).test(action))]).toEqual([action, false]);
     }
+  });
+});
+
+describe('the tenancy table in the bundles', () => {
+  it('ingest holds its point reads, not the listings nor the admin store that writes', async () => {
+    const inputs = await bundleInputs(DEFAULT_ENTRIES.ingest);
+    expect(inputs).toContain('lambda/tenancy-store/dynamodb-tenancy-reader.ts');
+    expect(inputs.filter((file) => /tenancy-store\/dynamodb-tenancy-(listing|store)\.ts$/.test(file))).toEqual([]);
+  });
+
+  it('the retention sweep holds its listings, not the admin store that writes', async () => {
+    const inputs = await bundleInputs(DEFAULT_ENTRIES.retentionSweeper);
+    expect(inputs).toContain('lambda/tenancy-store/dynamodb-tenancy-listing.ts');
+    expect(inputs).not.toContain('lambda/tenancy-store/dynamodb-tenancy-store.ts');
   });
 });

@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { adminCommand } from '../../../scripts/admin/admin-command.js';
 import { USAGE } from '../../../scripts/admin/run-command.js';
-
-const ROOT = path.resolve(__dirname, '../../..');
-const run = promisify(execFile);
+import { runCommand } from '../../support/run-command.js';
 
 describe('admin CLI', () => {
   it('prints usage to stdout for --help and exits 0', async () => {
-    const { stdout, stderr } = await run(path.join(ROOT, 'node_modules/.bin/tsx'), ['scripts/admin/cli.ts', '--help'], { cwd: ROOT });
-    expect(stdout).toBe(`${USAGE}\n`);
-    expect(stderr).toBe('');
-  }, 30_000);
+    expect(await runCommand(adminCommand, ['--help'])).toEqual({ code: 0, stdout: `${USAGE}\n`, stderr: '' });
+  });
+
+  it('prints the usage on stderr with exit status 2 when given nothing', async () => {
+    expect(await runCommand(adminCommand, [])).toEqual({ code: 2, stdout: '', stderr: `${USAGE}\n` });
+  });
 });

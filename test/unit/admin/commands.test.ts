@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { DynamoDbTenancyStore } from '../../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { DEFAULT_QUOTAS, hashApiKey, type NewApiKeySecret } from '../../../lambda/shared/domain/tenancy.js';
 import {
   AdminCommandError,

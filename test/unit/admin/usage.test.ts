@@ -1,8 +1,8 @@
 import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { DynamoDbTenancyStore } from '../../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
-import { DynamoDbWindowUsage } from '../../../lambda/ingest/core/rate/dynamodb-window-usage.js';
+import { DynamoDbTenancyStore } from '../../../lambda/tenancy-store/dynamodb-tenancy-store.js';
+import { DynamoDbWindowUsage } from '../../../lambda/ingest/adapters/rate/dynamodb-window-usage.js';
 import { organizationUsage } from '../../../scripts/admin/usage.js';
 
 const dynamodb = mockClient(DynamoDBClient);

@@ -3,7 +3,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { type Harness, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent } from '../../../devkit/builders/trace-builders.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
-import { MAX_UNKNOWN_OUTCOME_CALLS } from '../../../lambda/ingest/core/publish/kinesis-trace-sink.js';
+import { MAX_UNKNOWN_OUTCOME_CALLS } from '../../../lambda/ingest/adapters/publish/kinesis-trace-sink.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { parquetRows } from '../../../devkit/builders/landing-builders.js';
 import { type Batch, bodyOf, expectRetryable, freshFaultSetup, type RateTableFake, type StreamFake, traceIdsOf } from './fault-fakes.js';

@@ -1,6 +1,6 @@
 import type { Harness } from '../../support/ingest-harness.js';
 import { DEADLINE_MARGIN_MS } from '../../../lambda/ingest/create-ingest-handler.js';
-import { MIN_PUBLISH_CALL_MS } from '../../../lambda/ingest/core/publish/kinesis-trace-sink.js';
+import { MIN_PUBLISH_CALL_MS } from '../../../lambda/ingest/adapters/publish/kinesis-trace-sink.js';
 import { buildBatch, gatewayEvent, lambdaContext } from '../../../devkit/builders/trace-builders.js';
 import { freshFaultSetup, type RateTableFake, type StreamFake } from './fault-fakes.js';
 import type { IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException, type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoModel } from '../../../devkit/dynamo/model.js';
 import { seededRandom, VirtualClock } from '../../../devkit/dynamo/virtual-clock.js';
-import { DynamoDbIdempotencyStore } from '../../../lambda/ingest/core/idempotency/dynamodb-idempotency-store.js';
+import { DynamoDbIdempotencyStore } from '../../../lambda/ingest/adapters/idempotency/dynamodb-idempotency-store.js';
 import { MAX_CLAIM_ATTEMPTS, withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
 import type { IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';
 

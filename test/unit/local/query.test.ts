@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { isoFromMicros, QUERY_USAGE, queryLanded } from '../../../scripts/local/query.js';
-
-const ROOT = path.resolve(__dirname, '../../..');
-const run = promisify(execFile);
+import { isoFromMicros, queryLanded } from '../../../scripts/local/query.js';
+import { queryCommand } from '../../../scripts/local/query-command.js';
+import { QUERY_USAGE } from '../../../scripts/local/usage.js';
+import { runCommand } from '../../support/run-command.js';
 
 describe('npm run query', () => {
   let dir: string;
@@ -38,7 +36,13 @@ describe('npm run query', () => {
   });
 
   it('prints usage to stdout for --help and exits 0', async () => {
-    const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/tsx'), ['scripts/local/query.ts', '--help'], { cwd: ROOT });
-    expect(stdout).toBe(QUERY_USAGE);
-  }, 30_000);
+    expect(await runCommand(queryCommand, ['--help'])).toEqual({ code: 0, stdout: QUERY_USAGE, stderr: '' });
+  });
+
+  it('prints each statement\'s result as a table, or with --json as one JSON array per line', async () => {
+    const sql = 'SELECT 1 AS a; SELECT 2 AS b';
+    const env = { TRACE_INGEST_LOCAL_DIR: dir };
+    expect(await runCommand(queryCommand, [sql], env)).toEqual({ code: 0, stdout: 'a\n-\n1\n(1 row)\n\nb\n-\n2\n(1 row)\n', stderr: '' });
+    expect(await runCommand(queryCommand, ['--json', sql], env)).toEqual({ code: 0, stdout: '[{"a":1}]\n[{"b":2}]\n', stderr: '' });
+  });
 });

@@ -1,6 +1,8 @@
-import { DynamoDbRateLimiter } from '../../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
+import { DynamoDbRateLimiter } from '../../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
 import { leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
 import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
+import { type RateDecision, WindowContentionError, type WindowReservations } from '../../../lambda/ingest/core/rate/ports.js';
+import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
 import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
 import { RATE_TABLE_NAME, simulateHotOrg } from '../../../devkit/dynamo/hot-org-simulation.js';
@@ -257,5 +259,51 @@ describe('LeasingRateLimiter near a quota large enough for leases', () => {
     expect(minute).toBeLessThanOrEqual(20_000);
     expect(accepted).toBeLessThanOrEqual(20_000);
     expect(accepted).toBeGreaterThanOrEqual(20_000 - containers * leaseSlackPerContainer(20_000, 10));
+  });
+});
+
+/** The port alone, as a plain fake: every call recorded; the probe (one attempt) fails with `probeFailure`. */
+class RecordingReservations implements WindowReservations {
+  readonly calls: string[] = [];
+  constructor(private readonly probeFailure?: Error) {}
+  reserve(_orgId: string, _counters: unknown, count: number, requestId: string): Promise<RateDecision> {
+    this.calls.push(`reserve ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
+    return Promise.resolve({ allowed: true });
+  }
+  release(_orgId: string, _counters: unknown, count: number, requestId: string): Promise<void> {
+    this.calls.push(`release ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
+    return Promise.resolve();
+  }
+  giveBack(): Promise<void> {
+    return Promise.resolve();
+  }
+  contentionCount(): number {
+    return 0;
+  }
+  withAttempts(): WindowReservations {
+    const failure = this.probeFailure;
+    return { ...this, reserve: () => (failure ? Promise.reject(failure) : Promise.resolve({ allowed: true })) } as WindowReservations;
+  }
+}
+
+describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
+  const quotas: Quotas = { minute: 100_000, hour: 1_000_000, day: null, month: null };
+  const counters = countersFor(quotas, new Date(START));
+
+  it('takes a lease once the probe is turned back by contention (WindowContentionError)', async () => {
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
+    // 10 traces in the 5 s observed make 2/s: a lease of 30 s of that, its unused 50 given back on drain.
+    await limiter.drain();
+    expect(exact.calls).toEqual(['reserve lease 60', 'release lease 50']);
+  });
+
+  it('stays on the per-request reservation when the probe fails for another reason (a timeout, a 5xx)', async () => {
+    const exact = new RecordingReservations(new DependencyUnavailableError('dynamodb', 'timed out'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
+    await limiter.drain();
+    expect(exact.calls).toEqual(['reserve req-1 10']);
   });
 });

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DynamoDbTenancyStore } from '../../../lambda/ingest/core/tenancy/dynamodb-tenancy-store.js';
+import { DynamoDbTenancyStore } from '../../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { decodeTraceRecord, type InlineTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { createHarness, type Harness, kinesisMock, s3Mock } from '../../support/ingest-harness.js';
 import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../../devkit/builders/trace-builders.js';

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import { countersFor, type WindowCounter } from '../../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../../shared/domain/tenancy.js';
-import type { RateDecision, RateLimiter } from './ports.js';
-import type { DynamoDbRateLimiter } from './dynamodb-rate-limiter.js';
+import { type RateDecision, type RateLimiter, WindowContentionError, type WindowReservations } from './ports.js';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from './lease-options.js';
 
 /** Requests admitted from leases remembered for idempotent retries and give-backs. */
@@ -51,8 +49,8 @@ interface OrgState {
 
 /**
  * Quota leases for hot organizations. A container that serves an organization often reserves a
- * block of quota in all four windows with one `TransactWriteItems` (the same conditional
- * transaction, reservation marker and retries as a single request), admits batches from the block
+ * block of quota in all four windows with one reservation of its `WindowReservations` (the same
+ * conditional transaction, reservation marker and retries as a single request), admits batches from the block
  * locally, and gives back what it did not use when the block's windows end or it needs a new one.
  * So a hot organization's containers meet on its window items a few times a minute each instead of
  * once per request, and each request costs no write at all.
@@ -60,8 +58,8 @@ interface OrgState {
  * What keeps it exact:
  * - A lease is counted in the windows before any trace is admitted from it, so the windows can
  *   never be exceeded, whatever happens to the container afterwards.
- * - A container uses the per-request transaction of `DynamoDbRateLimiter` unchanged until one of
- *   its transactions for the organization is cancelled for a conflict or throttling (light traffic
+ * - A container uses the per-request transaction of its `WindowReservations` unchanged until one of
+ *   its transactions for the organization is turned back by contention (light traffic
  *   never is), when the smallest quota is under `minQuotaForLeases`, and for the rest of the minute
  *   once a lease did not fit: light traffic and the last stretch before a quota behave exactly as
  *   without leases.
@@ -81,11 +79,11 @@ export class LeasingRateLimiter implements RateLimiter {
   private readonly prefetchOffsetMs: number;
 
   constructor(
-    private readonly exact: DynamoDbRateLimiter,
+    private readonly exact: WindowReservations,
     private readonly now: () => number = Date.now,
     options: Partial<LeaseOptions> = {},
     /** One attempt of the per-request transaction: a conflict on it marks the organization hot. */
-    private readonly probe: DynamoDbRateLimiter = exact.withAttempts(1, 'probe-'),
+    private readonly probe: WindowReservations = exact.withAttempts(1, 'probe-'),
     random: () => number = Math.random,
   ) {
     this.options = { ...DEFAULT_LEASE_OPTIONS, ...options };
@@ -330,12 +328,9 @@ export class LeasingRateLimiter implements RateLimiter {
       return await this.probe.reserve(orgId, counters, count, requestId);
     } catch (error) {
       if (!(error instanceof DependencyUnavailableError)) throw error;
-      const contended =
-        error.cause instanceof TransactionCanceledException &&
-        (error.cause.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError');
       // Not contention (a timeout, a 5xx): the ordinary retries take over. The reservation marker
       // makes that exact even if the probe was applied with only its answer lost.
-      if (!contended) return this.exactReserve(state, orgId, counters, count, requestId);
+      if (!(error instanceof WindowContentionError)) return this.exactReserve(state, orgId, counters, count, requestId);
       state.hotUntil = this.now() + this.options.hotForMs;
       return undefined;
     }

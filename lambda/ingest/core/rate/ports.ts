@@ -1,3 +1,4 @@
+import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import type { WindowCounter } from '../../../shared/domain/rate-windows.js';
 import type { RateWindow } from '../../../shared/domain/tenancy.js';
 
@@ -15,6 +16,28 @@ export interface RateLimiter {
    * of its reserve is unknown: exact either way, because only an applied reservation is released.
    */
   release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void>;
+}
+
+/**
+ * The per-request window transactions the lease policy (`LeasingRateLimiter`) builds on: a reserve and a
+ * release exact per request id, a give-back applied once per id, and a count of the transactions that met
+ * other writers. A reserve given up on contention throws `WindowContentionError`.
+ */
+export interface WindowReservations extends RateLimiter {
+  /** Subtracts `count` from every window once per `giveBackId`, with no reservation to release (quota admitted from a closed lease). */
+  giveBack(orgId: string, counters: readonly WindowCounter[], count: number, giveBackId: string): Promise<void>;
+  /** How many of this instance's transactions for `orgId` were turned back by other writers or throttling (the organization is hot). */
+  contentionCount(orgId: string): number;
+  /** The same reservations with at most `maxAttempts` attempts each, under idempotency tokens of their own (`tokenScope`). */
+  withAttempts(maxAttempts: number, tokenScope: string): WindowReservations;
+}
+
+/**
+ * A window transaction given up because other writers held the organization's window items or the table
+ * throttled it: the organization is hot. Still a dependency failure (503) to whoever does not lease.
+ */
+export class WindowContentionError extends DependencyUnavailableError {
+  override name = 'WindowContentionError';
 }
 
 /** Traces counted in each window: a window with no counter item yet has counted nothing. */

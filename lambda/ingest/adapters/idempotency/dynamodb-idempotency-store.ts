@@ -7,7 +7,7 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { IdempotencyClaim, IdempotencyStore } from './ports.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../../core/idempotency/ports.js';
 import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import { rateKeys } from '../../../shared/tables.js';
 

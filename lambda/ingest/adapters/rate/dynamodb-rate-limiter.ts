@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 import type { WindowCounter } from '../../../shared/domain/rate-windows.js';
-import type { RateDecision, RateLimiter } from './ports.js';
+import { type RateDecision, WindowContentionError, type WindowReservations } from '../../core/rate/ports.js';
 import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../../../shared/runtime/backoff.js';
 import { retryWithBackoff } from '../../../shared/runtime/retry.js';
 import { rateKeys } from '../../../shared/tables.js';
@@ -16,6 +16,14 @@ import { rateKeys } from '../../../shared/tables.js';
 export const DEFAULT_RATE_BACKOFF: BackoffPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 400 };
 
 const RETRYABLE_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+/**
+ * A cancellation for these reasons means other writers or throttling turned the transaction back: given up on,
+ * it is a `WindowContentionError`. Codes: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+ */
+const CONTENTION_REASONS = new Set(['TransactionConflict', 'ThrottlingError']);
+
+const isContention = (error: unknown): boolean =>
+  error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code !== undefined && CONTENTION_REASONS.has(r.Code));
 
 /** The count a window item held when its condition failed, if DynamoDB returned it. */
 function usedCount(reason: CancellationReason | undefined): number | undefined {
@@ -34,7 +42,7 @@ function requestToken(requestId: string, purpose: string, generation: number): s
  * batch is counted in all windows or in none. The same transaction writes a reservation marker
  * for the request, which makes a retried reserve and a give-back exact.
  */
-export class DynamoDbRateLimiter implements RateLimiter {
+export class DynamoDbRateLimiter implements WindowReservations {
   /** Per organization: transactions of this instance cancelled for a conflict or throttling (the org is hot). */
   private readonly contention = new Map<string, number>();
 
@@ -171,8 +179,12 @@ export class DynamoDbRateLimiter implements RateLimiter {
     final: (reasons: (string | undefined)[], cancellation: CancellationReason[]) => T | undefined,
   ): Promise<T | undefined> {
     let generation = 0;
-    const giveUp = (lastError: unknown) =>
-      new DependencyUnavailableError('dynamodb', `rate-window transaction (${purpose}) failed after retries`, { cause: lastError });
+    const giveUp = (lastError: unknown) => {
+      const message = `rate-window transaction (${purpose}) failed after retries`;
+      return isContention(lastError)
+        ? new WindowContentionError('dynamodb', message, { cause: lastError })
+        : new DependencyUnavailableError('dynamodb', message, { cause: lastError });
+    };
     return retryWithBackoff({ policy: this.policy, sleep: this.sleep, delay: this.retryDelay, giveUp }, async () => {
       try {
         await this.client.send(

@@ -1,13 +1,13 @@
 import type { KinesisClient, PutRecordsCommand, PutRecordsCommandOutput } from '@aws-sdk/client-kinesis';
-import { PublishIncompleteError } from '../../../lambda/shared/domain/errors.js';
+import { PublishIncompleteError } from '../../../../../lambda/shared/domain/errors.js';
 import {
   callTimeoutMs,
   KinesisTraceSink,
   MIN_PUBLISH_CALL_MS,
   PUBLISH_CALL_MAX,
   sizedCallTimeoutMs,
-} from '../../../lambda/ingest/core/publish/kinesis-trace-sink.js';
-import type { StreamRecord } from '../../../lambda/ingest/core/publish/ports.js';
+} from '../../../../../lambda/ingest/adapters/publish/kinesis-trace-sink.js';
+import type { StreamRecord } from '../../../../../lambda/ingest/core/publish/ports.js';
 
 /**
  * Issue 27: a 500-record PutRecords that outlasted a fixed 3 s timeout was cut, resent (a second copy) and

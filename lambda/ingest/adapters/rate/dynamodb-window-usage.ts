@@ -1,6 +1,6 @@
 import { type AttributeValue, BatchGetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { WindowCounter } from '../../../shared/domain/rate-windows.js';
-import type { WindowCounts, WindowUsageReader } from './ports.js';
+import type { WindowCounts, WindowUsageReader } from '../../core/rate/ports.js';
 import { rateKeys } from '../../../shared/tables.js';
 
 /** Unprocessed keys are asked for again this many times before the read gives up on them. */

@@ -1,6 +1,6 @@
 import { type KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
 import { DependencyUnavailableError, PublishIncompleteError } from '../../../shared/domain/errors.js';
-import type { StreamRecord, TraceSink } from './ports.js';
+import type { StreamRecord, TraceSink } from '../../core/publish/ports.js';
 import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../../../shared/runtime/backoff.js';
 import { retryWithBackoff } from '../../../shared/runtime/retry.js';
 

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { DynamoDBClient, TransactionCanceledException, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { DynamoDbRateLimiter } from '../../../lambda/ingest/core/rate/dynamodb-rate-limiter.js';
-import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
-import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
-import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
-import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
+import { DynamoDbRateLimiter } from '../../../../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
+import { LeasingRateLimiter } from '../../../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
+import { WindowContentionError } from '../../../../../lambda/ingest/core/rate/ports.js';
+import { DependencyUnavailableError } from '../../../../../lambda/shared/domain/errors.js';
+import { countersFor } from '../../../../../lambda/shared/domain/rate-windows.js';
+import type { Quotas } from '../../../../../lambda/shared/domain/tenancy.js';
 
 /**
  * The exact TransactWriteItems the rate limiter sends: the conditions and markers are what keep the
@@ -146,6 +147,27 @@ describe('DynamoDbRateLimiter sends', () => {
     await expect(limiter().withAttempts(1, 'probe-').reserve('acme', COUNTERS, 7, 'req-1')).rejects.toBeInstanceOf(DependencyUnavailableError);
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
     expect(ddb).toHaveReceivedCommandWith(TransactWriteItemsCommand, { TransactItems: [...increments(7), putMarker('req-1', 7)], ClientRequestToken: token('req-1', 'probe-reserve') });
+  });
+});
+
+describe('DynamoDbRateLimiter gives up', () => {
+  it.each(['TransactionConflict', 'ThrottlingError'])('on contention (%s) with the domain WindowContentionError, the cancellation kept as its cause', async (code) => {
+    const cancellation = cancelled(code, 'None', 'None', 'None', 'None');
+    ddb.on(TransactWriteItemsCommand).rejects(cancellation);
+    const error = await limiter().reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WindowContentionError);
+    expect(error).toMatchObject({ name: 'WindowContentionError', dependency: 'dynamodb', cause: cancellation });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 3);
+  });
+
+  it.each([
+    ['a failure of unknown outcome', new Error('socket hang up')],
+    ['a cancellation for provisioned throughput', cancelled('ProvisionedThroughputExceeded', 'None', 'None', 'None', 'None')],
+  ])('on %s with a DependencyUnavailableError that is not contention', async (_, failure) => {
+    ddb.on(TransactWriteItemsCommand).rejects(failure);
+    const error = await limiter().reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnavailableError);
+    expect(error).not.toBeInstanceOf(WindowContentionError);
   });
 });
 

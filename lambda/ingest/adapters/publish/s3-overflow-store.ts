@@ -1,5 +1,5 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { OverflowStore } from './ports.js';
+import type { OverflowStore } from '../../core/publish/ports.js';
 import { DependencyUnavailableError } from '../../../shared/domain/errors.js';
 
 export class S3OverflowStore implements OverflowStore {

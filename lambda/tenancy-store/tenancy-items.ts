@@ -1,0 +1,86 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { ApiKey, BillingStatus, Organization, Plan, PlanStatus, QuotaOverrides, Quotas } from '../shared/domain/tenancy.js';
+import { RATE_WINDOWS } from '../shared/domain/tenancy.js';
+
+/** One item of the tenancy table (`lib/` defines the table, `lambda/shared/tables.ts` its keys). */
+export type Item = Record<string, AttributeValue>;
+
+export const s = (value: string): AttributeValue => ({ S: value });
+export const str = (item: Item, name: string): string | undefined => item[name]?.S;
+export const quotaAttribute = (window: string) => `quota_${window}`;
+export const OVERRIDES = 'overrides';
+/** A plan's or organization's retention in days; on an organization NULL overrides the plan with "keep", absent follows it. */
+export const RETENTION_DAYS = 'retention_days';
+
+export function keyOf(key: { pk: string; sk: string }): Item {
+  return { pk: s(key.pk), sk: s(key.sk) };
+}
+
+function retentionOf(item: Item): number | null | undefined {
+  const value = item[RETENTION_DAYS];
+  if (value?.N !== undefined) return Number(value.N);
+  return value?.NULL ? null : undefined;
+}
+
+/** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */
+function quotasOf(item: Item): Quotas {
+  const quotas = {} as Quotas;
+  for (const window of RATE_WINDOWS) {
+    const n = item[quotaAttribute(window)]?.N;
+    quotas[window] = n === undefined ? null : Number(n);
+  }
+  return quotas;
+}
+
+function overridesOfItem(item: Item): QuotaOverrides {
+  const map = item[OVERRIDES]?.M;
+  // Written before plans were records: the organization's own four numbers become its overrides.
+  if (map === undefined) return { ...quotasOf(item) };
+  const overrides: QuotaOverrides = {};
+  for (const window of RATE_WINDOWS) {
+    const value = map[window];
+    if (value?.N !== undefined) overrides[window] = Number(value.N);
+    else if (value?.NULL) overrides[window] = null;
+  }
+  return overrides;
+}
+
+export function toOrganization(item: Item): Organization {
+  const retentionDays = retentionOf(item);
+  return {
+    orgId: str(item, 'org_id') ?? '',
+    plan: str(item, 'plan') ?? '',
+    overrides: overridesOfItem(item),
+    ...(retentionDays === undefined ? {} : { retentionDays }),
+    planStatus: (str(item, 'plan_status') ?? 'inactive') as PlanStatus,
+    billingStatus: (str(item, 'billing_status') ?? 'ok') as BillingStatus,
+    createdAt: str(item, 'created_at') ?? '',
+    updatedAt: str(item, 'updated_at') ?? '',
+  };
+}
+
+export function toPlan(item: Item): Plan {
+  const retentionDays = retentionOf(item);
+  return {
+    name: str(item, 'plan_name') ?? '',
+    quotas: quotasOf(item),
+    ...(typeof retentionDays === 'number' ? { retentionDays } : {}),
+    createdAt: str(item, 'created_at') ?? '',
+    updatedAt: str(item, 'updated_at') ?? '',
+  };
+}
+
+export function toApiKey(item: Item): ApiKey {
+  const key: ApiKey = {
+    keyId: str(item, 'key_id') ?? '',
+    orgId: str(item, 'org_id') ?? '',
+    workspaceSlug: str(item, 'workspace_slug') ?? null,
+    status: str(item, 'status') === 'active' ? 'active' : 'revoked',
+    name: str(item, 'name') ?? '',
+    displayPrefix: str(item, 'display_prefix') ?? '',
+    createdAt: str(item, 'created_at') ?? '',
+  };
+  const revokedAt = str(item, 'revoked_at');
+  if (revokedAt !== undefined) key.revokedAt = revokedAt;
+  return key;
+}
