@@ -44,5 +44,9 @@ export default tseslint.config(
   ),
   forbidImports(['bench/**'], upInto(['test'], 'The bench measures with the development kit (devkit/), never with the tests.')),
   forbidImports(['devkit/**'], upInto(['test', 'bench'], 'The development kit serves scripts, bench and tests; it depends on neither of the last two.')),
-  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

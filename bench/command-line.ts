@@ -8,7 +8,7 @@ import type { BenchResult } from './types.js';
 export function benchUsage(groups: readonly string[]): string {
   return `usage: npm run bench [-- GROUP ...]
 
-Runs the benchmarks of the named groups (all when none is named), prints one table and writes the rows to
+Runs the benchmarks of the named groups (all but mutation when none is named), prints one table and writes the rows to
 bench/results.json: a group's rows replace only that group's rows. Every speed figure is a ratio against a
 baseline measured in the same run. What each figure means: docs/benchmarks.md.
 
@@ -17,11 +17,15 @@ Groups: ${groups.join(', ')}
 `;
 }
 
-/** A group and the module of bench/ that measures it, with the function it exports. */
+/**
+ * A group and the module of bench/ that measures it, with the function it exports. `optIn`: measured only when
+ * named (a long run outside the usual table, such as mutation testing); a run of every group keeps its rows.
+ */
 interface Suite {
   group: string;
   file: string;
   exportName: string;
+  optIn?: boolean;
 }
 
 /** Every group, in the order a full run measures them; a group whose module is absent is not offered. */
@@ -43,6 +47,7 @@ const SUITES: readonly Suite[] = [
   { group: 'sdk', file: 'sdk.ts', exportName: 'runSdkBench' },
   { group: 'sdk-python', file: 'sdk-python.ts', exportName: 'runSdkPythonBench' },
   { group: 'event-size', file: 'event-size.ts', exportName: 'runEventSizeBench' },
+  { group: 'mutation', file: 'mutation.ts', exportName: 'runMutationBench', optIn: true },
 ];
 
 /**
@@ -75,7 +80,7 @@ export async function benchCommand(argv: readonly string[], out: CommandOutput, 
 
   const results: BenchResult[] = [];
   for (const suite of suites) {
-    if (only.length > 0 && !only.includes(suite.group)) continue;
+    if (only.length > 0 ? !only.includes(suite.group) : suite.optIn) continue;
     const module = (await import(`./${suite.file.replace(/\.ts$/, '.js')}`)) as Record<string, () => Promise<BenchResult[]>>;
     const run = module[suite.exportName];
     if (run) results.push(...(await run()));
@@ -90,13 +95,13 @@ export async function benchCommand(argv: readonly string[], out: CommandOutput, 
     target: r.target ?? '',
   }));
   new Console({ stdout: out.stdout as NodeJS.WritableStream }).table(rows);
-  // A partial run (`npm run bench -- hot-org`) keeps the other groups' rows from the last run.
+  // Every run keeps the rows of the groups it did not measure (`npm run bench -- hot-org` keeps all others; a full
+  // run keeps the opt-in groups').
   const resultsFile = join(benchDir, 'results.json');
   const ranGroups = new Set(results.map((r) => r.group));
-  const kept =
-    only.length === 0 || !existsSync(resultsFile)
-      ? []
-      : ((JSON.parse(readFileSync(resultsFile, 'utf8')) as { results?: BenchResult[] }).results ?? []).filter((r) => !ranGroups.has(r.group));
+  const kept = !existsSync(resultsFile)
+    ? []
+    : ((JSON.parse(readFileSync(resultsFile, 'utf8')) as { results?: BenchResult[] }).results ?? []).filter((r) => !ranGroups.has(r.group));
   writeFileSync(resultsFile, `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, results: [...kept, ...results] }, null, 2)}\n`);
   out.stdout.write('Written to bench/results.json\n');
   return 0;

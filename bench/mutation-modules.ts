@@ -1,0 +1,120 @@
+/**
+ * The critical modules that mutation testing watches (`npm run bench -- mutation`, docs/mutation.md): what is
+ * mutated and which tests must catch it. One row of `bench/results.json` per module.
+ *
+ * `tests` are the unit tests that own the module. A mutant no listed test catches survives even if some other
+ * suite would notice: the score says whether the module's own tests guard it.
+ */
+export interface MutationModule {
+  name: string;
+  /** What it is, for the table. */
+  title: string;
+  /** Stryker `mutate` patterns (globs; `file.ts:from-to` for a line range). */
+  mutate: string[];
+  /** How its tests run: jest (the unit setup, these files only), or node:test files of the TypeScript SDK, built by tsc. */
+  runner: 'jest' | 'sdk-typescript';
+  /** Test files, from the project root (for `sdk-typescript`: the built `.test.js` files). */
+  tests: string[];
+}
+
+const sdkTests = (...names: string[]) => names.map((name) => `sdk/typescript/build/test/${name}.test.js`);
+
+export const MUTATION_MODULES: readonly MutationModule[] = [
+  {
+    name: 'rate-windows',
+    title: 'rate windows and leases',
+    mutate: ['lambda/ingest/core/rate/**/*.ts', '!lambda/ingest/core/rate/**/ports.ts', 'lambda/ingest/adapters/rate/*.ts', 'lambda/shared/domain/rate-windows.ts'],
+    runner: 'jest',
+    tests: [
+      'test/unit/rate/dynamo-semantics.test.ts',
+      'test/unit/rate/leasing-rate-limiter.test.ts',
+      'test/unit/ingest/adapters/rate/dynamodb-rate-limiter.test.ts',
+      'test/unit/ingest/rate-windows.test.ts',
+      'test/unit/ingest/quota-headers.test.ts',
+      'test/unit/ingest/window-usage-cache.test.ts',
+    ],
+  },
+  {
+    name: 'idempotency',
+    title: 'idempotency',
+    mutate: ['lambda/ingest/core/idempotency/**/*.ts', '!lambda/ingest/core/idempotency/**/ports.ts', 'lambda/ingest/adapters/idempotency/*.ts'],
+    runner: 'jest',
+    tests: ['test/unit/ingest/idempotency.test.ts'],
+  },
+  {
+    name: 'body-and-limits',
+    title: 'body decoding and the request limits',
+    mutate: ['lambda/ingest/http/decode-body.ts', 'lambda/shared/request-limits.ts', 'lambda/shared/domain/json-limits.ts'],
+    runner: 'jest',
+    tests: [
+      'test/unit/shared/request-limits.test.ts',
+      'test/unit/shared/json-limits.test.ts',
+      'test/unit/ingest/gateway-content-encoding.test.ts',
+    ],
+  },
+  {
+    name: 'route-validation',
+    title: "the JSON and OTLP routes' validation",
+    mutate: ['lambda/ingest/core/validation/**/*.ts', 'lambda/ingest/json/parse-batch.ts'],
+    runner: 'jest',
+    tests: [
+      'test/unit/ingest/validate-trace.test.ts',
+      'test/unit/ingest/validate-traces.test.ts',
+      'test/unit/ingest/timestamps.test.ts',
+      'test/unit/ingest/one-core.test.ts',
+      'test/unit/ingest/accepted-trace-generation.test.ts',
+      'test/unit/ingest/otlp/map-export.test.ts',
+    ],
+  },
+  {
+    name: 'otlp-decoder',
+    title: 'the OTLP protobuf decoder',
+    mutate: ['lambda/ingest/otlp/otlp-protobuf.ts'],
+    runner: 'jest',
+    tests: ['test/unit/ingest/otlp/otlp-protobuf-decoder.test.ts', 'test/unit/ingest/otlp/otlp-hostile.test.ts'],
+  },
+  {
+    name: 'landing-keys',
+    title: 'landing keys and dedupe',
+    mutate: ['lambda/landing/landing-keys.ts', 'lambda/landing/steps/*.ts', 'lambda/landing/land-records.ts'],
+    runner: 'jest',
+    tests: [
+      'test/unit/landing/land-records.test.ts',
+      'test/unit/landing/land-records.exactly-once.test.ts',
+      'test/unit/landing/span-order.test.ts',
+      'test/unit/landing/landable-trace.test.ts',
+    ],
+  },
+  {
+    name: 'compaction-manifest',
+    title: 'the compaction manifest and switch',
+    mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts'],
+    runner: 'jest',
+    tests: [
+      'test/unit/compaction/compact-slice.test.ts',
+      'test/unit/compaction/plan-compaction.test.ts',
+      'test/unit/compaction/compact-queued-slices.test.ts',
+    ],
+  },
+  {
+    name: 'sdk-ts-policy',
+    title: "the TypeScript SDK's policy",
+    mutate: ['sdk/typescript/src/policy.ts'],
+    runner: 'sdk-typescript',
+    tests: sdkTests('conformance', 'client'),
+  },
+  {
+    name: 'sdk-ts-delivery',
+    title: "the TypeScript SDK's delivery",
+    mutate: ['sdk/typescript/src/delivery.ts'],
+    runner: 'sdk-typescript',
+    tests: sdkTests('conformance', 'client', 'logging'),
+  },
+  {
+    name: 'sdk-ts-spool',
+    title: "the TypeScript SDK's spool",
+    mutate: ['sdk/typescript/src/spool.ts'],
+    runner: 'sdk-typescript',
+    tests: sdkTests('spool', 'conformance'),
+  },
+];

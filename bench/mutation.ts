@@ -1,0 +1,158 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MUTATION_MODULES, type MutationModule } from './mutation-modules.js';
+import type { BenchResult } from './types.js';
+
+/**
+ * `npm run bench -- mutation [--modules a,b]`: StrykerJS over each critical module with that module's own tests,
+ * one row per module (score = killed ÷ (killed + survived + no coverage); timeouts count as killed, compile errors
+ * found by the TypeScript checker are not mutants). Incremental: a run reuses the last run's results for code and
+ * tests that did not change (`.local/mutation/<module>/incremental.json`). Not part of `npm test`.
+ */
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TARGET = 0.85;
+
+type Status = 'Killed' | 'Survived' | 'NoCoverage' | 'Timeout' | 'CompileError' | 'RuntimeError' | 'Ignored' | 'Pending';
+interface ReportMutant {
+  mutatorName: string;
+  replacement?: string;
+  status: Status;
+  location: { start: { line: number; column: number } };
+}
+interface Report {
+  files: Record<string, { mutants: ReportMutant[] }>;
+}
+
+export interface ModuleScore {
+  module: MutationModule;
+  killed: number;
+  survivors: { file: string; line: number; column: number; mutator: string; replacement: string; status: Status }[];
+  compileErrors: number;
+  seconds: number;
+}
+
+/**
+ * The TypeScript checker type-checks each mutant's program: a program of the module's files (and what they import),
+ * not of the whole project, is what keeps a run within minutes. Written where the sandbox copies it.
+ */
+const CHECKER_TSCONFIG = '.local/mutation-tsconfig.json';
+
+function writeCheckerTsconfig(module: MutationModule): void {
+  const base = module.runner === 'jest' ? '../tsconfig.json' : '../sdk/typescript/tsconfig.json';
+  const include = module.mutate.filter((pattern) => !pattern.startsWith('!')).map((pattern) => `../${pattern.replace(/:\d+-\d+$/, '')}`);
+  const types = module.runner === 'jest' ? ['node'] : undefined;
+  writeFileSync(join(root, CHECKER_TSCONFIG), `${JSON.stringify({ extends: base, compilerOptions: { noEmit: true, ...(types && { types }) }, include }, null, 2)}\n`);
+}
+
+function strykerConfig(module: MutationModule, dir: string): Record<string, unknown> {
+  const common = {
+    $schema: '../../../node_modules/@stryker-mutator/core/schema/stryker-schema.json',
+    mutate: module.mutate,
+    checkers: ['typescript'],
+    coverageAnalysis: 'perTest',
+    incremental: true,
+    incrementalFile: relative(root, join(dir, 'incremental.json')),
+    concurrency: 2,
+    timeoutMS: 10000,
+    reporters: ['json', 'clear-text'],
+    jsonReporter: { fileName: relative(root, join(dir, 'report.json')) },
+    clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
+    tempDirName: relative(root, join(dir, 'sandbox')),
+    cleanTempDir: true,
+    // The sandbox is a copy of the project: leave out what no unit test reads.
+    tsconfigFile: CHECKER_TSCONFIG,
+    ignorePatterns: ['/cdk.out', '/.local/*', `!/${CHECKER_TSCONFIG}`, '/sdk/.tmp', '/sdk/python', '/sdk/typescript/build', '/third_party', '/.git'],
+  };
+  if (module.runner === 'jest') {
+    return {
+      ...common,
+      testRunner: 'jest',
+      jest: { projectType: 'custom', configFile: 'test/support/jest-mutation.config.cjs', enableFindRelatedTests: false },
+    };
+  }
+  return {
+    ...common,
+    testRunner: 'tap',
+    // The SDK's tests are node:test files run from tsc's output, as `npm run test:sdk` runs them.
+    // execa splits this on spaces, no shell: the paths must have none.
+    buildCommand: `${process.execPath} ${join(root, 'node_modules/typescript/bin/tsc')} -p sdk/typescript/tsconfig.json`,
+    tap: { testFiles: module.tests, nodeArgs: ['--test-reporter=tap', '{{testFile}}'], forceBail: true },
+  };
+}
+
+function runStryker(module: MutationModule, dir: string): Promise<void> {
+  const configFile = join(dir, 'stryker.config.json');
+  writeCheckerTsconfig(module);
+  writeFileSync(configFile, `${JSON.stringify(strykerConfig(module, dir), null, 2)}\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'node_modules/@stryker-mutator/core/bin/stryker.js'), 'run', relative(root, configFile)], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, MUTATION_TESTS: module.tests.join(','), TRACE_INGEST_CONFORMANCE_DIR: join(root, 'sdk/conformance') },
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`stryker failed on ${module.name} (exit ${code})`))));
+  });
+}
+
+export function scoreReport(module: MutationModule, report: Report, seconds: number): ModuleScore {
+  const survivors: ModuleScore['survivors'] = [];
+  let killed = 0;
+  let compileErrors = 0;
+  for (const [file, { mutants }] of Object.entries(report.files)) {
+    for (const mutant of mutants) {
+      if (mutant.status === 'Killed' || mutant.status === 'Timeout') killed += 1;
+      else if (mutant.status === 'Survived' || mutant.status === 'NoCoverage') {
+        const { line, column } = mutant.location.start;
+        survivors.push({ file, line, column, mutator: mutant.mutatorName, replacement: mutant.replacement ?? '', status: mutant.status });
+      } else if (mutant.status === 'CompileError') compileErrors += 1;
+    }
+  }
+  return { module, killed, survivors, compileErrors, seconds };
+}
+
+export async function measureModule(module: MutationModule): Promise<ModuleScore> {
+  const dir = join(root, '.local', 'mutation', module.name);
+  mkdirSync(dir, { recursive: true });
+  const started = performance.now();
+  await runStryker(module, dir);
+  const seconds = (performance.now() - started) / 1000;
+  const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as Report;
+  return scoreReport(module, report, seconds);
+}
+
+function wantedModules(argv: readonly string[]): readonly MutationModule[] {
+  const at = argv.indexOf('--modules');
+  if (at < 0) return MUTATION_MODULES;
+  const names = (argv[at + 1] ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((name) => !MUTATION_MODULES.some((m) => m.name === name));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new Error(`--modules takes names from: ${MUTATION_MODULES.map((m) => m.name).join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`);
+  }
+  return MUTATION_MODULES.filter((m) => names.includes(m.name));
+}
+
+export async function runMutationBench(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  const started = performance.now();
+  for (const module of wantedModules(process.argv.slice(2))) {
+    const score = await measureModule(module);
+    const total = score.killed + score.survivors.length;
+    const ratio = total === 0 ? 1 : score.killed / total;
+    for (const s of score.survivors) {
+      console.log(`[mutation] ${module.name}: ${s.status} ${s.file}:${s.line}:${s.column} ${s.mutator} → ${s.replacement.replace(/\s+/g, ' ').slice(0, 120)}`);
+    }
+    results.push({
+      group: 'mutation',
+      metric: `mutation score: ${module.title} (${module.name}; ${score.killed} of ${total} mutants killed, ${score.compileErrors} compile errors left out, ${Math.round(score.seconds)} s)`,
+      value: Math.round(ratio * 1000) / 10,
+      unit: '%',
+      ratio: Math.round(ratio * 1000) / 1000,
+      target: `>= ${TARGET}`,
+    });
+  }
+  console.log(`[mutation] wall time ${Math.round((performance.now() - started) / 1000)} s`);
+  return results;
+}
