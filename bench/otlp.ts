@@ -2,7 +2,7 @@ import { build } from 'esbuild';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { opentelemetry } from '../lambda/ingest/generated/otlp-trace.js';
 import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
-import { decodeExportRequest } from '../lambda/ingest/otlp/otlp-protobuf.js';
+import { decodeExportRequest } from '../lambda/ingest/otlp/protobuf/decode-export-request.js';
 import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';
 import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';
 import { fakedIngestHandler } from './ingest-workload.js';
@@ -85,7 +85,7 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
       throw new Error(`bench export refused or partly rejected: ${response.statusCode} ${response.body}`);
     }
   };
-  // The route's own decoder (hand-written, lambda/ingest/otlp/otlp-protobuf.ts), as the handler runs it.
+  // The route's own decoder (hand-written, lambda/ingest/otlp/protobuf/decode-export-request.ts), as the handler runs it.
   const decodeOnly = () => void decodeExportRequest(body);
 
   const otlp: number[] = [];
@@ -108,7 +108,7 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const jsonPerSpan = Math.min(...json);
 
   const bundle = await build({
-    stdin: { contents: "export { decodeExportRequest } from './lambda/ingest/otlp/otlp-protobuf.ts';", resolveDir: process.cwd(), loader: 'ts' },
+    stdin: { contents: "export { decodeExportRequest } from './lambda/ingest/otlp/protobuf/decode-export-request.ts';", resolveDir: process.cwd(), loader: 'ts' },
     bundle: true,
     minify: true,
     write: false,

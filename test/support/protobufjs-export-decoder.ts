@@ -5,7 +5,7 @@ import { assembleSpan, checkNestingDepth, convertAttributes, type OtlpExport, ty
 import { type JsonObject, type JsonValue, setMember } from '../../lambda/shared/domain/json.js';
 
 /**
- * The test oracle of the hand-written protobuf decoder (lambda/ingest/otlp/otlp-protobuf.ts): the decoding the
+ * The test oracle of the hand-written protobuf decoder (lambda/ingest/otlp/protobuf/decode-export-request.ts): the decoding the
  * route did before it, with the code protobufjs generates from the official protos (message objects, 64-bit
  * values as `Long`), then converted to the route's model. Differential tests decode the same bytes both ways.
  */

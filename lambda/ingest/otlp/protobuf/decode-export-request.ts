@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
-import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
-import { bracketsUpTo, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
-import { google, opentelemetry } from '../generated/otlp-trace.js';
-import { MAX_VALUE_DEPTH, type OtlpEvent, type OtlpExport, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, VALUE_TOO_DEEP } from './otlp-model.js';
+import { type JsonObject, type JsonValue, setMember } from '../../../shared/domain/json.js';
+import { bracketsUpTo, MAX_JSON_CONTAINERS } from '../../../shared/domain/json-limits.js';
+import { google, opentelemetry } from '../../generated/otlp-trace.js';
+import { MAX_VALUE_DEPTH, type OtlpEvent, type OtlpExport, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, VALUE_TOO_DEEP } from '../otlp-model.js';
 
 /** Thrown for a body that is not an `ExportTraceServiceRequest`. */
 export class UndecodableRequestError extends Error {

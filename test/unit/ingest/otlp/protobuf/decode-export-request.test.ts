@@ -3,14 +3,14 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Long from 'long';
-import { opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
-import { MAX_VALUE_DEPTH, type OtlpExport, type OtlpSpan, VALUE_TOO_DEEP } from '../../../../lambda/ingest/otlp/otlp-model.js';
-import { decodeExportRequestJson } from '../../../../lambda/ingest/otlp/otlp-json.js';
-import { decodeExportRequest } from '../../../../lambda/ingest/otlp/otlp-protobuf.js';
-import { MAX_JSON_CONTAINERS } from '../../../../lambda/shared/domain/json-limits.js';
-import { loadOtlpFixture, RECORDED_AT_NANOS } from '../../../fixtures/otlp/load-fixture.js';
-import { decodeWithProtobufjs } from '../../../support/protobufjs-export-decoder.js';
-import { doubleField, fixed32Field, fixed64Field, group, len, nestedArrays, nestedKvlists, otlp, tag, varint, varintField, WIRE } from '../../../support/protobuf-bytes.js';
+import { opentelemetry } from '../../../../../lambda/ingest/generated/otlp-trace.js';
+import { MAX_VALUE_DEPTH, type OtlpExport, type OtlpSpan, VALUE_TOO_DEEP } from '../../../../../lambda/ingest/otlp/otlp-model.js';
+import { decodeExportRequestJson } from '../../../../../lambda/ingest/otlp/otlp-json.js';
+import { decodeExportRequest } from '../../../../../lambda/ingest/otlp/protobuf/decode-export-request.js';
+import { MAX_JSON_CONTAINERS } from '../../../../../lambda/shared/domain/json-limits.js';
+import { loadOtlpFixture, RECORDED_AT_NANOS } from '../../../../fixtures/otlp/load-fixture.js';
+import { decodeWithProtobufjs } from '../../../../support/protobufjs-export-decoder.js';
+import { doubleField, fixed32Field, fixed64Field, group, len, nestedArrays, nestedKvlists, otlp, tag, varint, varintField, WIRE } from '../../../../support/protobuf-bytes.js';
 
 const Request = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
