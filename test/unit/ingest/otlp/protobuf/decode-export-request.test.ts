@@ -632,6 +632,15 @@ describe('decodeExportRequest: the arrays and objects a message builds', () => {
     expect(attempt(decodeExportRequest, bomb)).toEqual({ ok: false, message: expect.stringMatching(/more than 1000000 JSON arrays and objects/) });
   });
 
+  it('counts the brackets of every body that could hold more than MAX_JSON_CONTAINERS: one string of one more', () => {
+    const withBrackets = (count: number) => otlp.oneSpan(otlp.attribute('a', otlp.string('['.repeat(count))));
+    expect(withBrackets(MAX_JSON_CONTAINERS + 1).length).toBeLessThan(MAX_JSON_CONTAINERS + 64);
+    expect(attempt(decodeExportRequest, withBrackets(MAX_JSON_CONTAINERS + 1))).toEqual({ ok: false, message: expect.stringMatching(/more than 1000000 JSON arrays and objects/) });
+    // The span is the one container built.
+    expect(attempt(decodeExportRequest, withBrackets(MAX_JSON_CONTAINERS)).ok).toBe(false);
+    expect(attempt(decodeExportRequest, withBrackets(MAX_JSON_CONTAINERS - 1)).ok).toBe(true);
+  });
+
   it('decodes the same shape below the bound', () => {
     const outcome = attempt(decodeExportRequest, emptyArrays(1_000));
     expect(outcome.ok).toBe(true);
