@@ -17,7 +17,7 @@ function forbidImports(files, folders, message) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'lambda/ingest/generated/', 'lambda/shared/domain/generated/', 'coverage/', 'bench/.tmp/', 'sdk/.tmp/', 'sdk/typescript/dist/', 'sdk/typescript/build/', 'sdk/python/build/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'lambda/ingest/generated/', 'devkit/generated/', 'lambda/shared/domain/generated/', 'coverage/', 'bench/.tmp/', 'sdk/.tmp/', 'sdk/typescript/dist/', 'sdk/typescript/build/', 'sdk/python/build/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,6 @@
 import { build } from 'esbuild';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { opentelemetry } from '../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../devkit/generated/otlp-trace.js';
 import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
 import { decodeExportRequest } from '../lambda/ingest/otlp/protobuf/decode-export-request.js';
 import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';

@@ -1,6 +1,6 @@
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
-import { opentelemetry } from '../../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../../devkit/generated/otlp-trace.js';
 import { assembleSpan, checkNestingDepth, convertAttributes, type OtlpExport, type OtlpSpan } from '../../lambda/ingest/otlp/otlp-model.js';
 import { type JsonObject, type JsonValue, setMember } from '../../lambda/shared/domain/json.js';
 

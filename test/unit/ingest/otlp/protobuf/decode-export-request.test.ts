@@ -3,7 +3,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Long from 'long';
-import { opentelemetry } from '../../../../../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../../../../../devkit/generated/otlp-trace.js';
 import { MAX_VALUE_DEPTH, type OtlpExport, type OtlpSpan, VALUE_TOO_DEEP } from '../../../../../lambda/ingest/otlp/otlp-model.js';
 import { decodeExportRequestJson } from '../../../../../lambda/ingest/otlp/otlp-json.js';
 import { decodeExportRequest } from '../../../../../lambda/ingest/otlp/protobuf/decode-export-request.js';

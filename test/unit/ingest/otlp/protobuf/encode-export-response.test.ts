@@ -1,5 +1,5 @@
 import Long from 'long';
-import { google, opentelemetry } from '../../../../../lambda/ingest/generated/otlp-trace.js';
+import { google, opentelemetry } from '../../../../../devkit/generated/otlp-trace.js';
 import { encodeExportResponse, encodeStatus } from '../../../../../lambda/ingest/otlp/protobuf/encode-export-response.js';
 
 const Response = opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
