@@ -73,6 +73,7 @@ export class WireReader {
     this.cachedTexts = new Array<string>(slots).fill('');
   }
 
+  /** Refuses the body as what this reader serves: not an `ExportTraceServiceRequest`, for `reason`. */
   fail(reason: string): never {
     throw new UndecodableRequestError(`not a valid protobuf ExportTraceServiceRequest (${reason})`);
   }
