@@ -26,7 +26,7 @@ const CORE_WITHOUT_AWS = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'lambda/ingest/generated/', 'lambda/shared/domain/generated/', 'coverage/', 'bench/.tmp/', 'sdk/.tmp/', 'sdk/typescript/dist/', 'sdk/typescript/build/', 'sdk/python/build/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'lambda/ingest/generated/', 'devkit/generated/', 'lambda/shared/domain/generated/', 'coverage/', 'bench/.tmp/', 'sdk/.tmp/', 'sdk/typescript/dist/', 'sdk/typescript/build/', 'sdk/python/build/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

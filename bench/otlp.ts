@@ -1,8 +1,8 @@
 import { build } from 'esbuild';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { opentelemetry } from '../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../devkit/generated/otlp-trace.js';
 import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
-import { decodeExportRequest } from '../lambda/ingest/otlp/otlp-protobuf.js';
+import { decodeExportRequest } from '../lambda/ingest/otlp/protobuf/decode-export-request.js';
 import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';
 import { cpuMicros, cpuMicrosAsync, round } from './engines-util.js';
 import { fakedIngestHandler } from './ingest-workload.js';
@@ -69,7 +69,7 @@ export function genAiExport(nowMs = Date.now()): Uint8Array {
 /**
  * Handler CPU per span on the OTLP route (protobuf) against protobuf decoding alone of the same
  * export, and against the JSON route given the same traces as the mapping builds them; all three
- * alternate in one run, with in-memory fakes of AWS. Plus the size of the decoder as bundled.
+ * alternate in one run, with in-memory fakes of AWS. Plus the size of the codec as bundled.
  */
 export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const body = Buffer.from(genAiExport());
@@ -85,7 +85,7 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
       throw new Error(`bench export refused or partly rejected: ${response.statusCode} ${response.body}`);
     }
   };
-  // The route's own decoder (hand-written, lambda/ingest/otlp/otlp-protobuf.ts), as the handler runs it.
+  // The route's own decoder (hand-written, lambda/ingest/otlp/protobuf/decode-export-request.ts), as the handler runs it.
   const decodeOnly = () => void decodeExportRequest(body);
 
   const otlp: number[] = [];
@@ -108,7 +108,11 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const jsonPerSpan = Math.min(...json);
 
   const bundle = await build({
-    stdin: { contents: "export { decodeExportRequest } from './lambda/ingest/otlp/otlp-protobuf.ts';", resolveDir: process.cwd(), loader: 'ts' },
+    stdin: {
+      contents: "export { decodeExportRequest } from './lambda/ingest/otlp/protobuf/decode-export-request.ts'; export { encodeExportResponse, encodeStatus } from './lambda/ingest/otlp/protobuf/encode-export-response.ts';",
+      resolveDir: process.cwd(),
+      loader: 'ts',
+    },
     bundle: true,
     minify: true,
     write: false,
@@ -148,7 +152,7 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
     },
     {
       group: 'otlp',
-      metric: 'OTLP protobuf module bundled alone (the decoder, and protobufjs minimal + generated code for the answers, minified)',
+      metric: 'OTLP protobuf codec bundled alone (lambda/ingest/otlp/protobuf/: the decoder and the encoder of the answers, minified)',
       value: round(decoderBytes / 1024, 1),
       unit: 'KiB',
     },

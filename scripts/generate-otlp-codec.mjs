@@ -1,6 +1,7 @@
 // Turns the official OTLP trace protos (third_party/opentelemetry-proto, v1.11.0, with google.rpc.Status
-// from third_party/googleapis for error bodies) into protobufjs static code at build time: decoding is
-// straight-line generated code, nothing is parsed or reflected at cold start. Runs with `generate`.
+// from third_party/googleapis for error bodies) into protobufjs static code in devkit/: the reference codec
+// the tests hold the service's hand-written one (lambda/ingest/otlp/protobuf/) to, and the bench's and tests'
+// encoder of exports. Nothing of it is deployed. Runs with `generate`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,16 +10,16 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const otelRoot = join(root, 'third_party/opentelemetry-proto');
 const googleRoot = join(root, 'third_party/googleapis');
-const outDir = join(root, 'lambda/ingest/generated');
+const outDir = join(root, 'devkit/generated');
 const bin = (name) => join(root, 'node_modules/.bin', name);
 const protos = [join(otelRoot, 'opentelemetry/proto/collector/trace/v1/trace_service.proto'), join(googleRoot, 'google/rpc/status.proto')];
-// No verify/convert/delimited/service code: the service only decodes requests and encodes answers.
+// No verify/convert/delimited/service code: requests and answers are only encoded and decoded.
 const common = ['-t', 'static-module', '-w', 'es6', '--es6', '--no-verify', '--no-convert', '--no-delimited', '--no-service', '--force-long', '-p', otelRoot, '-p', googleRoot];
 
 mkdirSync(outDir, { recursive: true });
 const jsPath = join(outDir, 'otlp-trace.js');
 const dtsPath = join(outDir, 'otlp-trace.d.ts');
-// The types come from the commented build; the shipped module drops the comments.
+// The types come from the commented build; the module drops the comments.
 execFileSync(bin('pbjs'), [...common, '-o', jsPath, ...protos]);
 execFileSync(bin('pbts'), ['--no-comments', '-o', dtsPath, jsPath]);
 execFileSync(bin('pbjs'), [...common, '--no-comments', '-o', jsPath, ...protos]);

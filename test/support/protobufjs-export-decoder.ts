@@ -1,11 +1,11 @@
 import Long from 'long';
 import $protobuf from 'protobufjs/minimal.js';
-import { opentelemetry } from '../../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../../devkit/generated/otlp-trace.js';
 import { assembleSpan, checkNestingDepth, convertAttributes, type OtlpExport, type OtlpSpan } from '../../lambda/ingest/otlp/otlp-model.js';
 import { type JsonObject, type JsonValue, setMember } from '../../lambda/shared/domain/json.js';
 
 /**
- * The test oracle of the hand-written protobuf decoder (lambda/ingest/otlp/otlp-protobuf.ts): the decoding the
+ * The test oracle of the hand-written protobuf decoder (lambda/ingest/otlp/protobuf/decode-export-request.ts): the decoding the
  * route did before it, with the code protobufjs generates from the official protos (message objects, 64-bit
  * values as `Long`), then converted to the route's model. Differential tests decode the same bytes both ways.
  */

@@ -8,7 +8,8 @@ import { type BuiltTrace, buildTrace, groupSpans, type RejectedSpan } from './ma
 import { decodeExportRequestJson } from './otlp-json.js';
 import type { OtlpExport } from './otlp-model.js';
 import type { QuotaState } from '../core/rate/quota-headers.js';
-import { decodeExportRequest, UndecodableRequestError } from './otlp-protobuf.js';
+import { decodeExportRequest } from './protobuf/decode-export-request.js';
+import { UndecodableRequestError } from './protobuf/undecodable-request-error.js';
 
 /** The two OTLP/HTTP encodings; the answer is written in the request's. */
 export type OtlpFormat = 'protobuf' | 'json';

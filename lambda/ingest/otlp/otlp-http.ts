@@ -4,7 +4,7 @@ import { type GatewayEvent, asRefusal, headerValues, rawBodyOf, refusalHeaders }
 import { rateLimitHeaders } from '../core/rate/quota-headers.js';
 import type { OtlpFormat, OtlpRequest, OtlpResult } from './ingest-otlp.js';
 import { exportResponseJson } from './otlp-json.js';
-import { encodeExportResponse, encodeStatus } from './otlp-protobuf.js';
+import { encodeExportResponse, encodeStatus } from './protobuf/encode-export-response.js';
 
 
 /** True for a request to the OTLP route (REST API events carry the path without the stage). */

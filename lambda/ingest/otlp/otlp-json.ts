@@ -2,7 +2,7 @@ import { isJsonObject as isObject, type JsonObject, type JsonValue, setMember } 
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
 import { assembleSpan, checkNestingDepth, type ConvertedAttributes, convertAttributes, type OtlpExport, type OtlpSpan } from './otlp-model.js';
-import { UndecodableRequestError } from './otlp-protobuf.js';
+import { UndecodableRequestError } from './protobuf/undecodable-request-error.js';
 
 /** A member by its lowerCamelCase JSON name or, as protobuf JSON parsers also accept, its proto name. */
 function member(object: JsonObject, camel: string, snake: string): unknown {

@@ -1,4 +1,4 @@
-import { opentelemetry } from '../../../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../../../devkit/generated/otlp-trace.js';
 import * as rules from '../../../lambda/ingest/core/validation/trace-rules.js';
 import { createHarness, type Harness, publishedRecords } from '../../support/ingest-harness.js';
 import { gatewayEvent, NOW_MICROS } from '../../../devkit/builders/trace-builders.js';

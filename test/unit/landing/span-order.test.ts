@@ -1,5 +1,5 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { opentelemetry } from '../../../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../../../devkit/generated/otlp-trace.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { S3LandingStore } from '../../../lambda/landing/s3-landing-store.js';
 import { encodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';

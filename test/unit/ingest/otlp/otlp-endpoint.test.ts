@@ -5,7 +5,7 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otl
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { google, opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
+import { google, opentelemetry } from '../../../../devkit/generated/otlp-trace.js';
 import type { InlineTraceRecord } from '../../../../lambda/shared/domain/trace-record.js';
 import { loadOtlpFixture } from '../../../fixtures/otlp/load-fixture.js';
 import { createHarness, ddbMock, type Harness, publishedRecords } from '../../../support/ingest-harness.js';

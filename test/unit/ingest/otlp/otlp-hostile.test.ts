@@ -1,4 +1,4 @@
-import { google, opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
+import { google, opentelemetry } from '../../../../devkit/generated/otlp-trace.js';
 import { createHarness, type Harness, publishedRecords } from '../../../support/ingest-harness.js';
 import { gatewayEvent, NOW_MICROS } from '../../../../devkit/builders/trace-builders.js';
 

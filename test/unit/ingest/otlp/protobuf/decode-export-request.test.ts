@@ -3,14 +3,14 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Long from 'long';
-import { opentelemetry } from '../../../../lambda/ingest/generated/otlp-trace.js';
-import { MAX_VALUE_DEPTH, type OtlpExport, type OtlpSpan, VALUE_TOO_DEEP } from '../../../../lambda/ingest/otlp/otlp-model.js';
-import { decodeExportRequestJson } from '../../../../lambda/ingest/otlp/otlp-json.js';
-import { decodeExportRequest } from '../../../../lambda/ingest/otlp/otlp-protobuf.js';
-import { MAX_JSON_CONTAINERS } from '../../../../lambda/shared/domain/json-limits.js';
-import { loadOtlpFixture, RECORDED_AT_NANOS } from '../../../fixtures/otlp/load-fixture.js';
-import { decodeWithProtobufjs } from '../../../support/protobufjs-export-decoder.js';
-import { doubleField, fixed32Field, fixed64Field, group, len, nestedArrays, nestedKvlists, otlp, tag, varint, varintField, WIRE } from '../../../support/protobuf-bytes.js';
+import { opentelemetry } from '../../../../../devkit/generated/otlp-trace.js';
+import { MAX_VALUE_DEPTH, type OtlpExport, type OtlpSpan, VALUE_TOO_DEEP } from '../../../../../lambda/ingest/otlp/otlp-model.js';
+import { decodeExportRequestJson } from '../../../../../lambda/ingest/otlp/otlp-json.js';
+import { decodeExportRequest } from '../../../../../lambda/ingest/otlp/protobuf/decode-export-request.js';
+import { MAX_JSON_CONTAINERS } from '../../../../../lambda/shared/domain/json-limits.js';
+import { loadOtlpFixture, RECORDED_AT_NANOS } from '../../../../fixtures/otlp/load-fixture.js';
+import { decodeWithProtobufjs } from '../../../../support/protobufjs-export-decoder.js';
+import { doubleField, fixed32Field, fixed64Field, group, len, nestedArrays, nestedKvlists, otlp, tag, varint, varintField, WIRE } from '../../../../support/protobuf-bytes.js';
 
 const Request = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
@@ -630,6 +630,15 @@ describe('decodeExportRequest: the arrays and objects a message builds', () => {
     const bomb = emptyArrays(MAX_JSON_CONTAINERS);
     expect(bomb.includes(0x5b) || bomb.includes(0x7b)).toBe(false);
     expect(attempt(decodeExportRequest, bomb)).toEqual({ ok: false, message: expect.stringMatching(/more than 1000000 JSON arrays and objects/) });
+  });
+
+  it('counts the brackets of every body that could hold more than MAX_JSON_CONTAINERS: one string of one more', () => {
+    const withBrackets = (count: number) => otlp.oneSpan(otlp.attribute('a', otlp.string('['.repeat(count))));
+    expect(withBrackets(MAX_JSON_CONTAINERS + 1).length).toBeLessThan(MAX_JSON_CONTAINERS + 64);
+    expect(attempt(decodeExportRequest, withBrackets(MAX_JSON_CONTAINERS + 1))).toEqual({ ok: false, message: expect.stringMatching(/more than 1000000 JSON arrays and objects/) });
+    // The span is the one container built.
+    expect(attempt(decodeExportRequest, withBrackets(MAX_JSON_CONTAINERS)).ok).toBe(false);
+    expect(attempt(decodeExportRequest, withBrackets(MAX_JSON_CONTAINERS - 1)).ok).toBe(true);
   });
 
   it('decodes the same shape below the bound', () => {
