@@ -69,9 +69,9 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'otlp-decoder',
     title: 'the OTLP protobuf decoder',
-    mutate: ['lambda/ingest/otlp/otlp-protobuf.ts'],
+    mutate: ['lambda/ingest/otlp/protobuf/*.ts'],
     runner: 'jest',
-    tests: ['test/unit/ingest/otlp/otlp-protobuf-decoder.test.ts', 'test/unit/ingest/otlp/otlp-hostile.test.ts'],
+    tests: ['test/unit/ingest/otlp/protobuf/*.test.ts', 'test/unit/ingest/otlp/otlp-hostile.test.ts'],
   },
   {
     name: 'landing-keys',
