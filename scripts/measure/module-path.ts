@@ -1,0 +1,193 @@
+/**
+ * How often a request's path through the ingest function returns to a module it has already left, from the
+ * handler to the Kinesis PutRecords call, on both routes (`npm run measure:module-path`).
+ *
+ * The real handler from the composition root (`composeIngest`) runs one small JSON batch and one small OTLP export,
+ * AWS faked as the bench fakes it (tenancy, rate windows and S3 as in-memory ports) except that the stream is the
+ * real `KinesisTraceSink` over a client whose `send` answers at once. A worker thread attached to this thread's
+ * inspector steps into every statement (`Debugger.stepInto`, node_modules and `node:` internals blackboxed) from the
+ * handler call to that `send`, and records the module of the top frame at every pause. Only the function's own
+ * modules (`lambda/`) count; consecutive pauses in one module are one visit. Printed per route: the modules visited,
+ * the visits, and the returns to a module already left (visits minus distinct modules).
+ *
+ * `--trail` prints the collapsed path as well.
+ */
+import { Worker } from 'node:worker_threads';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { composeIngest } from '../../lambda/ingest/compose.js';
+import { opentelemetry } from '../../lambda/ingest/generated/otlp-trace.js';
+import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
+import { fakeTenancy } from '../../devkit/fakes/fake-tenancy.js';
+import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const self = import.meta.url;
+
+/** The stream's client: answers every PutRecords at once, every record written. The path ends at this `send`. */
+const kinesis = {
+  send: function putRecordsSent(command: PutRecordsCommand) {
+    const records = command.input.Records ?? [];
+    return Promise.resolve({ FailedRecordCount: 0, Records: records.map((_, i) => ({ SequenceNumber: String(i), ShardId: 'shardId-000000000000' })) });
+  },
+} as unknown as KinesisClient;
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+const { apiKey, tenancy } = fakeTenancy('measure', { minute: null, hour: null, day: null, month: null });
+const handler = composeIngest({
+  resources: { traceStream: 'traces' },
+  clients: { kinesis },
+  ports: {
+    tenancy,
+    rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
+    overflow: { put: async (key: string) => ({ bucket: 'b', key }) },
+  },
+  idempotency: false,
+  ...quietTelemetry('measure'),
+});
+
+/** One trace of two spans, as an SDK sends it. */
+const jsonEvent = () => gatewayEvent({ apiKey, body: Buffer.from(JSON.stringify(liveBatch(1, {}, 2))) });
+
+/** One trace of two GenAI spans (an agent and its chat call), as an OpenTelemetry SDK exports it. */
+function otlpEvent(): APIGatewayProxyEvent {
+  const nanos = BigInt(Date.now()) * 1_000_000n;
+  const id = (hex: string) => Uint8Array.from(Buffer.from(hex, 'hex'));
+  const text = (key: string, value: string) => ({ key, value: { stringValue: value } });
+  const span = (n: number, attributes: ReturnType<typeof text>[]) => ({
+    traceId: id('0af7651916cd43dd8448eb211c80319c'),
+    spanId: id(`000000000000000${n}`),
+    parentSpanId: n === 1 ? undefined : id('0000000000000001'),
+    name: n === 1 ? 'invoke_agent Support' : 'chat gpt-4o',
+    kind: n === 1 ? 1 : 3,
+    startTimeUnixNano: String(nanos + BigInt(n) * 1_000_000n),
+    endTimeUnixNano: String(nanos + 250_000_000n),
+    attributes,
+    status: { code: 1 },
+  });
+  const body = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest.encode({
+    resourceSpans: [
+      {
+        resource: { attributes: [text('service.name', 'support-agent')] },
+        scopeSpans: [
+          {
+            scope: { name: 'instrumentation', version: '1.0.0' },
+            spans: [
+              span(1, [text('gen_ai.operation.name', 'invoke_agent'), text('gen_ai.agent.name', 'Support')]),
+              span(2, [text('gen_ai.operation.name', 'chat'), text('gen_ai.request.model', 'gpt-4o'), text('gen_ai.input.messages', '[{"role":"user","content":"hi"}]')]),
+            ],
+          },
+        ],
+      },
+    ],
+  } as unknown as opentelemetry.proto.collector.trace.v1.IExportTraceServiceRequest).finish();
+  return gatewayEvent({ route: 'otlp', apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body: Buffer.from(body) });
+}
+
+// Runs beside this thread, which the inspector holds still at every pause while the worker records and steps on.
+const TRACER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Session } = require('node:inspector');
+const session = new Session();
+session.connectToMainThread();
+let trail = null;
+const urls = new Map();
+session.on('Debugger.scriptParsed', ({ params }) => urls.set(params.scriptId, params.url));
+const own = (url) => url.startsWith(workerData.lambda);
+/** The function's modules that wait below the top frame: its callers, and the async functions awaiting it. */
+function waiting({ callFrames, asyncStackTrace }) {
+  const modules = new Set(callFrames.slice(1).map((frame) => urls.get(frame.location.scriptId) ?? ''));
+  for (let stack = asyncStackTrace; stack; stack = stack.parent) for (const frame of stack.callFrames) modules.add(frame.url);
+  return [...modules].filter(own);
+}
+session.on('Debugger.paused', ({ params }) => {
+  const frame = params.callFrames[0];
+  if (trail === null || frame === undefined) return void session.post('Debugger.resume');
+  const url = urls.get(frame.location.scriptId) ?? '';
+  if (url === workerData.self && frame.functionName === 'putRecordsSent') {
+    parentPort.postMessage({ trail, reached: true });
+    trail = null;
+    return void session.post('Debugger.resume');
+  }
+  if (own(url)) {
+    if (trail[trail.length - 1]?.module !== url) trail.push({ module: url, waiting: [] });
+    trail[trail.length - 1].waiting = waiting(params);
+  }
+  session.post('Debugger.stepInto');
+});
+parentPort.on('message', (message) => {
+  if (message === 'arm') trail = [];
+  parentPort.postMessage(message);
+});
+session.post('Debugger.enable', () => session.post('Debugger.setAsyncCallStackDepth', { maxDepth: 64 }, () => parentPort.postMessage('ready')));
+`;
+
+const tracer = new Worker(TRACER, { eval: true, workerData: { self, lambda: new URL('lambda/', new URL(`file://${root}`)).href } });
+const messages: unknown[] = [];
+const waiters: ((message: unknown) => void)[] = [];
+tracer.on('message', (message: unknown) => (waiters.shift() ?? ((m) => messages.push(m)))(message));
+const next = () => new Promise<unknown>((resolve) => (messages.length > 0 ? resolve(messages.shift()) : waiters.push(resolve)));
+
+async function invoke(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+  const response = (await handler(event, lambdaContext)) as APIGatewayProxyResult;
+  if (response.statusCode !== 200 || (event.path.includes('otel') && response.body !== '')) throw new Error(`refused: ${response.statusCode} ${response.body}`);
+  return response;
+}
+
+interface Visit {
+  module: string;
+  /** The modules below it on the stack at its last pause (callers and awaiting async functions). */
+  waiting: string[];
+}
+
+interface Path {
+  modules: number;
+  visits: number;
+  /** Visits to a module seen before, whichever way: what the top frame's module sequence shows. */
+  revisits: number;
+  /** Visits to a module seen before that was not waiting below the previous one: entered again after it was done. */
+  returns: number;
+  trail: string[];
+}
+
+const relativeModule = (url: string) => relative(root, fileURLToPath(url));
+
+/** Counts a path's modules, its revisits, and its returns to a module already left (not a callee handing back to its caller). */
+export function measurePath(visits: readonly Visit[]): Path {
+  const seen = new Set<string>();
+  const trail: string[] = [];
+  visits.forEach((visit, i) => {
+    const previous = visits[i - 1];
+    const resumed = previous !== undefined && previous.waiting.includes(visit.module);
+    const returned = seen.has(visit.module) && !resumed;
+    trail.push(`${returned ? 'return ' : resumed ? 'resume ' : 'enter  '} ${relativeModule(visit.module)}`);
+    seen.add(visit.module);
+  });
+  const returns = trail.filter((line) => line.startsWith('return')).length;
+  return { modules: seen.size, visits: visits.length, revisits: visits.length - seen.size, returns, trail };
+}
+
+/** Follows one request from the handler call to PutRecords. */
+async function follow(event: () => APIGatewayProxyEvent): Promise<Path> {
+  await invoke(event()); // warm, as a Lambda environment is after its first request
+  const request = event();
+  tracer.postMessage('arm');
+  await next();
+  // eslint-disable-next-line no-debugger -- the first pause, from which the tracer steps into the handler
+  debugger;
+  await invoke(request);
+  const { trail, reached } = (await next()) as { trail: Visit[]; reached: boolean };
+  if (!reached) throw new Error('the trace never reached PutRecords');
+  return measurePath(trail);
+}
+
+await next(); // the tracer is attached
+const routes = { 'JSON batch (POST /v1/traces/ingest, 1 trace × 2 spans)': jsonEvent, 'OTLP export (POST /otel/v1/traces, protobuf, 1 trace × 2 spans)': otlpEvent };
+for (const [route, event] of Object.entries(routes)) {
+  const path = await follow(event);
+  console.log(`${route}: ${path.modules} modules, ${path.returns} returns to a module already left (${path.visits} visits, ${path.revisits} to a module seen before)`);
+  if (process.argv.includes('--trail')) console.log(path.trail.map((module, i) => `  ${String(i + 1).padStart(3)} ${module}`).join('\n'));
+}
+await tracer.terminate();
