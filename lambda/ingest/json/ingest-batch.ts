@@ -1,4 +1,4 @@
-import type { CandidateTrace } from '../core/candidate.js';
+import type { TraceDraft } from '../core/draft.js';
 import { refusedFor } from '../core/errors.js';
 import { readIdempotencyKey } from '../core/idempotency/idempotency.js';
 import { ingestCandidates } from '../core/ingest-candidates.js';
@@ -30,7 +30,7 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
     const body = decodeBody(request.body);
     // A base64 or compressed body was decoded as strict UTF-8; a plain one is the gateway's string as it came.
     const wellFormedText = (request.body.isBase64Encoded || body.isWellFormed()) && !mayHoldLoneSurrogates(body);
-    const candidates = parseBatch(body).map((trace): CandidateTrace => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText }));
+    const candidates = parseBatch(body).map((trace): TraceDraft => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText }));
     return ingestCandidates(deps, caller, request, candidates, idempotencyKey === undefined ? undefined : { key: idempotencyKey, body });
   });
 }

@@ -105,7 +105,7 @@ async function ingestExportOf(deps: IngestDeps, caller: Caller, request: OtlpReq
     );
   }
   const built = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText, request.receivedAtMicros));
-  const result = await ingestCandidates(deps, caller, request, built.map((trace) => trace.candidate));
+  const result = await ingestCandidates(deps, caller, request, built.map((trace) => trace.draft));
   const rejected = [...grouped.rejected];
   for (const error of result.errors) {
     const trace = built[error.index] as BuiltTrace;

@@ -1,9 +1,9 @@
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
-import type { CandidateTrace } from '../candidate.js';
+import { DecodedJson, DecodedTime, JsonOrText, type TraceDraft } from '../draft.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { notJsonTextMessage } from './json-text-hints.js';
-import { parseTimestampMicros, withinDayOfClock } from './timestamps.js';
+import { formatMicros, parseTimestampMicros, withinDayOfClock } from './timestamps.js';
 
 /**
  * The rules JSON Schema cannot say (docs/contract.md §3): timestamps that are real dates within ±24 hours
@@ -19,10 +19,23 @@ export interface RuleResult {
   spanMicros: (number | undefined)[];
 }
 
-/** `written` holds the micros a route formatted the text from: the range is checked, the text is not parsed again. */
-function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[], written?: number): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const micros = written ?? parseTimestampMicros(value);
+/**
+ * The trace's or span's `member` as microseconds, if it is a valid timestamp. A client's text is parsed; a route's
+ * {@link DecodedTime} is taken as it is and its text written in its place. Either way it must lie within a day of
+ * the clock.
+ */
+function checkTimestamp(subject: JsonObject, member: string, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
+  const value: unknown = subject[member];
+  let micros: number | undefined;
+  if (value instanceof DecodedTime) {
+    micros = Number.isFinite(value.micros) && value.micros >= 0 ? value.micros : undefined;
+    // No time at all is reported below, as a sent text that is no timestamp would be.
+    subject[member] = micros === undefined ? String(value.micros) : formatMicros(micros);
+  } else if (typeof value === 'string') {
+    micros = parseTimestampMicros(value);
+  } else {
+    return undefined;
+  }
   if (micros === undefined) {
     issues.push({ path, code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' });
     return undefined;
@@ -53,18 +66,50 @@ function tooDeep(value: string, path: string, issues: ValidationIssue[]): boolea
   return true;
 }
 
-/** `written`: the route wrote or parsed the text itself (see `RouteWritten.jsonTexts`), so only its depth is checked. */
-function checkJsonText(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
-  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
-  if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(path.slice(path.lastIndexOf('/') + 1), value) });
+/** A route's string is JSON text when it looks like a JSON object, array or string and parses. */
+const looksLikeJson = (text: string): boolean => {
+  const first = text.trimStart()[0];
+  return first === '{' || first === '[' || first === '"';
+};
+
+/**
+ * The value a member stored as JSON text (`input`, `output`, `attributes`) holds, or NOT_JSON after reporting why
+ * it cannot be stored, or `undefined` for no value to check (empty, or the wrong type: the schema's to report).
+ * A client's text is parsed. A route's decoded member is not: a {@link DecodedJson} is written with
+ * `JSON.stringify`, a {@link JsonOrText} parsed once here, and the text it is stored as put in its place.
+ */
+function jsonTextValue(subject: JsonObject, member: string, path: string, issues: ValidationIssue[]): unknown {
+  const sent: unknown = subject[member];
+  if (sent instanceof DecodedJson) {
+    const text = JSON.stringify(sent.value);
+    subject[member] = text;
+    return tooDeep(text, path, issues) ? NOT_JSON : sent.value;
+  }
+  if (sent instanceof JsonOrText) {
+    const text = sent.text;
+    if (!looksLikeJson(text)) {
+      subject[member] = JSON.stringify(text);
+      return text;
+    }
+    subject[member] = text;
+    if (tooDeep(text, path, issues)) return NOT_JSON;
+    const parsed = parseJson(text);
+    if (parsed !== NOT_JSON) return parsed;
+    // plain text that happens to start like JSON
+    subject[member] = JSON.stringify(text);
+    return text;
+  }
+  if (typeof sent !== 'string' || sent === '' || tooDeep(sent, path, issues)) return undefined;
+  const parsed = parseJson(sent);
+  if (parsed === NOT_JSON) issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, sent) });
+  return parsed;
 }
 
-function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
-  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
-  const parsed = parseJson(value);
-  if (parsed === NOT_JSON) {
-    issues.push({ path, code: 'not_json_string', message: notJsonTextMessage('attributes', value) });
-  } else if (!isJsonObject(parsed)) {
+/** `attributes`: JSON text holding an object whose `tags`, when present, is a list of well-formed strings. */
+function checkAttributes(subject: JsonObject, path: string, issues: ValidationIssue[]): void {
+  const parsed = jsonTextValue(subject, 'attributes', path, issues);
+  if (parsed === undefined || parsed === NOT_JSON) return;
+  if (!isJsonObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
   } else if ('tags' in parsed) {
     const tags = parsed.tags;
@@ -96,12 +141,15 @@ function checkWellFormed(subject: JsonObject, members: readonly string[], base: 
   }
 }
 
-/** `written` and `wellFormedText`: what the route that decoded the trace knows of it, and so is not checked again. */
-export function checkTraceRules(trace: JsonObject, nowMicros: number, { written, wellFormedText = false }: Pick<CandidateTrace, 'written' | 'wellFormedText'> = {}): RuleResult {
+/**
+ * Checks the rules on a trace and its spans. The members a route decoded are checked as values and replaced by the
+ * text they are stored as, so that the schema then sees every member as a client would send it. `wellFormedText`:
+ * the request was decoded so that its strings hold no lone surrogate (see {@link TraceDraft.wellFormedText}).
+ */
+export function checkTraceRules(trace: JsonObject, nowMicros: number, { wellFormedText = false }: Pick<TraceDraft, 'wellFormedText'> = {}): RuleResult {
   const issues: ValidationIssue[] = [];
-  const ownText = written?.jsonTexts === true;
-  const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues, written?.traceMicros);
-  checkAttributes(trace.attributes, '/attributes', issues, ownText);
+  const traceMicros = checkTimestamp(trace, 'timestamp', '/timestamp', nowMicros, issues);
+  checkAttributes(trace, '/attributes', issues);
   if (!wellFormedText) checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
@@ -117,10 +165,10 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number, { written,
       spanMicros.push(undefined);
       continue;
     }
-    spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues, written?.spanMicros[i]));
-    checkJsonText(span.input, `${base}/input`, issues, ownText);
-    checkJsonText(span.output, `${base}/output`, issues, ownText);
-    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText);
+    spanMicros.push(checkTimestamp(span, 'timestamp', `${base}/timestamp`, nowMicros, issues));
+    jsonTextValue(span, 'input', `${base}/input`, issues);
+    jsonTextValue(span, 'output', `${base}/output`, issues);
+    checkAttributes(span, `${base}/attributes`, issues);
     if (!wellFormedText) checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();
