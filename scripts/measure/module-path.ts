@@ -149,24 +149,63 @@ interface Path {
   revisits: number;
   /** Visits to a module seen before that was not waiting below the previous one: entered again after it was done. */
   returns: number;
+  /** {@link returns} once every leaf call (a helper that returns to its caller without calling into another module) is folded into its caller. */
+  flowReturns: number;
+  /** The path with leaf calls folded. */
   trail: string[];
+  /** Every visit, marked `enter`, `resume` or `return`. */
+  calls: string[];
 }
 
 const relativeModule = (url: string) => relative(root, fileURLToPath(url));
 
+/** Whether `visit` is resumed from the one before: a callee handing back to the caller waiting below it. */
+const resumes = (previous: Visit | undefined, visit: Visit) => previous !== undefined && previous.waiting.includes(visit.module);
+
+/** Marks each visit `enter`, `resume` (a callee handed back) or `return` (a module seen before, entered again). */
+function classify(visits: readonly Visit[]): ('enter' | 'resume' | 'return')[] {
+  const seen = new Set<string>();
+  return visits.map((visit, i) => {
+    const kind = resumes(visits[i - 1], visit) ? 'resume' : seen.has(visit.module) ? 'return' : 'enter';
+    seen.add(visit.module);
+    return kind;
+  });
+}
+
+/**
+ * The visits with every leaf call folded into its caller: a visit called from the one before (A → B) that hands back
+ * to it at once (B → A resumed) is a helper's work for A (a parse, a format, a constructor), not a step of the path.
+ */
+function foldLeaves(visits: readonly Visit[]): Visit[] {
+  const folded: Visit[] = [];
+  for (let i = 0; i < visits.length; i++) {
+    const visit = visits[i] as Visit;
+    const caller = folded[folded.length - 1];
+    const after = visits[i + 1];
+    if (caller && after && after.module === caller.module && visit.waiting.includes(caller.module) && resumes(visit, after)) {
+      folded[folded.length - 1] = { module: caller.module, waiting: after.waiting };
+      i++;
+      continue;
+    }
+    folded.push(visit);
+  }
+  return folded;
+}
+
 /** Counts a path's modules, its revisits, and its returns to a module already left (not a callee handing back to its caller). */
 export function measurePath(visits: readonly Visit[]): Path {
-  const seen = new Set<string>();
-  const trail: string[] = [];
-  visits.forEach((visit, i) => {
-    const previous = visits[i - 1];
-    const resumed = previous !== undefined && previous.waiting.includes(visit.module);
-    const returned = seen.has(visit.module) && !resumed;
-    trail.push(`${returned ? 'return ' : resumed ? 'resume ' : 'enter  '} ${relativeModule(visit.module)}`);
-    seen.add(visit.module);
-  });
-  const returns = trail.filter((line) => line.startsWith('return')).length;
-  return { modules: seen.size, visits: visits.length, revisits: visits.length - seen.size, returns, trail };
+  const kinds = classify(visits);
+  const modules = new Set(visits.map((visit) => visit.module)).size;
+  const count = (list: readonly string[], kind: string) => list.filter((k) => k === kind).length;
+  return {
+    modules,
+    visits: visits.length,
+    revisits: visits.length - modules,
+    returns: count(kinds, 'return'),
+    flowReturns: count(classify(foldLeaves(visits)), 'return'),
+    trail: foldLeaves(visits).map((visit) => relativeModule(visit.module)),
+    calls: visits.map((visit, i) => `${(kinds[i] as string).padEnd(7)} ${relativeModule(visit.module)}`),
+  };
 }
 
 /** Follows one request from the handler call to PutRecords. */
@@ -187,7 +226,11 @@ await next(); // the tracer is attached
 const routes = { 'JSON batch (POST /v1/traces/ingest, 1 trace × 2 spans)': jsonEvent, 'OTLP export (POST /otel/v1/traces, protobuf, 1 trace × 2 spans)': otlpEvent };
 for (const [route, event] of Object.entries(routes)) {
   const path = await follow(event);
-  console.log(`${route}: ${path.modules} modules, ${path.returns} returns to a module already left (${path.visits} visits, ${path.revisits} to a module seen before)`);
+  console.log(
+    `${route}: ${path.modules} modules; ${path.flowReturns} returns to a module already left, leaf calls folded into their caller ` +
+      `(${path.returns} counting leaf calls; ${path.visits} visits, ${path.revisits} to a module seen before)`,
+  );
   if (process.argv.includes('--trail')) console.log(path.trail.map((module, i) => `  ${String(i + 1).padStart(3)} ${module}`).join('\n'));
+  if (process.argv.includes('--calls')) console.log(path.calls.map((call, i) => `  ${String(i + 1).padStart(3)} ${call}`).join('\n'));
 }
 await tracer.terminate();

@@ -1,4 +1,5 @@
 import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
+import { MalformedBodyError } from '../core/errors.js';
 import { DecodedJson, DecodedTime, type SpanDraft, type TraceDraft, type TraceMembersDraft } from '../core/draft.js';
 import { formatMicros, withinDayOfClock } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
@@ -268,3 +269,29 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, 
   return { traceHex: group.traceHex, draft, spans };
 }
 
+
+/** Distinct trace ids one export may hold: twice the 512 spans a BatchSpanProcessor sends at most. */
+export const MAX_TRACES_PER_EXPORT = 1_000;
+
+/** An export as drafts for the ingest core: one per trace id, with the spans the mapping could not use. */
+export interface DraftedExport {
+  traces: BuiltTrace[];
+  rejected: RejectedSpan[];
+  /** Spans in the export, rejected ones included. */
+  spanCount: number;
+}
+
+/**
+ * The mapping step of the OTLP route: every span mapped and grouped by trace id, then one draft per trace. More
+ * than {@link MAX_TRACES_PER_EXPORT} trace ids refuse the export. `nowMicros` places a rootless trace's time.
+ */
+export function draftExport(decoded: OtlpExport, workspaceSlug: string | undefined, nowMicros: number): DraftedExport {
+  const grouped = groupSpans(decoded);
+  if (grouped.groups.length > MAX_TRACES_PER_EXPORT) {
+    throw new MalformedBodyError(
+      `Malformed body: the export holds ${grouped.groups.length} trace ids, more than the limit of ${MAX_TRACES_PER_EXPORT}; export smaller batches`,
+    );
+  }
+  const traces = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText, nowMicros));
+  return { traces, rejected: grouped.rejected, spanCount: grouped.spanCount };
+}

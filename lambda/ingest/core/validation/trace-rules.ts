@@ -19,23 +19,12 @@ export interface RuleResult {
   spanMicros: (number | undefined)[];
 }
 
-/**
- * The trace's or span's `member` as microseconds, if it is a valid timestamp. A client's text is parsed; a route's
- * {@link DecodedTime} is taken as it is and its text written in its place. Either way it must lie within a day of
- * the clock.
- */
-function checkTimestamp(subject: JsonObject, member: string, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
-  const value: unknown = subject[member];
+/** A client's timestamp text, or a route's {@link DecodedTime}, as microseconds if it is a valid one within a day of the clock. */
+function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
   let micros: number | undefined;
-  if (value instanceof DecodedTime) {
-    micros = Number.isFinite(value.micros) && value.micros >= 0 ? value.micros : undefined;
-    // No time at all is reported below, as a sent text that is no timestamp would be.
-    subject[member] = micros === undefined ? String(value.micros) : formatMicros(micros);
-  } else if (typeof value === 'string') {
-    micros = parseTimestampMicros(value);
-  } else {
-    return undefined;
-  }
+  if (typeof value === 'string') micros = parseTimestampMicros(value);
+  else if (value instanceof DecodedTime) micros = Number.isFinite(value.micros) && value.micros >= 0 ? value.micros : undefined;
+  else return undefined;
   if (micros === undefined) {
     issues.push({ path, code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' });
     return undefined;
@@ -45,6 +34,9 @@ function checkTimestamp(subject: JsonObject, member: string, path: string, nowMi
   }
   return micros;
 }
+
+/** The text a {@link DecodedTime} is stored as; no time at all (reported by {@link checkTimestamp}) as the number it is. */
+const timeText = (time: DecodedTime, micros: number | undefined): string => (micros === undefined ? String(time.micros) : formatMicros(micros));
 
 const NOT_JSON = Symbol('not JSON');
 
@@ -72,43 +64,48 @@ const looksLikeJson = (text: string): boolean => {
   return first === '{' || first === '[' || first === '"';
 };
 
+type JsonTextMember = 'input' | 'output' | 'attributes';
+
 /**
- * The value a member stored as JSON text (`input`, `output`, `attributes`) holds, or NOT_JSON after reporting why
- * it cannot be stored, or `undefined` for no value to check (empty, or the wrong type: the schema's to report).
- * A client's text is parsed. A route's decoded member is not: a {@link DecodedJson} is written with
- * `JSON.stringify`, a {@link JsonOrText} parsed once here, and the text it is stored as put in its place.
+ * Checks a member stored as JSON text (`input`, `output`, `attributes`). A client's text is parsed; a route's decoded
+ * member is not: a {@link DecodedJson} is written with `JSON.stringify`, a {@link JsonOrText} parsed once, here.
+ * Either way the value meets the same rules. Returns the text a decoded member is stored as; `undefined` for a sent
+ * one (stored as sent) and for the wrong type (the schema's to report).
  */
-function jsonTextValue(subject: JsonObject, member: string, path: string, issues: ValidationIssue[]): unknown {
-  const sent: unknown = subject[member];
-  if (sent instanceof DecodedJson) {
-    const text = JSON.stringify(sent.value);
-    subject[member] = text;
-    return tooDeep(text, path, issues) ? NOT_JSON : sent.value;
-  }
-  if (sent instanceof JsonOrText) {
-    const text = sent.text;
-    if (!looksLikeJson(text)) {
-      subject[member] = JSON.stringify(text);
-      return text;
+function checkJsonText(value: unknown, member: JsonTextMember, path: string, issues: ValidationIssue[]): string | undefined {
+  let parsed: unknown;
+  let stored: string | undefined;
+  if (typeof value === 'string') {
+    if (value === '' || tooDeep(value, path, issues)) return undefined;
+    parsed = parseJson(value);
+    if (parsed === NOT_JSON) {
+      issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
+      return undefined;
     }
-    subject[member] = text;
-    if (tooDeep(text, path, issues)) return NOT_JSON;
-    const parsed = parseJson(text);
-    if (parsed !== NOT_JSON) return parsed;
-    // plain text that happens to start like JSON
-    subject[member] = JSON.stringify(text);
-    return text;
+  } else if (value instanceof DecodedJson) {
+    stored = JSON.stringify(value.value);
+    if (tooDeep(stored, path, issues)) return stored;
+    parsed = value.value;
+  } else if (value instanceof JsonOrText) {
+    stored = value.text;
+    if (looksLikeJson(stored)) {
+      if (tooDeep(stored, path, issues)) return stored;
+      parsed = parseJson(stored);
+    }
+    // Plain text, also plain text that happens to start like JSON, is stored as a JSON string holding it.
+    if (parsed === undefined || parsed === NOT_JSON) {
+      parsed = stored;
+      stored = JSON.stringify(stored);
+    }
+  } else {
+    return undefined;
   }
-  if (typeof sent !== 'string' || sent === '' || tooDeep(sent, path, issues)) return undefined;
-  const parsed = parseJson(sent);
-  if (parsed === NOT_JSON) issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, sent) });
-  return parsed;
+  if (member === 'attributes') checkAttributes(parsed, path, issues);
+  return stored;
 }
 
-/** `attributes`: JSON text holding an object whose `tags`, when present, is a list of well-formed strings. */
-function checkAttributes(subject: JsonObject, path: string, issues: ValidationIssue[]): void {
-  const parsed = jsonTextValue(subject, 'attributes', path, issues);
-  if (parsed === undefined || parsed === NOT_JSON) return;
+/** `attributes` holds a JSON object whose `tags`, when present, is a list of well-formed strings. */
+function checkAttributes(parsed: unknown, path: string, issues: ValidationIssue[]): void {
   if (!isJsonObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
   } else if ('tags' in parsed) {
@@ -148,8 +145,11 @@ function checkWellFormed(subject: JsonObject, members: readonly string[], base: 
  */
 export function checkTraceRules(trace: JsonObject, nowMicros: number, { wellFormedText = false }: Pick<TraceDraft, 'wellFormedText'> = {}): RuleResult {
   const issues: ValidationIssue[] = [];
-  const traceMicros = checkTimestamp(trace, 'timestamp', '/timestamp', nowMicros, issues);
-  checkAttributes(trace, '/attributes', issues);
+  const timestamp = trace.timestamp;
+  const traceMicros = checkTimestamp(timestamp, '/timestamp', nowMicros, issues);
+  if (timestamp instanceof DecodedTime) trace.timestamp = timeText(timestamp, traceMicros);
+  const attributes = checkJsonText(trace.attributes, 'attributes', '/attributes', issues);
+  if (attributes !== undefined) trace.attributes = attributes;
   if (!wellFormedText) checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
@@ -165,10 +165,17 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number, { wellForm
       spanMicros.push(undefined);
       continue;
     }
-    spanMicros.push(checkTimestamp(span, 'timestamp', `${base}/timestamp`, nowMicros, issues));
-    jsonTextValue(span, 'input', `${base}/input`, issues);
-    jsonTextValue(span, 'output', `${base}/output`, issues);
-    checkAttributes(span, `${base}/attributes`, issues);
+    const timestamp = span.timestamp;
+    const micros = checkTimestamp(timestamp, `${base}/timestamp`, nowMicros, issues);
+    if (timestamp instanceof DecodedTime) span.timestamp = timeText(timestamp, micros);
+    spanMicros.push(micros);
+    // A decoded member is put in its place as the text it is stored as, for the schema and normalization.
+    const input = checkJsonText(span.input, 'input', `${base}/input`, issues);
+    if (input !== undefined) span.input = input;
+    const output = checkJsonText(span.output, 'output', `${base}/output`, issues);
+    if (output !== undefined) span.output = output;
+    const spanAttributes = checkJsonText(span.attributes, 'attributes', `${base}/attributes`, issues);
+    if (spanAttributes !== undefined) span.attributes = spanAttributes;
     if (!wellFormedText) checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();
