@@ -1,16 +1,22 @@
 /**
  * How often a request's path through the ingest function returns to a module it has already left, from the
- * handler to the Kinesis PutRecords call, on both routes (`npm run measure:module-path`).
+ * handler to the Kinesis PutRecords call, on both routes (`npm run measure:module-path`; docs/development.md).
  *
  * The real handler from the composition root (`composeIngest`) runs one small JSON batch and one small OTLP export,
  * AWS faked as the bench fakes it (tenancy, rate windows and S3 as in-memory ports) except that the stream is the
  * real `KinesisTraceSink` over a client whose `send` answers at once. A worker thread attached to this thread's
- * inspector steps into every statement (`Debugger.stepInto`, node_modules and `node:` internals blackboxed) from the
- * handler call to that `send`, and records the module of the top frame at every pause. Only the function's own
- * modules (`lambda/`) count; consecutive pauses in one module are one visit. Printed per route: the modules visited,
- * the visits, and the returns to a module already left (visits minus distinct modules).
+ * inspector steps into every statement (`Debugger.stepInto`) from the handler call to that `send`, and records at
+ * every pause the module of the top frame and the function's modules waiting below it (callers, and async functions
+ * awaiting it: `Debugger.setAsyncCallStackDepth`). Nothing is blackboxed: with node_modules blackboxed, V8 stepped
+ * over middy's call of the handler and never paused in it; pauses outside `lambda/` are stepped through, not counted.
+ * Consecutive pauses in one module are one visit. Printed per route:
+ * - modules: the distinct modules of `lambda/` visited;
+ * - returns to a module already left: visits to a module seen before that was not waiting below the previous visit
+ *   (a callee handing back to its caller is not one), with every leaf call folded into its caller: a visit called
+ *   from the one before that hands straight back to it, calling no other module (a parse, a format, a constructor);
+ * - the same counting leaf calls, and the visits and revisits of the top frame's module sequence as it is.
  *
- * `--trail` prints the collapsed path as well.
+ * `--trail` prints the path with leaf calls folded, `--calls` every visit marked enter, resume or return.
  */
 import { Worker } from 'node:worker_threads';
 import { relative } from 'node:path';
@@ -22,6 +28,17 @@ import { opentelemetry } from '../../lambda/ingest/generated/otlp-trace.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
 import { fakeTenancy } from '../../devkit/fakes/fake-tenancy.js';
 import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';
+
+const USAGE = `Usage: npm run measure:module-path [-- --trail | --calls]
+
+Follows one JSON batch and one OTLP export through the ingest handler to the Kinesis PutRecords send and prints,
+per route, the modules of lambda/ visited and the returns to a module already left (docs/development.md).
+  --trail   the path, leaf calls folded into their caller
+  --calls   every visit, marked enter, resume or return`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const self = import.meta.url;
