@@ -427,3 +427,53 @@ def test_a_lone_surrogate_is_sent_as_its_json_escape_and_the_rest_as_utf8_as_typ
     body = gzip.decompress(recorder.requests[0]["raw"])
     # JSON.stringify("café \ud800 😀") === '"café \\ud800 😀"'
     assert '"root_span_name":"café \\ud800 😀"'.encode() in body
+
+
+def test_the_next_batch_is_compressed_while_the_service_works_on_the_current_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the TypeScript pump does: one process keeps its connection busy (bench: delivery ÷ a bare
+    client). The service holds its answer to the first batch until the second has been compressed,
+    or 20 s: without the overlap, the second is compressed only after that answer."""
+    from trace_ingest._delivery import Deliverer
+    from trace_ingest._transport import HttpTransport
+
+    compressed = threading.Event()
+    compress = Deliverer.compress
+    calls: list[int] = []
+
+    def counting(self: Deliverer, body: bytes) -> bytes:
+        calls.append(len(calls) + 1)
+        if len(calls) == 2:
+            compressed.set()
+        return compress(self, body)
+
+    monkeypatch.setattr(Deliverer, "compress", counting)
+    overlapped: list[bool] = []
+
+    def answer(batch: list[dict], key: str) -> tuple[int, dict]:
+        if not overlapped:
+            overlapped.append(compressed.wait(20))
+        return 200, {"accepted": len(batch), "rejected": 0, "errors": []}
+
+    service = FakeService(answer)
+    try:
+        client = TraceIngest("tik_x", transport=HttpTransport(service.url, 30.0), serverless=True)
+        traces(client, 1000)
+        report = client.flush(60)
+        assert (report.sent, report.pending) == (1000, 0)
+        assert overlapped == [True]
+        assert len(service.requests) == 2
+    finally:
+        service.close()
+
+
+def test_a_batch_taken_ahead_goes_back_in_line_when_the_deadline_stops_a_serverless_flush() -> None:
+    answers = [Answer(503, {"retry-after": "60"}, {"code": "unavailable"})]
+    recorder = Recorder(answers=answers)
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    ids = traces(client, 1000)
+    first = client.flush(1.0)
+    assert (first.sent, first.pending) == (0, 1000)
+    second = client.flush()
+    assert (second.sent, second.pending) == (1000, 0)
+    delivered = [t["trace_id"] for r in recorder.requests[1:] for t in r["body"]["traces"]]
+    assert sorted(delivered) == sorted(ids)
