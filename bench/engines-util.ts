@@ -24,6 +24,13 @@ export function round(value: number, digits = 1): number {
   return Math.round(value * f) / f;
 }
 
+/** The median of unsorted samples (the mean of the middle two for an even count). */
+export function median(samples: readonly number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
 /** Nearest-rank percentile of unsorted samples; 0 when there are none. */
 export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) return 0;

@@ -1,13 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { type Answer, TraceIngest, type Transport } from '../sdk/typescript/src/index.js';
-import { round, withCleanup } from './engines-util.js';
+import { median, round, withCleanup } from './engines-util.js';
+import { DELIVERY_TRACES, type DeliveryContender, deliveryRow, measureDelivery, tracesWithin } from './sdk-delivery.js';
 import { inFreshProcess } from './fresh-process.js';
 import { runTypescriptSdkPromisesBench } from './sdk-freeze.js';
-import { startStackProcess } from './stack-process.js';
+import { type StackProcess, startStackProcess } from './stack-process.js';
 import { SPANS_PER_TRACE, sdkBenchTrace } from './sdk-workload.js';
 import type { BenchResult } from './types.js';
 
@@ -19,8 +21,6 @@ import type { BenchResult } from './types.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CALLER_TRACES = 500;
 const CALLER_ROUNDS = 7;
-const DELIVERY_TRACES = 5_000;
-const DELIVERY_ROUNDS = 3;
 
 const accepted: Transport = { post: async (): Promise<Answer> => ({ status: 200, headers: {}, body: { accepted: 0, rejected: 0, errors: [] } }) };
 
@@ -32,11 +32,6 @@ const noop = {
 };
 function noopSpan<R>(_name: string, _options: unknown, fn: (span: { output?: unknown; inputTokens?: number; outputTokens?: number }) => R): R {
   return fn({});
-}
-
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 async function microsPerSpan(client: Pick<TraceIngest, 'trace'>, between: () => Promise<unknown>): Promise<number> {
@@ -92,65 +87,135 @@ function memoryPerTrace(): BenchResult {
   };
 }
 
-/** A transport that sends with fetch and keeps each gzip body it sent, for the bare client to send again. */
+/** A transport that sends with fetch and keeps each gzip body it sent (and its traces), for the bare client to send again. */
 class KeepingTransport implements Transport {
-  readonly bodies: Uint8Array[] = [];
+  readonly bodies: { body: Uint8Array; count: number }[] = [];
+  /** Called once the SDK's first request has been handed to fetch. */
+  onFirstRequest: (() => void) | undefined;
   constructor(private readonly inner: Transport) {}
   async post(body: Uint8Array, headers: Record<string, string>): Promise<Answer> {
-    this.bodies.push(body);
-    return this.inner.post(body, headers);
+    const sending = this.inner.post(body, headers);
+    const first = this.onFirstRequest;
+    this.onFirstRequest = undefined;
+    first?.();
+    const answer = await sending;
+    this.bodies.push({ body, count: (answer.body as { accepted?: number } | null)?.accepted ?? 0 });
+    return answer;
   }
 }
 
-async function deliveryThroughput(): Promise<BenchResult[]> {
+const seconds = () => Number(process.hrtime.bigint()) / 1e9;
+
+/**
+ * The bare client, a `fetch` loop on a thread of its own (a worker: its own event loop, so that neither waits for the
+ * other's callbacks): `{ load }` takes the bodies; `{ go }` posts them again and again (saying `{ first }` once its
+ * first request is handed to fetch) until `{ stop }`, then answers `{ requests: [start, end, traces][] }`.
+ */
+const BARE_CLIENT = `
+const { parentPort, workerData } = require('node:worker_threads');
+const now = () => Number(process.hrtime.bigint()) / 1e9;
+let bodies = [];
+let stop = false;
+parentPort.on('message', async (message) => {
+  if (message.load) { bodies = message.load; parentPort.postMessage({ loaded: true }); return; }
+  if (message.stop) { stop = true; return; }
+  stop = false;
+  const requests = [];
+  while (!stop) {
+    const { body, count } = bodies[requests.length % bodies.length];
+    const started = now();
+    const sending = fetch(workerData.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-API-Key': workerData.apiKey, 'Idempotency-Key': crypto.randomUUID() },
+      body,
+    });
+    if (requests.length === 0) parentPort.postMessage({ first: true });
+    const response = await sending;
+    const answer = await response.json();
+    if (response.status !== 200 || answer.accepted !== count) throw new Error('bare client: ' + response.status + ' ' + JSON.stringify(answer));
+    requests.push([started, now(), count]);
+  }
+  parentPort.postMessage({ requests });
+});
+`;
+
+/** The TypeScript SDK (background mode, `flush()`) in this process, and a bare `fetch` loop racing it on a worker thread. */
+function typescriptContender(stack: StackProcess, FetchTransport: typeof import('../sdk/typescript/src/transport.js').FetchTransport, defer: (cleanup: () => unknown) => void): DeliveryContender {
+  const worker = new Worker(BARE_CLIENT, { eval: true, workerData: { url: stack.url, apiKey: stack.apiKey } });
+  defer(() => worker.terminate());
+  const inbox: Record<string, unknown>[] = [];
+  let waiting: (() => void) | undefined;
+  let failed: unknown;
+  worker.on('message', (message: Record<string, unknown>) => {
+    inbox.push(message);
+    waiting?.();
+  });
+  worker.on('error', (error) => {
+    failed = error;
+    waiting?.();
+  });
+  const receive = async <T>(key: string): Promise<T> => {
+    for (;;) {
+      if (failed !== undefined) throw failed;
+      const at = inbox.findIndex((message) => key in message);
+      if (at >= 0) return inbox.splice(at, 1)[0]?.[key] as T;
+      await new Promise<void>((resolve) => (waiting = resolve));
+    }
+  };
+  let client: TraceIngest | undefined;
+  let transport: KeepingTransport | undefined;
+  let loaded = false;
+  return {
+    async prepare() {
+      transport = new KeepingTransport(new FetchTransport(stack.endpoints.api, 30_000));
+      client = new TraceIngest({ apiKey: stack.apiKey, transport, flushIntervalMs: 3_600_000, maxQueueTraces: DELIVERY_TRACES });
+      for (let n = 0; n < DELIVERY_TRACES; n++) sdkBenchTrace(client, n);
+    },
+    async race(first) {
+      if (!client || !transport) throw new Error('prepare() first');
+      if (loaded && first === 'bare') {
+        worker.postMessage({ go: true });
+        await receive('first');
+      } else if (loaded) {
+        transport.onFirstRequest = () => worker.postMessage({ go: true });
+      }
+      const started = seconds();
+      const report = await client.flush();
+      const ended = seconds();
+      let bareTraces: number | undefined;
+      if (loaded) {
+        if (first === 'sdk') await receive('first');
+        worker.postMessage({ stop: true });
+        bareTraces = tracesWithin(await receive<[number, number, number][]>('requests'), started, ended);
+      }
+      await client.shutdown(0);
+      if (report.sent !== DELIVERY_TRACES) throw new Error(`the SDK delivered ${JSON.stringify(report)}`);
+      worker.postMessage({ load: transport.bodies });
+      await receive('loaded');
+      loaded = true;
+      return { sdkSeconds: ended - started, bareTraces };
+    },
+    spans: () => SPANS_PER_TRACE,
+  };
+}
+
+/** The delivery row, on a stack of its own. */
+export async function typescriptDeliveryRows(): Promise<BenchResult[]> {
   return withCleanup(async (defer) => {
     const work = mkdtempSync(path.join(tmpdir(), 'bench-sdk-'));
     defer(() => rmSync(work, { recursive: true, force: true }));
-    const loadAverage = loadavg()[0]?.toFixed(1) ?? '?';
     const stack = await startStackProcess(work, defer);
-    const baseUrl = stack.endpoints.api;
     const { FetchTransport } = await import('../sdk/typescript/src/transport.js');
-    const sdkRates: number[] = [];
-    const bareRates: number[] = [];
-    for (let round = 0; round < DELIVERY_ROUNDS; round++) {
-      const transport = new KeepingTransport(new FetchTransport(baseUrl, 30_000));
-      const client = new TraceIngest({ apiKey: stack.apiKey, transport, flushIntervalMs: 3_600_000, maxQueueTraces: DELIVERY_TRACES });
-      for (let n = 0; n < DELIVERY_TRACES; n++) sdkBenchTrace(client, n);
-      const started = performance.now();
-      const report = await client.flush();
-      const sdkSeconds = (performance.now() - started) / 1000;
-      await client.shutdown(0);
-      if (report.sent !== DELIVERY_TRACES) throw new Error(`the SDK delivered ${JSON.stringify(report)}`);
-      sdkRates.push(DELIVERY_TRACES / sdkSeconds);
-
-      const bareStarted = performance.now();
-      for (const body of transport.bodies) {
-        const response = await fetch(stack.url, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-API-Key': stack.apiKey, 'Idempotency-Key': crypto.randomUUID() },
-          body,
-        });
-        const answer = (await response.json()) as { accepted?: number };
-        if (response.status !== 200 || answer.accepted === undefined) throw new Error(`bare client: ${response.status}`);
-      }
-      bareRates.push(DELIVERY_TRACES / ((performance.now() - bareStarted) / 1000));
-    }
-    const sdk = median(sdkRates);
-    const bare = median(bareRates);
+    const measure = await measureDelivery(typescriptContender(stack, FetchTransport, defer));
     return [
-      {
+      deliveryRow({
         group: 'sdk',
-        metric: `typescript: deliver, one process's throughput to the local stack ÷ a bare keep-alive client (${DELIVERY_TRACES} traces of ${SPANS_PER_TRACE} spans)`,
-        value: round(sdk),
-        unit: 'traces/s',
-        baseline: round(bare),
-        ratio: round(sdk / bare, 2),
-        target: '>= 0.9',
-        note:
-          `from flush() to the last answer, traces queued beforehand: batching, gzip, Idempotency-Key, answers read and accounted. Baseline: a bare fetch ` +
-          `loop posting the same gzip bodies one after another (with a fresh Idempotency-Key each, as the SDK sends one), same stack, same run; ` +
-          `median of ${DELIVERY_ROUNDS} alternating rounds. ${stack.description}; ${cpus().length} CPUs, load average ${loadAverage} when it started`,
-      },
+        language: 'typescript',
+        sdk: 'background mode: batching, gzip of the next batch while one is in flight, Idempotency-Key, answers read and accounted',
+        bare: 'a bare fetch loop on a worker thread',
+        stack,
+        measure,
+      }),
     ];
   });
 }
@@ -158,5 +223,5 @@ async function deliveryThroughput(): Promise<BenchResult[]> {
 /** The SDK rows of `npm run bench`. */
 export async function runSdkBench(): Promise<BenchResult[]> {
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  return [...(await callerCost()), memoryPerTrace(), ...(await deliveryThroughput()), ...(await runTypescriptSdkPromisesBench())];
+  return [...(await callerCost()), memoryPerTrace(), ...(await typescriptDeliveryRows()), ...(await runTypescriptSdkPromisesBench())];
 }

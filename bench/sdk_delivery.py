@@ -1,20 +1,31 @@
 """Run by bench/sdk-python.ts (group `sdk-python`) with the ingest URL and a key of a running
-`npm start` stack: one process's delivery throughput with the Python SDK against a bare keep-alive
-http.client loop posting the SDK's own gzip batches (each with a new Idempotency-Key, as the SDK
-sends one), alternating rounds in the same run. Prints the rows as a JSON list on its last line."""
+`npm start` stack: the Python contender of the delivery races (bench/sdk-delivery.ts, the same
+races as TypeScript's). It reads one command a line on stdin and answers one JSON line:
+
+- `prepare`: a new client (serverless) with the round's traces queued → `{"spans": spans per trace}`;
+- `race sdk` or `race bare`: the client's flush (from `flush()` to the last answer) and, at the same
+  time, from a process of its own (this file with `--bare`), a bare keep-alive http.client loop
+  posting the gzip bodies of the SDK's last round one after another, each with a new
+  Idempotency-Key (as the SDK sends one), again and again until the flush is over; the one named
+  sends its first request first → `{"sdk_seconds": …, "bare_traces": the traces the bare client had
+  answered within the flush's time, a request cut by its end counted for the share of it that fell
+  inside}`. With no bodies yet (the first round), the SDK runs alone and `bare_traces` is null.
+
+It exits when its stdin closes."""
 
 from __future__ import annotations
 
 import http.client
 import json
-import os
-import statistics
+import select
+import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import uuid
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -24,8 +35,6 @@ from trace_ingest import TraceIngest  # noqa: E402
 from trace_ingest._policy import Answer  # noqa: E402
 from trace_ingest._transport import HttpTransport  # noqa: E402
 
-TRACES = 5_000
-ROUNDS = 5
 
 
 class Keeping:
@@ -34,73 +43,127 @@ class Keeping:
     def __init__(self, inner: HttpTransport) -> None:
         self.inner = inner
         self.bodies: list[bytes] = []
+        self.counts: list[int] = []
+        self.on_first_request: Callable[[], None] | None = None
 
-    def post(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+    def post(self, body: bytes, headers: Mapping[str, str], meanwhile: Callable[[], None] | None = None) -> Answer:
+        first, self.on_first_request = self.on_first_request, None
+        if first is not None:
+            # Once the SDK's first request is written, before the SDK's own work meanwhile.
+            then = meanwhile
+            meanwhile = (lambda: (first(), then())) if then is not None else first  # noqa: E731
+        answer = self.inner.post(body, headers, meanwhile)
         self.bodies.append(body)
-        return self.inner.post(body, headers)
+        self.counts.append(answer.body.get("accepted", 0) if isinstance(answer.body, dict) else 0)
+        return answer
 
 
-def sdk_round(url: str, api_key: str) -> tuple[float, list[bytes]]:
-    transport = Keeping(HttpTransport(url.removesuffix("/v1/traces/ingest"), 30.0))
-    client = TraceIngest(api_key, transport=transport, serverless=True, max_queue_traces=TRACES)
-    for n in range(TRACES):
-        workload(client, n)
-    started = time.perf_counter()
-    report = client.flush()
-    seconds = time.perf_counter() - started
-    client.shutdown(0)
-    if report.sent != TRACES:
-        raise RuntimeError(f"the SDK delivered {report}")
-    return TRACES / seconds, transport.bodies
-
-
-def bare_round(url: str, api_key: str, bodies: list[bytes]) -> float:
+def bare_client(url: str, api_key: str) -> None:
+    """`--bare`: `load DIR` reads the bodies (`N.gz` with `N.count` traces) → `{}`; `go` posts them in a loop
+    (printing `{}` once its first request is written) until a line `stop` arrives, then prints
+    `{"requests": [[start, end, traces], …]}` (time.monotonic())."""
     parsed = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
-    started = time.perf_counter()
-    for body in bodies:
-        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip", "X-API-Key": api_key, "Idempotency-Key": str(uuid.uuid4())}
-        connection.request("POST", parsed.path, body=body, headers=headers)
-        response = connection.getresponse()
-        answer = json.loads(response.read())
-        if response.status != 200 or "accepted" not in answer:
-            raise RuntimeError(f"bare client: {response.status} {answer}")
-    seconds = time.perf_counter() - started
-    connection.close()
-    return TRACES / seconds
+    bodies: list[tuple[bytes, int]] = []
+    for line in sys.stdin:
+        command = line.split()
+        if command[0] == "load":
+            folder = Path(command[1])
+            bodies = [(folder.joinpath(f"{n}.gz").read_bytes(), int(folder.joinpath(f"{n}.count").read_text())) for n in range(len(list(folder.glob("*.gz"))))]
+            print("{}", flush=True)
+            continue
+        # A new connection per race, as the SDK's client: the stack closes one idle for 5 s between races.
+        connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+        requests: list[list[float]] = []
+        while not select.select([sys.stdin], [], [], 0)[0]:
+            body, count = bodies[len(requests) % len(bodies)]
+            headers = {"Content-Type": "application/json", "Content-Encoding": "gzip", "X-API-Key": api_key, "Idempotency-Key": str(uuid.uuid4())}
+            started = time.monotonic()
+            connection.request("POST", parsed.path, body=body, headers=headers)
+            if not requests:
+                print("{}", flush=True)
+            response = connection.getresponse()
+            answer = json.loads(response.read())
+            if response.status != 200 or answer.get("accepted") != count:
+                raise RuntimeError(f"bare client: {response.status} {answer}")
+            requests.append([started, time.monotonic(), count])
+        sys.stdin.readline()  # the `stop`
+        connection.close()
+        print(json.dumps({"requests": requests}), flush=True)
+
+
+class Contender:
+    def __init__(self, url: str, api_key: str, traces: int) -> None:
+        self.url, self.api_key, self.traces = url, api_key, traces
+        self.client: TraceIngest | None = None
+        self.transport: Keeping | None = None
+        self.bare = subprocess.Popen([sys.executable, __file__, "--bare", url, api_key], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.bodies = tempfile.TemporaryDirectory(prefix="bench-sdk-delivery-")
+        self.loaded = False
+
+    def ask_bare(self, command: str) -> dict:
+        assert self.bare.stdin is not None and self.bare.stdout is not None
+        self.bare.stdin.write(command + "\n")
+        self.bare.stdin.flush()
+        line = self.bare.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the bare client ended at {command!r}")
+        return json.loads(line)
+
+    def prepare(self) -> None:
+        self.transport = Keeping(HttpTransport(self.url.removesuffix("/v1/traces/ingest"), 30.0))
+        self.client = TraceIngest(self.api_key, transport=self.transport, serverless=True, max_queue_traces=self.traces)
+        for n in range(self.traces):
+            workload(self.client, n)
+
+    def go(self) -> None:
+        assert self.bare.stdin is not None
+        self.bare.stdin.write("go\n")
+        self.bare.stdin.flush()
+
+    def race(self, first: str) -> dict:
+        assert self.client is not None and self.transport is not None and self.bare.stdin is not None, "prepare first"
+        if self.loaded and first == "bare":
+            self.go()
+            self.bare.stdout.readline()  # its first request is written
+        elif self.loaded:
+            self.transport.on_first_request = self.go
+        started = time.monotonic()
+        report = self.client.flush()
+        ended = time.monotonic()
+        bare_traces = None
+        if self.loaded:
+            if first == "sdk":
+                self.bare.stdout.readline()
+            requests = self.ask_bare("stop")["requests"]
+            bare_traces = sum(n * max(0.0, min(end, ended) - max(start, started)) / (end - start) for start, end, n in requests)
+        self.client.shutdown(0)
+        if report.sent != self.traces:
+            raise RuntimeError(f"the SDK delivered {report}")
+        folder = Path(self.bodies.name)
+        for n, (body, count) in enumerate(zip(self.transport.bodies, self.transport.counts)):
+            folder.joinpath(f"{n}.gz").write_bytes(body)
+            folder.joinpath(f"{n}.count").write_text(str(count))
+        self.ask_bare(f"load {folder}")
+        self.loaded = True
+        return {"sdk_seconds": ended - started, "bare_traces": bare_traces}
 
 
 def main() -> None:
-    url, api_key, description = sys.argv[1], sys.argv[2], sys.argv[3]
-    load = os.getloadavg()[0]
-    sdk_rates, bare_rates = [], []
-    for _ in range(ROUNDS):
-        rate, bodies = sdk_round(url, api_key)
-        sdk_rates.append(rate)
-        bare_rates.append(bare_round(url, api_key, bodies))
-    sdk, bare = statistics.median(sdk_rates), statistics.median(bare_rates)
-    ratios = ", ".join(f"{s / b:.2f}" for s, b in zip(sdk_rates, bare_rates))
-    print(
-        json.dumps(
-            [
-                {
-                    "group": "sdk-python",
-                    "metric": f"Python: one process's delivery throughput to the local stack ({TRACES} traces of {SPANS} spans), SDK ÷ bare keep-alive client",
-                    "value": round(sdk, 1),
-                    "unit": "traces/s",
-                    "baseline": round(bare, 1),
-                    "ratio": round(sdk / bare, 2),
-                    "target": ">= 0.9",
-                    "note": (
-                        f"from flush() to the last answer (serverless flush: batching, gzip, Idempotency-Key, answers read and accounted), traces queued "
-                        f"beforehand. Baseline: a bare http.client keep-alive loop posting the same gzip bodies one after another, each with a new "
-                        f"Idempotency-Key; median of {ROUNDS} alternating rounds (per-round ratios {ratios}). {description}; {os.cpu_count()} CPUs, "
-                        f"load average {load:.1f} when it started"
-                    ),
-                }
-            ]
-        )
-    )
+    if sys.argv[1] == "--bare":
+        bare_client(sys.argv[2], sys.argv[3])
+        return
+    url, api_key, traces = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    contender = Contender(url, api_key, traces)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "prepare":
+            contender.prepare()
+            answer: dict = {"spans": SPANS}
+        elif command.startswith("race "):
+            answer = contender.race(command.split()[1])
+        else:
+            raise SystemExit(f"unknown command {command!r}")
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

@@ -40,21 +40,8 @@ GROUP = "sdk-python"
 rng = random.Random()
 
 
-HANDING = """
-    import os, sys, time
-    from trace_ingest import TraceIngest
-    # A queue that never fills: a trace dropped as queue_full is reported, not lost by the spool.
-    client = TraceIngest("tik_bench", sys.argv[1], spool_dir=sys.argv[2], spool_sync=sys.argv[3], flush_interval=0.02, max_batch_traces=25,
-                         max_queue_traces=10_000_000, max_queue_bytes=1 << 40)
-    log = os.open(sys.argv[4], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    n = 0
-    while True:
-        with client.trace("t", attributes={"n": n}) as trace:
-            with client.span("s", input={"q": "x" * (n % 300)}):
-                pass
-        os.write(log, f"{trace.trace_id} {time.monotonic()}\\n".encode())
-        n += 1
-"""
+# The child of the SDK's own kill -9 tests, run here without its pauses.
+HANDING = Path(__file__).resolve().parents[1] / "sdk" / "python" / "tests" / "handing_child.py"
 
 RECOVER = """
     import sys
@@ -71,7 +58,7 @@ def spool_loss(sync: str) -> dict[str, float]:
         with tempfile.TemporaryDirectory(prefix="sdk-spool-loss-") as work:
             for kill in range(KILLS):
                 spool, log = Path(work) / f"spool-{kill}", Path(work) / f"log-{kill}"
-                child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HANDING), service.url, str(spool), sync, str(log)])
+                child = subprocess.Popen([sys.executable, str(HANDING), service.url, str(spool), sync, str(log)])
                 deadline = time.monotonic() + 60
                 while (not log.exists() or log.read_text().count("\n") < 5) and time.monotonic() < deadline:
                     time.sleep(0.005)

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -7,6 +5,7 @@ import { DynamoDbTenancyStore } from '../lambda/tenancy-store/dynamodb-tenancy-s
 import { INGEST_ROUTE } from '../lambda/shared/service-constants.js';
 import { createApiKey, createOrganization } from '../scripts/admin/commands.js';
 import { LOCAL_DIR_ENV, type LocalEndpoints, type LocalPaths, localPaths } from '../devkit/local-stack/local-state.js';
+import { startStackChild } from '../devkit/local-stack/stack-child.js';
 import { localClientConfig } from '../devkit/engines/provision.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,18 +32,13 @@ export interface StackProcess {
  */
 export async function startStackProcess(work: string, defer: (cleanup: () => unknown) => void): Promise<StackProcess> {
   const paths = localPaths(path.join(work, 'state'));
-  const child = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['scripts/local/start.ts'], {
-    cwd: root,
+  const { child, endpoints } = await startStackChild({
+    root,
+    command: [path.join(root, 'node_modules', '.bin', 'tsx'), 'scripts/local/start.ts'],
     env: { ...process.env, [LOCAL_DIR_ENV]: paths.root, PORT: '0', KEY_CACHE_SECONDS: '30', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    stdio: 'ignore',
+    timeoutMs: 120_000,
   });
   defer(() => child.exitCode === null && child.kill('SIGTERM'));
-  const deadline = Date.now() + 120_000;
-  while (!existsSync(paths.endpoints)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the local stack did not start');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const endpoints = JSON.parse(readFileSync(paths.endpoints, 'utf8')) as LocalEndpoints;
   const dynamodb = new DynamoDBClient(localClientConfig(endpoints.dynamodb));
   defer(() => dynamodb.destroy());
   const admin = { store: new DynamoDbTenancyStore(dynamodb, endpoints.tables.tenancy), now: () => new Date() };

@@ -1,15 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { LOCAL_DIR_ENV, LOCAL_NAMES, type LocalEndpoints, localPaths } from '../devkit/local-stack/local-state.js';
+import { LOCAL_DIR_ENV, LOCAL_NAMES } from '../devkit/local-stack/local-state.js';
+import { type StackChild, startStackChild } from '../devkit/local-stack/stack-child.js';
 import { quantile } from '../devkit/engines/kinesis-latency.js';
 import { createDatasetViews } from '../scripts/local/query.js';
-import { READY_LINE } from '../scripts/local/usage.js';
 import { unlimitedOrganization } from './overload-copies.js';
 import type { BenchResult } from './types.js';
 
@@ -36,26 +36,13 @@ const option = (name: string, fallback: number): number => {
 };
 
 /** `npm start` on a fresh state directory and a free port, resolved once it prints that it is ready. */
-async function startNpmStart(stateDir: string): Promise<{ child: ChildProcess; endpoints: LocalEndpoints; output: () => string }> {
-  const paths = localPaths(stateDir);
-  const child = spawn('npm', ['start'], {
-    cwd: ROOT,
+function startNpmStart(stateDir: string): Promise<StackChild> {
+  return startStackChild({
+    root: ROOT,
     env: { ...process.env, [LOCAL_DIR_ENV]: stateDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    timeoutMs: 180_000,
   });
-  let output = '';
-  const keep = (chunk: Buffer) => void (output += chunk.toString('utf8'));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const deadline = Date.now() + 180_000;
-  while (!(output.includes(READY_LINE) && existsSync(paths.endpoints))) {
-    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}\n${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start was not ready after 180 s\n${output}`);
-    await sleep(500);
-  }
-  const endpoints = JSON.parse(readFileSync(paths.endpoints, 'utf8')) as LocalEndpoints;
-  return { child, endpoints, output: () => output };
 }
 
 /** Stops `npm start` as Ctrl-C would (its whole process group), and waits for it to exit. */

@@ -1,10 +1,9 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFile } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { LOCAL_DIR_ENV, type LocalEndpoints, localPaths } from '../../devkit/local-stack/local-state.js';
-import { READY_LINE } from '../../scripts/local/usage.js';
+import { LOCAL_DIR_ENV, type LocalEndpoints } from '../../devkit/local-stack/local-state.js';
+import { startStackChild } from '../../devkit/local-stack/stack-child.js';
 
 const run = promisify(execFile);
 export const ROOT = path.resolve(__dirname, '../..');
@@ -40,31 +39,19 @@ export class NpmStart {
     return this.process?.pid;
   }
 
-  /**
-   * Starts the stack and resolves once it is ready: endpoints.json written and the banner, with the demo keys,
-   * printed. The stack writes endpoints.json before the banner, so a test reading keys from `output` as soon
-   * as the file exists races the banner (seen on a loaded machine: the keys were not yet printed).
-   */
+  /** Starts the stack and resolves once it is ready: endpoints.json written and the banner, with the demo keys, printed. */
   async start(timeoutMs = 110_000): Promise<LocalEndpoints> {
-    const file = localPaths(this.env[LOCAL_DIR_ENV]).endpoints;
-    rmSync(file, { force: true });
-    const child = spawn('npm', ['start'], { cwd: ROOT, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.process = child;
-    const keep = (chunk: Buffer) => {
-      this.output += chunk.toString('utf8');
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    this.endpoints = await waitFor(
-      'npm start to write endpoints.json',
-      () => {
-        if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}\n${this.output}`);
-        if (!this.output.includes(READY_LINE) || !existsSync(file)) return undefined;
-        return JSON.parse(readFileSync(file, 'utf8')) as LocalEndpoints;
-      },
+    const started = await startStackChild({
+      root: ROOT,
+      env: this.env,
+      detached: true,
       timeoutMs,
-      () => this.output,
-    );
+      onOutput: (text) => {
+        this.output += text;
+      },
+    });
+    this.process = started.child;
+    this.endpoints = started.endpoints;
     return this.endpoints;
   }
 

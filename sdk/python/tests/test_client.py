@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_ingest import TraceIngest, Undelivered, current_span
+from trace_ingest import DeliveryReport, TraceIngest, Undelivered, current_span
 from trace_ingest._policy import Answer
 
 from .conftest import Recorder
@@ -336,6 +336,15 @@ def test_a_batch_whose_key_is_still_in_progress_waits_aside_while_the_others_go(
     assert (report.sent, report.pending, report.retried) == (2, 0, {"idempotency_in_progress": 1})
 
 
+def flushed_twice(answers: list[Answer], count: int) -> tuple[Recorder, list[str], DeliveryReport, DeliveryReport]:
+    """`count` traces in serverless mode, a flush stopped by its 1 s deadline, then a flush to the end."""
+    recorder = Recorder(answers=answers)
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    ids = traces(client, count)
+    first = client.flush(1.0)
+    return recorder, ids, first, client.flush()
+
+
 def test_a_split_batch_stopped_by_the_deadline_resends_only_its_unsent_part() -> None:
     # Whole batch: never fits a window, so split. First half: 200. Second half: 429 past the flush deadline.
     answers = [
@@ -343,12 +352,8 @@ def test_a_split_batch_stopped_by_the_deadline_resends_only_its_unsent_part() ->
         Answer(200, {}, {"accepted": 2, "rejected": 0, "errors": []}),
         Answer(429, {"retry-after": "60"}, {"code": "rate_limited"}),
     ]
-    recorder = Recorder(answers=answers)
-    client = TraceIngest("tik_x", transport=recorder, serverless=True)
-    ids = traces(client, 4)
-    first = client.flush(1.0)
+    recorder, ids, first, second = flushed_twice(answers, 4)
     assert (first.sent, first.pending) == (2, 2)
-    second = client.flush()
     assert (second.handed, second.sent, second.pending) == (4, 4, 0)
     last = recorder.requests[-1]
     assert sorted(t["trace_id"] for t in last["body"]["traces"]) == sorted(ids[2:])
@@ -430,3 +435,48 @@ def test_a_lone_surrogate_is_sent_as_its_json_escape_and_the_rest_as_utf8_as_typ
     body = gzip.decompress(recorder.requests[0]["raw"])
     # JSON.stringify("café \ud800 😀") === '"café \\ud800 😀"'
     assert '"root_span_name":"café \\ud800 😀"'.encode() in body
+
+
+def test_the_next_batch_is_compressed_while_the_service_works_on_the_current_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the TypeScript pump does: one process keeps its connection busy (bench: delivery ÷ a bare
+    client). The service holds its answer to the first batch until the second has been compressed,
+    or 20 s: without the overlap, the second is compressed only after that answer."""
+    from trace_ingest._delivery import Deliverer
+    from trace_ingest._transport import HttpTransport
+
+    compressed = threading.Event()
+    compress = Deliverer.compress
+    calls: list[int] = []
+
+    def counting(self: Deliverer, body: bytes) -> bytes:
+        calls.append(len(calls) + 1)
+        if len(calls) == 2:
+            compressed.set()
+        return compress(self, body)
+
+    monkeypatch.setattr(Deliverer, "compress", counting)
+    overlapped: list[bool] = []
+
+    def answer(batch: list[dict], key: str) -> tuple[int, dict]:
+        if not overlapped:
+            overlapped.append(compressed.wait(20))
+        return 200, {"accepted": len(batch), "rejected": 0, "errors": []}
+
+    service = FakeService(answer)
+    try:
+        client = TraceIngest("tik_x", transport=HttpTransport(service.url, 30.0), serverless=True)
+        traces(client, 1000)
+        report = client.flush(60)
+        assert (report.sent, report.pending) == (1000, 0)
+        assert overlapped == [True]
+        assert len(service.requests) == 2
+    finally:
+        service.close()
+
+
+def test_a_batch_taken_ahead_goes_back_in_line_when_the_deadline_stops_a_serverless_flush() -> None:
+    recorder, ids, first, second = flushed_twice([Answer(503, {"retry-after": "60"}, {"code": "unavailable"})], 1000)
+    assert (first.sent, first.pending) == (0, 1000)
+    assert (second.sent, second.pending) == (1000, 0)
+    delivered = [t["trace_id"] for r in recorder.requests[1:] for t in r["body"]["traces"]]
+    assert sorted(delivered) == sorted(ids)

@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -242,23 +241,7 @@ def test_every_spool_fixture_is_recovered_as_expected(fixture: Path, tmp_path: P
 
 # --- kill -9 at random moments ----------------------------------------------------------------------
 
-CHILD = """
-    import os, sys, time
-    from trace_ingest import TraceIngest
-    # A queue that never fills: a trace dropped as queue_full is reported, not lost by the spool.
-    client = TraceIngest("tik_x", sys.argv[1], spool_dir=sys.argv[2], spool_sync=sys.argv[3], flush_interval=0.02, max_batch_traces=25,
-                         max_queue_traces=10_000_000, max_queue_bytes=1 << 40)
-    log = os.open(sys.argv[4], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    n = 0
-    while True:
-        with client.trace("t", attributes={"n": n}) as trace:
-            with client.span("s", input={"q": "x" * (n % 300)}):
-                pass
-        os.write(log, f"{trace.trace_id} {time.monotonic()}\\n".encode())
-        n += 1
-        if n % 50 == 0:
-            time.sleep(0.01)
-"""
+CHILD = Path(__file__).resolve().parent / "handing_child.py"
 
 
 def handed_over(log: Path) -> list[tuple[str, float]]:
@@ -286,7 +269,7 @@ def test_kill_9_at_random_moments_loses_nothing_handed_over_before_the_interval_
         for round_ in range(rounds):
             spool, log = tmp_path / f"spool-{round_}", tmp_path / f"log-{round_}"
             child = subprocess.Popen(
-                [sys.executable, "-c", textwrap.dedent(CHILD), service.url, str(spool), sync, str(log)], env={**os.environ, "PYTHONPATH": SRC}
+                [sys.executable, str(CHILD), service.url, str(spool), sync, str(log), "50"], env={**os.environ, "PYTHONPATH": SRC}
             )
             deadline = time.monotonic() + 30
             while len(handed_over(log)) < 5:

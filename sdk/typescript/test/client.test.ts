@@ -53,21 +53,25 @@ it('drops a trace larger than a batch may hold, counts it and tells the callback
   assert.deepEqual(seen[0], { outcome: 'dropped', reason: 'trace_too_large', detail: seen[0]?.detail, traceIds: [id] });
 });
 
+/** A transport that holds every request until `open()`; `entered` resolves when the first request has arrived. */
 function gated() {
   let open!: () => void;
+  let arrived!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
+  const entered = new Promise<void>((resolve) => (arrived = resolve));
   const recorder = new Recorder([], async (sent) => {
+    arrived();
     await gate;
     return ok(sent.length);
   });
-  return { recorder, open };
+  return { recorder, open, entered };
 }
 
 it('drops the newest traces when the queue is full, and counts them', async () => {
-  const { recorder, open } = gated();
+  const { recorder, open, entered } = gated();
   const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxQueueTraces: 10, maxBatchTraces: 5, flushIntervalMs: 10 });
   await traces(client, 5);
-  await sleep(100); // the pump holds the first batch at the gate
+  await entered; // the pump holds the first batch at the gate: the queue is empty again
   await traces(client, 15);
   assert.deepEqual(client.report().dropped, { queue_full: 5 });
   open();
@@ -77,17 +81,18 @@ it('drops the newest traces when the queue is full, and counts them', async () =
 });
 
 it('makes the trace wait for room up to blockTimeoutMs when told to block', async () => {
-  const { recorder, open } = gated();
+  const { recorder, open, entered } = gated();
   const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxQueueTraces: 2, maxBatchTraces: 1, flushIntervalMs: 10, whenFull: 'block', blockTimeoutMs: 300 });
   await traces(client, 1);
-  await sleep(50);
+  await entered;
   await traces(client, 2);
   const started = performance.now();
   await traces(client, 1); // waits, then gives up
   assert.ok(performance.now() - started >= 290);
   assert.deepEqual(client.report().dropped, { queue_full: 1 });
-  setTimeout(open, 100);
-  await traces(client, 1); // room appears while it waits
+  const waiting = traces(client, 1); // room appears while it waits
+  open();
+  await waiting;
   assert.equal((await client.flush(10_000)).sent, 4);
   await client.shutdown();
 });

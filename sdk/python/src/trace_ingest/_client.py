@@ -16,7 +16,7 @@ import weakref
 from collections import deque
 from typing import Any, Callable, Literal, TypeVar
 
-from ._delivery import BODY_OVERHEAD, Batch, Deliverer, Parked
+from ._delivery import BODY_OVERHEAD, Ahead, Batch, Deliverer, Parked
 from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._log import enable_debug
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
@@ -379,38 +379,66 @@ class TraceIngest:
         self._cond.notify_all()
         return Batch.of(taken)
 
+    def _next_due(self, now: float) -> Ahead | None:
+        """The next batch due, if any, counted in flight (caller holds the lock): a parked batch
+        whose wait is over, a recovered batch, or a batch of the queue when one is due."""
+        if self._parked and self._parked[0].due <= now:
+            resume = self._parked.pop(0)
+            taken = Ahead(resume.batch, False, resume)
+        elif self._recovered:
+            taken = Ahead(self._recovered.popleft(), True)
+        elif self._queue and (self._flushes or self._closed or self._batch_ready() or now - self._oldest >= self.flush_interval):
+            taken = Ahead(self._take_batch(), False)
+        else:
+            return None
+        self._in_flight += 1
+        return taken
+
     def _worker(self) -> None:
+        ahead: list[Ahead] = []
         while True:
             with self._cond:
-                batch, spooled, resume = None, False, None
-                while batch is None:
+                current = ahead.pop() if ahead else None
+                while current is None:
                     now = time.monotonic()
-                    if self._parked and self._parked[0].due <= now:
-                        resume = self._parked.pop(0)
-                        batch = resume.batch
-                    elif self._recovered:
-                        batch, spooled = self._recovered.popleft(), True
-                    elif self._queue and (self._flushes or self._closed or self._batch_ready() or now - self._oldest >= self.flush_interval):
-                        batch = self._take_batch()
-                    elif self._stop.is_set() or (self._closed and not self._parked):
+                    current = self._next_due(now)
+                    if current is not None:
+                        break
+                    if self._stop.is_set() or (self._closed and not self._parked):
                         return
-                    else:
-                        if self._spool is not None:
-                            self._spool.heartbeat()
-                        wait = self.flush_interval - (now - self._oldest) if self._queue else HEARTBEAT_SECONDS
-                        if self._parked:
-                            wait = min(wait, self._parked[0].due - now)
-                        self._cond.wait(max(0.01, wait))
-                self._in_flight += 1
+                    if self._spool is not None:
+                        self._spool.heartbeat()
+                    wait = self.flush_interval - (now - self._oldest) if self._queue else HEARTBEAT_SECONDS
+                    if self._parked:
+                        wait = min(wait, self._parked[0].due - now)
+                    self._cond.wait(max(0.01, wait))
             try:
-                self._deliverer.deliver(batch, spooled=spooled, resume=resume)
+                self._deliverer.deliver(
+                    current.batch,
+                    spooled=current.spooled,
+                    resume=current.resume,
+                    compressed=current.compressed,
+                    meanwhile=functools.partial(self._take_ahead, ahead, lambda: self._next_due(time.monotonic()), self._deliverer),
+                )
             except Exception as error:  # never let the worker die with traces in hand
                 logger.exception("trace_ingest delivery failed")
-                self.ledger.drop("internal_error", repr(error), batch.trace_ids)
+                self.ledger.drop("internal_error", repr(error), current.batch.trace_ids)
             finally:
                 with self._cond:
                     self._in_flight -= 1
                     self._cond.notify_all()
+
+    def _take_ahead(self, into: list[Ahead], take: Callable[[], Ahead | None], deliverer: Deliverer) -> None:
+        """While a batch is in flight (its request written, see Ahead): the next one is taken and
+        compressed, so that it goes as soon as the answer comes. Never raises."""
+        try:
+            with self._cond:
+                ahead = take()
+            if ahead is not None:
+                ahead.compress(deliverer)
+                into.append(ahead)
+        except Exception:
+            logger.exception("trace_ingest could not prepare the next batch")
 
     def _park(self, parked: Parked) -> None:
         """A batch whose key another request still holds waits aside; the worker goes on with the rest."""
@@ -422,20 +450,47 @@ class TraceIngest:
     def _deliver_inline(self, deadline: float | None) -> None:
         sleep = self._sleeper(lambda: deadline)
         deliverer = self._make_deliverer(sleep)
+        ahead: list[Ahead] = []
         while True:
-            with self._cond:
-                if self._recovered:
-                    batch, spooled = self._recovered.popleft(), True
-                elif self._queue:
-                    batch, spooled = self._take_batch(), False
-                else:
+            if ahead:
+                current = ahead.pop()
+            else:
+                with self._cond:
+                    current = self._take_inline()
+                if current is None:
                     return
-            unsent = deliverer.deliver(batch, spooled=spooled)
+            unsent = deliverer.deliver(
+                current.batch,
+                spooled=current.spooled,
+                compressed=current.compressed,
+                meanwhile=functools.partial(self._take_ahead, ahead, self._take_inline, deliverer),
+            )
             if unsent:
                 with self._cond:
                     # Not sent by the deadline: first in line, each with its key, for the next flush.
+                    for taken in ahead:
+                        self._put_back(taken)
                     self._recovered.extendleft(reversed(unsent))
                 return
+
+    def _take_inline(self) -> Ahead | None:
+        """The next batch of a serverless flush (caller holds the lock)."""
+        if self._recovered:
+            return Ahead(self._recovered.popleft(), True)
+        if self._queue:
+            return Ahead(self._take_batch(), False)
+        return None
+
+    def _put_back(self, ahead: Ahead) -> None:
+        """A batch taken but never sent goes back where it came from (caller holds the lock)."""
+        if ahead.spooled:
+            self._recovered.appendleft(ahead.batch)
+            return
+        items = ahead.batch.traces()
+        if not self._queue:
+            self._oldest = time.monotonic()
+        self._queue.extendleft(reversed(items))
+        self._queued_bytes += sum(len(data) for _, data in items)
 
     def _sleeper(self, deadline: Callable[[], float | None]) -> Callable[[float], bool]:
         def sleep(seconds: float) -> bool:

@@ -15,7 +15,7 @@ from ._ledger import Ledger
 from ._log import notices
 from ._policy import Answer, decide, rejected_traces
 from ._spool import Spool
-from ._transport import USER_AGENT, Transport
+from ._transport import USER_AGENT, Transport, takes_meanwhile
 
 logger = logging.getLogger("trace_ingest")
 
@@ -64,6 +64,25 @@ Sleep = Callable[[float], bool]
 """Waits that many seconds; returns False when delivery must stop (the batch stays pending)."""
 
 
+class Ahead:
+    """The next batch, taken while the current one is in flight and compressed during its request
+    (between writing it and reading the answer, see `HttpTransport.post`), so that it goes as soon
+    as the answer comes: one process keeps its connection busy, as the TypeScript pump does."""
+
+    def __init__(self, batch: Batch, spooled: bool, resume: Parked | None = None) -> None:
+        self.batch = batch
+        self.spooled = spooled
+        self.resume = resume
+        self.compressed: bytes | None = None
+
+    def compress(self, deliverer: "Deliverer") -> None:
+        """Never raises: a body that cannot be compressed now is compressed (and fails) when it is sent."""
+        try:
+            self.compressed = deliverer.compress(self.batch.body)
+        except Exception:
+            self.compressed = None
+
+
 class Deliverer:
     def __init__(
         self,
@@ -89,21 +108,37 @@ class Deliverer:
         self._jitter = jitter
         self._level = compress_level
         self._park = park
+        self._overlaps = takes_meanwhile(transport)
 
-    def deliver(self, batch: Batch, spooled: bool = False, resume: Parked | None = None) -> list[Batch]:
+    def compress(self, body: bytes) -> bytes:
+        return gzip.compress(body, compresslevel=self._level, mtime=0)
+
+    def deliver(
+        self,
+        batch: Batch,
+        spooled: bool = False,
+        resume: Parked | None = None,
+        *,
+        compressed: bytes | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> list[Batch]:
         """Sends `batch` (and its parts, if split) to a final answer, or parks it (see `Parked`).
         Returns what a deadline stopped before its answer, empty when nothing: the batch itself, or
         the parts of it still unsent once it was split (never the whole again, whose other parts may
         be stored). Their traces stay pending (and spooled), each part with its own key.
         Never raises: a failure of our own (a spool that cannot be written, say) drops what it had not
-        settled yet as ``internal_error``, so no trace is left unaccounted for."""
+        settled yet as ``internal_error``, so no trace is left unaccounted for.
+        `compressed` is the body's gzip when the caller made it already; `meanwhile` (which must not
+        raise) runs once during the first request, while the service works on it."""
         work = [batch]
         try:
             if self._spool is not None and not spooled and resume is None:
                 self._spool.batch(batch.key, list(batch.trace_ids), batch.body)
             while work:
                 current = work[0]
-                parts = self._send(current, resume if current is batch else None)
+                first = current is batch
+                parts = self._send(current, resume if first else None, compressed if first else None, meanwhile)
+                meanwhile = None
                 if parts is None:
                     return list(work)
                 work[:1] = parts
@@ -114,9 +149,12 @@ class Deliverer:
                 self._forget(part)
         return []
 
-    def _send(self, batch: Batch, resume: Parked | None = None) -> list[Batch] | None:
+    def _send(
+        self, batch: Batch, resume: Parked | None = None, compressed: bytes | None = None, meanwhile: Callable[[], None] | None = None
+    ) -> list[Batch] | None:
         """One batch to its end: [] when settled or parked, its two halves when split, None when stopped."""
-        compressed = gzip.compress(batch.body, compresslevel=self._level, mtime=0)
+        if compressed is None:
+            compressed = self.compress(batch.body)
         headers = {
             "Content-Type": "application/json",
             "Content-Encoding": "gzip",
@@ -129,7 +167,8 @@ class Deliverer:
         url = getattr(self._transport, "url", "the service")
         while True:
             sent_at = time.perf_counter()
-            answer = self._transport.post(compressed, headers)
+            answer = self._post(compressed, headers, meanwhile)
+            meanwhile = None
             decision = decide(answer, len(batch.trace_ids), attempt, self._jitter())
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug(
@@ -164,6 +203,15 @@ class Deliverer:
             if not self._sleep(decision.delay):
                 return None
             attempt += 1
+
+    def _post(self, body: bytes, headers: dict[str, str], meanwhile: Callable[[], None] | None) -> Answer:
+        if meanwhile is None:
+            return self._transport.post(body, headers)
+        if self._overlaps:
+            return self._transport.post(body, headers, meanwhile=meanwhile)  # type: ignore[call-arg]
+        answer = self._transport.post(body, headers)
+        meanwhile()
+        return answer
 
     def _settle_delivered(self, batch: Batch, answer: Answer) -> None:
         rejected = rejected_traces(answer.body, len(batch.trace_ids))

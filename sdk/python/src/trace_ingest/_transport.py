@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import inspect
 import json
 import os
 import select
@@ -10,7 +11,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from typing import Mapping, Protocol
+from typing import Callable, Mapping, Protocol
 
 from ._policy import Answer
 
@@ -18,7 +19,18 @@ USER_AGENT = "trace-ingest-python/0.1.0"
 
 
 class Transport(Protocol):
+    """Sends one gzip batch and returns the answer. A `post` that also takes a keyword `meanwhile`
+    calls it once the request is written, while the service works on it (see `HttpTransport.post`);
+    other transports' requests and the `meanwhile` work run one after the other."""
+
     def post(self, body: bytes, headers: Mapping[str, str]) -> Answer: ...
+
+
+def takes_meanwhile(transport: Transport) -> bool:
+    try:
+        return "meanwhile" in inspect.signature(transport.post).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class HttpTransport:
@@ -49,11 +61,13 @@ class HttpTransport:
         self._pid = os.getpid()
         self.gate = RequestGate()
 
-    def post(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+    def post(self, body: bytes, headers: Mapping[str, str], meanwhile: Callable[[], None] | None = None) -> Answer:
+        """`meanwhile` (which must not raise) runs once the request is written, while the service
+        works on it: the delivery core compresses the next batch there."""
         with self.gate:
-            return self._post(body, headers)
+            return self._post(body, headers, meanwhile)
 
-    def _post(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+    def _post(self, body: bytes, headers: Mapping[str, str], meanwhile: Callable[[], None] | None) -> Answer:
         connection = self._connection()
         reused = connection.sock is not None
         if reused and _closed_by_peer(connection.sock):
@@ -64,6 +78,9 @@ class HttpTransport:
         while True:
             try:
                 connection.request("POST", self._path, body=body, headers=dict(headers))
+                if meanwhile is not None:
+                    meanwhile, work = None, meanwhile
+                    work()
                 response = connection.getresponse()
                 raw = response.read()
                 break
