@@ -197,6 +197,22 @@ describe('WireReader: fixed-width values', () => {
   });
 });
 
+describe('WireReader.readMicros', () => {
+  it('reads 2,000 random fixed64 nanoseconds as Number(nanos / 1000n) does, at every magnitude', () => {
+    const bytes = Buffer.alloc(8);
+    const wrong: string[] = [];
+    let state = 12345n;
+    for (let i = 0; i < 2_000 && wrong.length < 5; i++) {
+      state = (state * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
+      const nanos = state >> BigInt(i % 64);
+      bytes.writeBigUInt64LE(nanos);
+      const got = reader(bytes).readMicros(8);
+      if (got !== Number(nanos / 1000n)) wrong.push(`${nanos}: ${got}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
+
 describe('WireReader: strings and bytes', () => {
   it('reads an empty field as an empty text in every form', () => {
     const r = reader([0x00, 0x00, 0x00, 0x00, 0x00]);
