@@ -1,6 +1,7 @@
 import type { OtlpExport } from '../../../../../lambda/ingest/otlp/otlp-model.js';
 import { decodeExportRequest } from '../../../../../lambda/ingest/otlp/protobuf/decode-export-request.js';
 import { MAX_JSON_CONTAINERS } from '../../../../../lambda/shared/domain/json-limits.js';
+import { attempt, disagreement } from '../../../../support/otlp-decoder-differential.js';
 import { group, len, otlp, tag, varintField, WIRE } from '../../../../support/protobuf-bytes.js';
 
 /*
@@ -75,5 +76,43 @@ describe('the container budget counts the brackets of strings even when the requ
     const accepted = outcome(brackets(MAX_JSON_CONTAINERS));
     expect('decoded' in accepted && accepted.decoded.resourceSpans[0]?.resourceAttributes.a).toHaveLength(MAX_JSON_CONTAINERS);
     expect(outcome(brackets(MAX_JSON_CONTAINERS + 1))).toEqual({ error: expect.stringMatching(/^more than 1000000 JSON arrays and objects \(/) });
+  });
+});
+
+describe('the recursion limit, whatever message the nesting ends in', () => {
+  // Where an attribute's value sits: kept (span, event, resource) or read only for its validity (scope, link).
+  const contexts: [string, (value: Buffer) => Buffer][] = [
+    ['a span attribute', (value) => otlp.oneSpan(otlp.attribute('a', value))],
+    ['an event attribute', (value) => otlp.oneSpan(len(11, len(3, otlp.keyValue('a', value))))],
+    ['a resource attribute', (value) => otlp.request(otlp.resource(len(1, otlp.keyValue('a', value))))],
+    ['a scope attribute', (value) => otlp.request(otlp.scopeSpans(otlp.scope(len(3, otlp.keyValue('a', value)))))],
+    ['a link attribute', (value) => otlp.oneSpan(len(13, len(4, otlp.keyValue('a', value))))],
+  ];
+  // Each level adds two messages (AnyValue, ArrayValue) or three (AnyValue, KeyValueList, KeyValue).
+  const chains: [string, (value: Buffer) => Buffer, number][] = [
+    ['arrays', (value) => otlp.array(value), 2],
+    ['key-value lists', (value) => otlp.kvlist(otlp.keyValue('k', value)), 3],
+  ];
+  // The innermost AnyValue's fields: ending the nesting 0 to 3 messages below it, so that across leaves and
+  // levels the deepest message is each kind of message at depth 100 and at 101.
+  const leaves: Buffer[] = [otlp.string('x'), Buffer.alloc(0), len(5), len(6), len(5, len(1)), len(6, len(1)), len(6, len(1, len(1, 'k'), len(2)))];
+
+  it.each(contexts)('in %s: accepted and refused where protobufjs accepts and refuses', (_, place) => {
+    const problems: string[] = [];
+    const outcomes = new Set<boolean>();
+    for (const [chain, wrap, perLevel] of chains) {
+      for (const leaf of leaves) {
+        for (let levels = Math.floor(90 / perLevel); levels <= Math.ceil(104 / perLevel); levels++) {
+          let value = leaf;
+          for (let i = 0; i < levels; i++) value = wrap(value);
+          const bytes = place(value);
+          const problem = disagreement(bytes);
+          if (problem) problems.push(`${chain}, ${levels} levels, leaf ${leaf.toString('hex')}: ${problem.slice(0, 200)}`);
+          outcomes.add(attempt(decodeExportRequest, bytes).ok);
+        }
+      }
+    }
+    expect(problems.slice(0, 3)).toEqual([]);
+    expect([...outcomes].sort()).toEqual([false, true]);
   });
 });

@@ -66,6 +66,11 @@ describe('unknown fields are skipped, as protobuf requires', () => {
     ['an AnyValue', (extra) => otlp.oneSpan(otlp.attribute('a', Buffer.concat([otlp.string('b'), extra])))],
     ['an ArrayValue', (extra) => otlp.oneSpan(otlp.attribute('a', len(5, len(1, otlp.string('b')), extra)))],
     ['a KeyValueList', (extra) => otlp.oneSpan(otlp.attribute('a', len(6, len(1, otlp.keyValue('k', otlp.string('b'))), extra)))],
+    // Values read only for their validity: a scope's and a link's attributes.
+    ['an AnyValue read only for its validity', (extra) => otlp.request(otlp.scopeSpans(otlp.scope(len(3, otlp.keyValue('k', Buffer.concat([otlp.string('b'), extra]))))))],
+    ['a KeyValue read only for its validity', (extra) => otlp.oneSpan(len(13, len(4, len(1, 'k'), len(2, otlp.string('b')), extra)))],
+    ['an ArrayValue read only for its validity', (extra) => otlp.oneSpan(len(13, len(4, otlp.keyValue('k', len(5, len(1, otlp.string('b')), extra)))))],
+    ['a KeyValueList read only for its validity', (extra) => otlp.request(otlp.scopeSpans(otlp.scope(len(3, otlp.keyValue('k', len(6, len(1, otlp.keyValue('j', otlp.string('b'))), extra))))))],
   ];
 
   it.each(places)('in %s, of every wire type', (_, place) => {
