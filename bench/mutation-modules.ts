@@ -59,8 +59,11 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     runner: 'jest',
     tests: [
       'test/unit/ingest/validate-trace.test.ts',
+      'test/unit/ingest/validate-trace.messages.test.ts',
       'test/unit/ingest/validate-traces.test.ts',
       'test/unit/ingest/timestamps.test.ts',
+      'test/unit/ingest/timestamps.sweep.test.ts',
+      'test/unit/ingest/json/parse-batch.test.ts',
       'test/unit/ingest/one-core.test.ts',
       'test/unit/ingest/accepted-trace-generation.test.ts',
       'test/unit/ingest/otlp/map-export.test.ts',
