@@ -72,6 +72,17 @@ describe('the container budget counts the brackets of strings even when the requ
   // A resource attribute holding one string of brackets, no span: nothing built, the brackets alone decide.
   const brackets = (count: number) => otlp.request(otlp.resource(len(1, otlp.keyValue('a', otlp.string('['.repeat(count))))));
 
+  it.each([
+    ['a span', otlp.span(), 1],
+    ['a span and its event', otlp.span(len(11)), 2],
+    ['a span and an array attribute', otlp.span(otlp.attribute('x', len(5))), 2],
+    ['a span and a key-value list attribute', otlp.span(otlp.attribute('x', len(6))), 2],
+  ])('counts %s against the same budget, each one container', (_, span, built) => {
+    const body = (count: number) => otlp.request(otlp.resource(len(1, otlp.keyValue('a', otlp.string('['.repeat(count))))), otlp.scopeSpans(span));
+    expect('decoded' in outcome(body(MAX_JSON_CONTAINERS - built))).toBe(true);
+    expect(outcome(body(MAX_JSON_CONTAINERS - built + 1))).toEqual({ error: expect.stringMatching(/^more than 1000000 JSON arrays and objects \(/) });
+  });
+
   it(`accepts ${MAX_JSON_CONTAINERS} brackets and refuses one more`, () => {
     const accepted = outcome(brackets(MAX_JSON_CONTAINERS));
     expect('decoded' in accepted && accepted.decoded.resourceSpans[0]?.resourceAttributes.a).toHaveLength(MAX_JSON_CONTAINERS);
