@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { build } from 'esbuild';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { opentelemetry } from '../devkit/generated/otlp-trace.js';
+import type { TraceDraft } from '../lambda/ingest/core/draft.js';
+import { validateDraft } from '../lambda/ingest/core/validation/validate-trace.js';
+import type { AcceptedTrace } from '../lambda/shared/domain/trace.js';
 import { buildTrace, groupSpans } from '../lambda/ingest/otlp/map-export.js';
 import { decodeExportRequest } from '../lambda/ingest/otlp/protobuf/decode-export-request.js';
 import { gatewayEvent, lambdaContext } from '../devkit/builders/trace-builders.js';
@@ -66,6 +70,14 @@ export function genAiExport(nowMs = Date.now()): Uint8Array {
   }).finish();
 }
 
+/** A draft of the OTLP route as a client of the JSON route would send it: the trace validation makes of it. */
+function asSent(draft: TraceDraft): Omit<AcceptedTrace, 'workspace_slug'> {
+  const validated = validateDraft(draft, Date.now() * 1000, randomUUID);
+  if (!validated.ok) throw new Error(`bench export has an invalid trace: ${JSON.stringify(validated.issues)}`);
+  const { workspace_slug: _slug, ...trace } = validated.trace;
+  return trace;
+}
+
 /**
  * Handler CPU per span on the OTLP route (protobuf) against protobuf decoding alone of the same
  * export, and against the JSON route given the same traces as the mapping builds them; all three
@@ -75,7 +87,7 @@ export async function runOtlpBench(rounds = 15): Promise<BenchResult[]> {
   const body = Buffer.from(genAiExport());
   const { handler, apiKey, stats } = fakedIngestHandler();
   const otlpEvent = gatewayEvent({ route: 'otlp', apiKey, headers: { 'Content-Type': 'application/x-protobuf' }, body });
-  const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => buildTrace(group, undefined).candidate.trace);
+  const traces = groupSpans(decodeExportRequest(body)).groups.map((group) => asSent(buildTrace(group, undefined).draft));
   const jsonBody = JSON.stringify({ traces });
   // Base64 like the protobuf export, as the deployed REST API hands every body to Lambda (binaryMediaTypes '*/*').
   const jsonEvent = gatewayEvent({ apiKey, body: Buffer.from(jsonBody) });

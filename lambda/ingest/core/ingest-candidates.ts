@@ -1,6 +1,6 @@
 import { derivedIds } from '../../shared/domain/derived-ids.js';
 import { PublishIncompleteError } from '../../shared/domain/errors.js';
-import type { CandidateTrace } from './candidate.js';
+import type { TraceDraft } from './draft.js';
 import { IngestError, publishUnavailable, RateLimitedError } from './errors.js';
 import { idempotentRequestIdentity, withIdempotency } from './idempotency/idempotency.js';
 import type { Arrival, Caller, IngestResult } from './ingest-types.js';
@@ -28,7 +28,7 @@ export async function ingestCandidates(
   deps: IngestDeps,
   caller: Caller,
   arrival: Arrival,
-  candidates: readonly CandidateTrace[],
+  candidates: readonly TraceDraft[],
   idempotent?: IdempotentBody,
 ): Promise<IngestResult> {
   // Before the key is looked at: a replay answers only a caller who may send this batch at all.
@@ -45,7 +45,7 @@ export async function ingestCandidates(
 }
 
 /** Checks 8 to 10 on candidates whose workspace scope was checked: validation, rate windows, publish. */
-async function admitCandidates(deps: IngestDeps, caller: Caller, arrival: Arrival, candidates: readonly CandidateTrace[]): Promise<IngestResult> {
+async function admitCandidates(deps: IngestDeps, caller: Caller, arrival: Arrival, candidates: readonly TraceDraft[]): Promise<IngestResult> {
   const { key, org } = caller;
   const requestContext = { org_id: org.orgId, api_key_id: key.keyId, request_id: arrival.requestId, received_at: formatMicros(arrival.receivedAtMicros) };
   const requestIdentity = arrival.requestIdentity ?? arrival.requestId;

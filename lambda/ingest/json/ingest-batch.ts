@@ -1,13 +1,11 @@
-import type { CandidateTrace } from '../core/candidate.js';
 import { refusedFor } from '../core/errors.js';
 import { readIdempotencyKey } from '../core/idempotency/idempotency.js';
 import { ingestCandidates } from '../core/ingest-candidates.js';
 import type { Arrival, IngestResult } from '../core/ingest-types.js';
 import type { IngestDeps } from '../core/ports.js';
 import { identifyCaller } from '../core/tenancy/identify-caller.js';
-import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
 import { decodeBody, type RawBody } from '../http/decode-body.js';
-import { parseBatch } from './parse-batch.js';
+import { draftBatch } from './parse-batch.js';
 
 /** One request to POST /v1/traces/ingest, as the HTTP layer hands it over. */
 export interface IngestRequest extends Arrival {
@@ -20,7 +18,7 @@ export interface IngestRequest extends Arrival {
 
 /**
  * The JSON route, in the order of checks of docs/contract.md §1: identify the caller (checks 1 to 3),
- * decode the body into candidates (4 and 5), then the ingest core. A client's trace is its own candidate,
+ * decode the body into drafts (4 and 5), then the ingest core. A client's trace is its own draft,
  * and one invalid span rejects it (docs/contract.md §3).
  */
 export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Promise<IngestResult> {
@@ -28,9 +26,7 @@ export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Pro
   return refusedFor(caller.org.orgId, async () => {
     const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
     const body = decodeBody(request.body);
-    // A base64 or compressed body was decoded as strict UTF-8; a plain one is the gateway's string as it came.
-    const wellFormedText = (request.body.isBase64Encoded || body.isWellFormed()) && !mayHoldLoneSurrogates(body);
-    const candidates = parseBatch(body).map((trace): CandidateTrace => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText }));
-    return ingestCandidates(deps, caller, request, candidates, idempotencyKey === undefined ? undefined : { key: idempotencyKey, body });
+    const drafts = draftBatch(body, request.body.isBase64Encoded);
+    return ingestCandidates(deps, caller, request, drafts, idempotencyKey === undefined ? undefined : { key: idempotencyKey, body });
   });
 }

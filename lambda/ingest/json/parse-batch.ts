@@ -1,5 +1,7 @@
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
+import type { TraceDraft } from '../core/draft.js';
 import { MalformedBodyError } from '../core/errors.js';
+import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
 
 export const MAX_TRACES_PER_BATCH = 500;
 
@@ -38,4 +40,14 @@ export function parseBatch(text: string): unknown[] {
     );
   }
   return traces;
+}
+
+/**
+ * The JSON route's decoding step: the body's traces as drafts, each as the client sent it, one invalid span
+ * rejecting its trace (docs/contract.md §3). `strictUtf8`: the text was decoded from bytes as strict UTF-8 (a base64
+ * or compressed body), not handed over as the gateway's string.
+ */
+export function draftBatch(text: string, strictUtf8: boolean): TraceDraft[] {
+  const wellFormedText = (strictUtf8 || text.isWellFormed()) && !mayHoldLoneSurrogates(text);
+  return parseBatch(text).map((trace) => ({ trace, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText }));
 }

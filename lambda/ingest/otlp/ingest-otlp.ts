@@ -1,10 +1,10 @@
 import { MalformedBodyError, refusal, refusedFor, WorkspaceRequiredError } from '../core/errors.js';
 import { ingestCandidates } from '../core/ingest-candidates.js';
-import type { Arrival, Caller } from '../core/ingest-types.js';
+import type { Arrival, Caller, IngestResult } from '../core/ingest-types.js';
 import type { IngestDeps } from '../core/ports.js';
 import { decodeBodyBytes, decodeUtf8, type RawBody } from '../http/decode-body.js';
 import { identifyCaller, singleHeaderValue } from '../core/tenancy/identify-caller.js';
-import { type BuiltTrace, buildTrace, groupSpans, type RejectedSpan } from './map-export.js';
+import { type BuiltTrace, draftExport, type RejectedSpan } from './map-export.js';
 import { decodeExportRequestJson } from './otlp-json.js';
 import type { OtlpExport } from './otlp-model.js';
 import type { QuotaState } from '../core/rate/quota-headers.js';
@@ -14,8 +14,6 @@ import { UndecodableRequestError } from './protobuf/undecodable-request-error.js
 /** The two OTLP/HTTP encodings; the answer is written in the request's. */
 export type OtlpFormat = 'protobuf' | 'json';
 
-/** Distinct trace ids one export may hold: twice the 512 spans a BatchSpanProcessor sends at most. */
-export const MAX_TRACES_PER_EXPORT = 1_000;
 /** Rejection reasons quoted in `error_message`; the count covers the rest. */
 const MAX_REASONS = 5;
 
@@ -80,6 +78,22 @@ function describe(rejected: readonly RejectedSpan[]): string {
 const issueText = (issues: readonly { path: string; code: string; message: string }[]) =>
   issues.map((issue) => `${issue.path} ${issue.code} (${issue.message})`).join(', ');
 
+/** The spans validation left out: every span of a rejected trace, and the spans dropped from traces that landed. */
+function rejectedByValidation(traces: readonly BuiltTrace[], result: Pick<IngestResult, 'errors' | 'droppedSpans'>): RejectedSpan[] {
+  const rejected: RejectedSpan[] = [];
+  for (const error of result.errors) {
+    const trace = traces[error.index] as BuiltTrace;
+    for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(error.issues)}` });
+  }
+  for (const dropped of result.droppedSpans ?? []) {
+    const trace = traces[dropped.index] as BuiltTrace;
+    for (const { spanIndex, issues } of dropped.spans) {
+      rejected.push({ traceId: trace.traceHex, spanId: trace.spans[spanIndex]?.spanHex ?? '', reason: issueText(issues) });
+    }
+  }
+  return rejected;
+}
+
 /**
  * OTLP/HTTP trace export into the one ingest pipeline: the caller is identified as on the JSON
  * endpoint, the body decoded and mapped to TraceIngest objects (one per trace id), then workspace
@@ -99,26 +113,10 @@ async function ingestExportOf(deps: IngestDeps, caller: Caller, request: OtlpReq
   }
   const decoded = decode(request.format, request.body);
   const workspaceSlug = workspaceOf(request.workspaceSlugValues, caller.key.workspaceSlug);
-  const grouped = groupSpans(decoded);
-  if (grouped.groups.length > MAX_TRACES_PER_EXPORT) {
-    throw new MalformedBodyError(
-      `Malformed body: the export holds ${grouped.groups.length} trace ids, more than the limit of ${MAX_TRACES_PER_EXPORT}; export smaller batches`,
-    );
-  }
-  const built = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText, request.receivedAtMicros));
-  const result = await ingestCandidates(deps, caller, request, built.map((trace) => trace.candidate));
-  const rejected = [...grouped.rejected];
-  for (const error of result.errors) {
-    const trace = built[error.index] as BuiltTrace;
-    for (const span of trace.spans) rejected.push({ traceId: trace.traceHex, spanId: span.spanHex, reason: `trace ${issueText(error.issues)}` });
-  }
-  for (const dropped of result.droppedSpans ?? []) {
-    const trace = built[dropped.index] as BuiltTrace;
-    for (const { spanIndex, issues } of dropped.spans) {
-      rejected.push({ traceId: trace.traceHex, spanId: trace.spans[spanIndex]?.spanHex ?? '', reason: issueText(issues) });
-    }
-  }
+  const drafted = draftExport(decoded, workspaceSlug, request.receivedAtMicros);
+  const result = await ingestCandidates(deps, caller, request, drafted.traces.map((trace) => trace.draft));
+  const rejected = [...drafted.rejected, ...rejectedByValidation(drafted.traces, result)];
   const base = { orgId: caller.org.orgId, apiKeyId: caller.key.keyId };
-  const acceptedSpans = grouped.spanCount - rejected.length;
+  const acceptedSpans = drafted.spanCount - rejected.length;
   return { ...base, acceptedSpans, rejectedSpans: rejected.length, errorMessage: describe(rejected), acceptedTraces: result.accepted, quotaState: result.quotaState };
 }

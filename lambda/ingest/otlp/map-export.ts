@@ -1,5 +1,6 @@
 import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
-import type { CandidateTrace } from '../core/candidate.js';
+import { MalformedBodyError } from '../core/errors.js';
+import { DecodedJson, DecodedTime, type SpanDraft, type TraceDraft, type TraceMembersDraft } from '../core/draft.js';
 import { formatMicros, withinDayOfClock } from '../core/validation/timestamps.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
 import type { OtlpExport, OtlpSpan } from './otlp-model.js';
@@ -40,8 +41,8 @@ const SPAN_KIND_NAMES = ['unspecified', 'internal', 'server', 'client', 'produce
 export interface MappedSpan {
   traceHex: string;
   spanHex: string;
-  /** The SpanIngest object, as the JSON endpoint would receive it. */
-  input: Record<string, unknown>;
+  /** The SpanIngest object the span becomes, its times and JSON texts as values. */
+  input: SpanDraft;
   isRoot: boolean;
   startMicros: number;
   endMicros: number;
@@ -97,8 +98,7 @@ const isTagList = (value: JsonValue | undefined): value is string[] =>
 /**
  * `tags` means a list of well-formed strings in our attributes (the landing stores it as a list column):
  * any other value keeps its OTel name apart, under `otel.attribute.tags`; OpenInference's `tag.tags` list
- * becomes `tags` when there is none. So every attributes text the route writes is one validation need not
- * parse again ({@link RouteWritten}).
+ * becomes `tags` when there is none. So one odd resource attribute does not make validation reject every trace.
  */
 function settleTags(attributes: JsonObject): void {
   const tags = attributes.tags;
@@ -142,10 +142,10 @@ function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, sc
   const startMicros = sinceEpoch(span.startTimeUnixMicros);
   const endMicros = Math.max(startMicros, sinceEpoch(span.endTimeUnixMicros));
   const isError = span.statusCode === 2;
-  const input: Record<string, unknown> = {
+  const input: SpanDraft = {
     span_id: spanUuid(span.traceId, span.spanId),
     parent_span_id: parentHex === '' ? null : spanUuid(span.traceId, parentHex),
-    timestamp: formatMicros(startMicros),
+    timestamp: new DecodedTime(startMicros),
     duration_ms: (endMicros - startMicros) / 1000,
     name: span.name,
     kind: fields.kind,
@@ -156,7 +156,7 @@ function mapSpan(span: OtlpSpan, resource: MappedResource, scopeName: string, sc
     total_tokens: fields.total_tokens,
     input: fields.input,
     output: fields.output,
-    attributes: JSON.stringify(attributes),
+    attributes: new DecodedJson(attributes),
     error_message: isError ? span.statusMessage || fields.exceptionMessage : null,
     session_id: fields.session_id,
     agent_id: fields.agent_id,
@@ -215,11 +215,11 @@ export function groupSpans(decoded: OtlpExport): GroupedExport {
   return { groups: [...groups.values()], rejected, spanCount, wellFormedText: decoded.wellFormedText };
 }
 
-/** A trace built from one group: the candidate the core validates, and the spans it was built from. */
+/** A trace built from one group: the draft the core validates, and the spans it was built from. */
 export interface BuiltTrace {
   traceHex: string;
   /** The TraceIngest object, its spans in the group's order; `spansOnly` when the export holds no root span of the trace. */
-  candidate: CandidateTrace;
+  draft: TraceDraft;
   spans: MappedSpan[];
 }
 
@@ -246,9 +246,9 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, 
   const sum = (field: 'input_tokens' | 'output_tokens' | 'total_tokens') => counted.reduce((total, span) => total + span.fields[field], 0);
   const attributes: JsonObject = { ...first.resource, 'otel.trace_id': group.traceHex };
   settleTags(attributes);
-  const input: Record<string, unknown> = {
+  const input: TraceMembersDraft = {
     trace_id: traceUuid(group.traceHex),
-    timestamp: formatMicros(start),
+    timestamp: new DecodedTime(start),
     environment: pick('environment') || 'default',
     duration_ms: (end - start) / 1000,
     root_span_name: root ? root.input.name : '',
@@ -257,7 +257,7 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, 
     input_tokens: sum('input_tokens'),
     output_tokens: sum('output_tokens'),
     total_tokens: sum('total_tokens'),
-    attributes: JSON.stringify(attributes),
+    attributes: new DecodedJson(attributes),
     session_id: pick('session_id'),
     agent_id: pick('agent_id'),
     agent_name: pick('agent_name'),
@@ -265,8 +265,33 @@ export function buildTrace(group: SpanGroup, workspaceSlug: string | undefined, 
     spans: spans.map((span) => span.input),
   };
   if (workspaceSlug !== undefined) input.workspace_slug = workspaceSlug;
-  const written = { jsonTexts: true, traceMicros: start, spanMicros: spans.map((span) => span.startMicros) } as const;
-  const candidate: CandidateTrace = { trace: input, spansOnly: root === undefined, invalidSpan: 'drops-span', written, wellFormedText };
-  return { traceHex: group.traceHex, candidate, spans };
+  const draft: TraceDraft = { trace: input, spansOnly: root === undefined, invalidSpan: 'drops-span', wellFormedText };
+  return { traceHex: group.traceHex, draft, spans };
 }
 
+
+/** Distinct trace ids one export may hold: twice the 512 spans a BatchSpanProcessor sends at most. */
+export const MAX_TRACES_PER_EXPORT = 1_000;
+
+/** An export as drafts for the ingest core: one per trace id, with the spans the mapping could not use. */
+export interface DraftedExport {
+  traces: BuiltTrace[];
+  rejected: RejectedSpan[];
+  /** Spans in the export, rejected ones included. */
+  spanCount: number;
+}
+
+/**
+ * The mapping step of the OTLP route: every span mapped and grouped by trace id, then one draft per trace. More
+ * than {@link MAX_TRACES_PER_EXPORT} trace ids refuse the export. `nowMicros` places a rootless trace's time.
+ */
+export function draftExport(decoded: OtlpExport, workspaceSlug: string | undefined, nowMicros: number): DraftedExport {
+  const grouped = groupSpans(decoded);
+  if (grouped.groups.length > MAX_TRACES_PER_EXPORT) {
+    throw new MalformedBodyError(
+      `Malformed body: the export holds ${grouped.groups.length} trace ids, more than the limit of ${MAX_TRACES_PER_EXPORT}; export smaller batches`,
+    );
+  }
+  const traces = grouped.groups.map((group) => buildTrace(group, workspaceSlug, grouped.wellFormedText, nowMicros));
+  return { traces, rejected: grouped.rejected, spanCount: grouped.spanCount };
+}

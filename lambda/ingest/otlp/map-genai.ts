@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
-import { exceedsDepthLimit } from '../../shared/domain/json-limits.js';
 import type { SpanKind } from '../../shared/domain/trace.js';
+import { DecodedJson, type DecodedJsonText, JsonOrText } from '../core/draft.js';
 import type { OtlpEvent } from './otlp-model.js';
 
 /**
@@ -87,23 +87,11 @@ function kindOf(attributes: JsonObject): SpanKind {
 }
 
 /**
- * JSON text of a value: a string holding JSON stays as sent, other strings are quoted. A string nested
- * deeper than validation allows also stays as sent, unparsed: validation then rejects its span (`too_deep`).
+ * A value for a member stored as JSON text: a string as sent (JSON text when it is, plain text otherwise: validation
+ * tells them apart, parsing it once), any other value decoded.
  */
-export function jsonText(value: JsonValue): string {
-  if (typeof value === 'string') {
-    const first = value.trimStart()[0];
-    if (first === '{' || first === '[' || first === '"') {
-      if (exceedsDepthLimit(value)) return value;
-      try {
-        JSON.parse(value);
-        return value;
-      } catch {
-        // plain text that happens to start like JSON
-      }
-    }
-  }
-  return JSON.stringify(value);
+export function jsonTextOf(value: JsonValue): DecodedJsonText {
+  return typeof value === 'string' ? new JsonOrText(value) : new DecodedJson(value);
 }
 
 /**
@@ -142,28 +130,28 @@ function eventMessages(events: readonly OtlpEvent[], names: ReadonlySet<string>,
   return messages.length > 0 ? messages : undefined;
 }
 
-function takeMessages(bag: AttributeBag, events: readonly OtlpEvent[], used: Set<OtlpEvent>, side: 'input' | 'output'): string {
+function takeMessages(bag: AttributeBag, events: readonly OtlpEvent[], used: Set<OtlpEvent>, side: 'input' | 'output'): DecodedJsonText {
   const current = take(bag, `gen_ai.${side}.messages`);
-  if (current !== undefined) return jsonText(current);
+  if (current !== undefined) return jsonTextOf(current);
   const details = events.find((event) => event.name === DETAILS_EVENT && `gen_ai.${side}.messages` in event.attributes);
   if (details) {
     used.add(details);
-    return jsonText(details.attributes[`gen_ai.${side}.messages`] as JsonValue);
+    return jsonTextOf(details.attributes[`gen_ai.${side}.messages`] as JsonValue);
   }
   const older = side === 'input' ? 'gen_ai.prompt' : 'gen_ai.completion';
   const flattened = takeFlattened(bag, `${older}.`);
-  if (flattened) return JSON.stringify(flattened);
+  if (flattened) return new DecodedJson(flattened);
   const fromEvents = eventMessages(events, side === 'input' ? INPUT_EVENTS : OUTPUT_EVENTS, used);
-  if (fromEvents) return JSON.stringify(fromEvents);
+  if (fromEvents) return new DecodedJson(fromEvents);
   const single = take(bag, older);
-  if (single !== undefined) return jsonText(single);
+  if (single !== undefined) return jsonTextOf(single);
   const openInference = take(bag, `${side}.value`);
   if (openInference !== undefined) {
     take(bag, `${side}.mime_type`);
-    return jsonText(openInference);
+    return jsonTextOf(openInference);
   }
   const oiMessages = takeFlattened(bag, side === 'input' ? 'llm.input_messages.' : 'llm.output_messages.', 'message.');
-  return oiMessages ? JSON.stringify(oiMessages) : '';
+  return oiMessages ? new DecodedJson(oiMessages) : '';
 }
 
 /** The fields of one span read from its attributes and events. */
@@ -175,8 +163,8 @@ export interface GenAiFields {
   total_tokens: number;
   /** True when the span said anything about tokens (a trace total sums only such spans). */
   hasTokens: boolean;
-  input: string;
-  output: string;
+  input: DecodedJsonText;
+  output: DecodedJsonText;
   session_id: string;
   user_id: string;
   agent_id: string;

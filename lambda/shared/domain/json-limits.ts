@@ -32,20 +32,31 @@ type Haystack = string | Uint8Array;
  * `[` and `{` as JSON text can spell them: themselves, or escaped inside a string (`\u005b`, `\u007B`…), which the
  * first parse turns into a bracket of the JSON text that string holds, parsed in its turn.
  */
-const BRACKET_SPELLINGS = ['[', '{', '\\u005b', '\\u005B', '\\u007b', '\\u007B'];
+const BRACKETS = ['[', '{'];
+/** What every escaped bracket starts with; the two hex digits after it say whether it is one (`5b`, `7B`…). */
+const ESCAPE_PREFIX = '\\u00';
 
 /**
  * `[` and `{` in the text (or the bytes, whose UTF-8 has them as single bytes), escaped or not, counted up to
  * `limit + 1`: an upper bound of the arrays and objects that parsing the text and the JSON text its strings
- * hold can build.
+ * hold can build. Three `indexOf` passes: the brackets, then the rare `\u00` escapes, each checked for a bracket.
  */
 export function bracketsUpTo(haystack: Haystack, limit: number): number {
   const text = typeof haystack === 'string' ? haystack : Buffer.from(haystack.buffer, haystack.byteOffset, haystack.byteLength);
+  const codeAt = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i] ?? 0;
   let count = 0;
-  for (const bracket of BRACKET_SPELLINGS) {
+  for (const bracket of BRACKETS) {
     for (let i = text.indexOf(bracket); i !== -1 && count <= limit; i = text.indexOf(bracket, i + 1)) count++;
   }
+  for (let i = text.indexOf(ESCAPE_PREFIX); i !== -1 && count <= limit; i = text.indexOf(ESCAPE_PREFIX, i + 1)) {
+    if (isEscapedBracket(codeAt(i + 4), codeAt(i + 5))) count++;
+  }
   return count;
+}
+
+/** `5b`, `5B`, `7b` or `7B`: the hex digits of `[` and `{`. */
+function isEscapedBracket(high: number, low: number): boolean {
+  return (high === 0x35 || high === 0x37) && (low === 0x62 || low === 0x42);
 }
 
 /**

@@ -67,9 +67,12 @@ def test_a_trace_larger_than_a_batch_may_hold_is_dropped_and_counted(recorder: R
 def test_a_full_queue_drops_the_newest_and_counts_them() -> None:
     gate, holding = threading.Event(), threading.Event()
     recorder = Recorder(answer=lambda t: (holding.set(), gate.wait(), Answer(200, {}, {"accepted": len(t), "rejected": 0, "errors": []}))[2])
-    client = TraceIngest("tik_x", transport=recorder, max_queue_traces=10, max_batch_traces=5, flush_interval=0.01)
+    # A batch forms only when full (the interval is longer than the test): the held batch is exactly the first 5
+    # traces however slowly this thread hands them over (with a short interval a loaded machine sent a partial one).
+    client = TraceIngest("tik_x", transport=recorder, max_queue_traces=10, max_batch_traces=5, flush_interval=600)
     traces(client, 5)
     assert holding.wait(20)  # the worker holds the first batch at the gate
+    assert [len(request["body"]["traces"]) for request in recorder.requests] == [5]
     traces(client, 15)
     report = client.report()
     assert report.dropped == {"queue_full": 5}

@@ -24,6 +24,26 @@ describe('exceedsContainerLimit (JSON.parse memory bound)', () => {
     expect((JSON.parse(body) as { traces: { spans: { input: string }[] }[] }).traces[0]?.spans[0]?.input).toBe('{}{}{}{}[][][][]');
   });
 
+  it.each([
+    ['\\u005b', 1],
+    ['\\u005B', 1],
+    ['\\u007b', 1],
+    ['\\u007B', 1],
+    // Escapes of other characters, a bracket's neighbours among them, are not brackets.
+    ['\\u005c', 0],
+    ['\\u005d', 0],
+    ['\\u007d', 0],
+    ['\\u0041', 0],
+    ['\\u006b', 0],
+    ['\\u005', 0],
+  ])('counts the escape %s as %d bracket(s), in text and in bytes', (escape, brackets) => {
+    const body = `"${escape}${escape}"`.padEnd(16, ' ');
+    for (const haystack of [body, Buffer.from(body)]) {
+      expect(exceedsContainerLimit(haystack, 2 * brackets)).toBe(false);
+      if (brackets > 0) expect(exceedsContainerLimit(haystack, 2 * brackets - 1)).toBe(true);
+    }
+  });
+
   it('never scans a body shorter than the limit (each container takes a character)', () => {
     expect(exceedsContainerLimit('['.repeat(MAX_JSON_CONTAINERS))).toBe(false);
     expect(exceedsContainerLimit('['.repeat(MAX_JSON_CONTAINERS + 1))).toBe(true);

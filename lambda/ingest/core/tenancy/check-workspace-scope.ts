@@ -1,6 +1,6 @@
 import { isJsonObject } from '../../../shared/domain/json.js';
 import { type ApiKey, WORKSPACE_SLUG_PATTERN } from '../../../shared/domain/tenancy.js';
-import type { CandidateTrace } from '../candidate.js';
+import type { TraceDraft } from '../draft.js';
 import { echo } from '../echo.js';
 import { WorkspaceOutOfScopeError, WorkspaceRequiredError } from '../errors.js';
 import type { TenancyReader } from './ports.js';
@@ -10,7 +10,7 @@ import type { TenancyReader } from './ports.js';
  * workspace-scoped key needs its own slug on every trace; an organization key needs slugs that
  * exist in its organization. One trace out of scope refuses the whole batch.
  */
-export async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, candidates: readonly CandidateTrace[]): Promise<void> {
+export async function checkWorkspaceScope(tenancy: TenancyReader, key: ApiKey, candidates: readonly TraceDraft[]): Promise<void> {
   const traces = candidates.map((candidate) => candidate.trace);
   if (key.workspaceSlug !== null) {
     checkScopedKey(key.workspaceSlug, traces);

@@ -1,9 +1,9 @@
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
-import type { CandidateTrace } from '../candidate.js';
+import { DecodedJson, DecodedTime, JsonOrText, type TraceDraft } from '../draft.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { notJsonTextMessage } from './json-text-hints.js';
-import { parseTimestampMicros, withinDayOfClock } from './timestamps.js';
+import { formatMicros, parseTimestampMicros, withinDayOfClock } from './timestamps.js';
 
 /**
  * The rules JSON Schema cannot say (docs/contract.md §3): timestamps that are real dates within ±24 hours
@@ -19,10 +19,12 @@ export interface RuleResult {
   spanMicros: (number | undefined)[];
 }
 
-/** `written` holds the micros a route formatted the text from: the range is checked, the text is not parsed again. */
-function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[], written?: number): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const micros = written ?? parseTimestampMicros(value);
+/** A client's timestamp text, or a route's {@link DecodedTime}, as microseconds if it is a valid one within a day of the clock. */
+function checkTimestamp(value: unknown, path: string, nowMicros: number, issues: ValidationIssue[]): number | undefined {
+  let micros: number | undefined;
+  if (typeof value === 'string') micros = parseTimestampMicros(value);
+  else if (value instanceof DecodedTime) micros = Number.isFinite(value.micros) && value.micros >= 0 ? value.micros : undefined;
+  else return undefined;
   if (micros === undefined) {
     issues.push({ path, code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' });
     return undefined;
@@ -32,6 +34,9 @@ function checkTimestamp(value: unknown, path: string, nowMicros: number, issues:
   }
   return micros;
 }
+
+/** The text a {@link DecodedTime} is stored as; no time at all (reported by {@link checkTimestamp}) as the number it is. */
+const timeText = (time: DecodedTime, micros: number | undefined): string => (micros === undefined ? String(time.micros) : formatMicros(micros));
 
 const NOT_JSON = Symbol('not JSON');
 
@@ -53,18 +58,55 @@ function tooDeep(value: string, path: string, issues: ValidationIssue[]): boolea
   return true;
 }
 
-/** `written`: the route wrote or parsed the text itself (see `RouteWritten.jsonTexts`), so only its depth is checked. */
-function checkJsonText(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
-  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
-  if (parseJson(value) === NOT_JSON) issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(path.slice(path.lastIndexOf('/') + 1), value) });
+/** A route's string is JSON text when it looks like a JSON object, array or string and parses. */
+const looksLikeJson = (text: string): boolean => {
+  const first = text.trimStart()[0];
+  return first === '{' || first === '[' || first === '"';
+};
+
+type JsonTextMember = 'input' | 'output' | 'attributes';
+
+/**
+ * Checks a member stored as JSON text (`input`, `output`, `attributes`). A client's text is parsed; a route's decoded
+ * member is not: a {@link DecodedJson} is written with `JSON.stringify`, a {@link JsonOrText} parsed once, here.
+ * Either way the value meets the same rules. Returns the text a decoded member is stored as; `undefined` for a sent
+ * one (stored as sent) and for the wrong type (the schema's to report).
+ */
+function checkJsonText(value: unknown, member: JsonTextMember, path: string, issues: ValidationIssue[]): string | undefined {
+  let parsed: unknown;
+  let stored: string | undefined;
+  if (typeof value === 'string') {
+    if (value === '' || tooDeep(value, path, issues)) return undefined;
+    parsed = parseJson(value);
+    if (parsed === NOT_JSON) {
+      issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
+      return undefined;
+    }
+  } else if (value instanceof DecodedJson) {
+    stored = JSON.stringify(value.value);
+    if (tooDeep(stored, path, issues)) return stored;
+    parsed = value.value;
+  } else if (value instanceof JsonOrText) {
+    stored = value.text;
+    if (looksLikeJson(stored)) {
+      if (tooDeep(stored, path, issues)) return stored;
+      parsed = parseJson(stored);
+    }
+    // Plain text, also plain text that happens to start like JSON, is stored as a JSON string holding it.
+    if (parsed === undefined || parsed === NOT_JSON) {
+      parsed = stored;
+      stored = JSON.stringify(stored);
+    }
+  } else {
+    return undefined;
+  }
+  if (member === 'attributes') checkAttributes(parsed, path, issues);
+  return stored;
 }
 
-function checkAttributes(value: unknown, path: string, issues: ValidationIssue[], written: boolean): void {
-  if (typeof value !== 'string' || value === '' || tooDeep(value, path, issues) || written) return;
-  const parsed = parseJson(value);
-  if (parsed === NOT_JSON) {
-    issues.push({ path, code: 'not_json_string', message: notJsonTextMessage('attributes', value) });
-  } else if (!isJsonObject(parsed)) {
+/** `attributes` holds a JSON object whose `tags`, when present, is a list of well-formed strings. */
+function checkAttributes(parsed: unknown, path: string, issues: ValidationIssue[]): void {
+  if (!isJsonObject(parsed)) {
     issues.push({ path, code: 'not_json_object', message: 'must hold a JSON object, not another JSON value' });
   } else if ('tags' in parsed) {
     const tags = parsed.tags;
@@ -96,12 +138,18 @@ function checkWellFormed(subject: JsonObject, members: readonly string[], base: 
   }
 }
 
-/** `written` and `wellFormedText`: what the route that decoded the trace knows of it, and so is not checked again. */
-export function checkTraceRules(trace: JsonObject, nowMicros: number, { written, wellFormedText = false }: Pick<CandidateTrace, 'written' | 'wellFormedText'> = {}): RuleResult {
+/**
+ * Checks the rules on a trace and its spans. The members a route decoded are checked as values and replaced by the
+ * text they are stored as, so that the schema then sees every member as a client would send it. `wellFormedText`:
+ * the request was decoded so that its strings hold no lone surrogate (see {@link TraceDraft.wellFormedText}).
+ */
+export function checkTraceRules(trace: JsonObject, nowMicros: number, { wellFormedText = false }: Pick<TraceDraft, 'wellFormedText'> = {}): RuleResult {
   const issues: ValidationIssue[] = [];
-  const ownText = written?.jsonTexts === true;
-  const traceMicros = checkTimestamp(trace.timestamp, '/timestamp', nowMicros, issues, written?.traceMicros);
-  checkAttributes(trace.attributes, '/attributes', issues, ownText);
+  const timestamp = trace.timestamp;
+  const traceMicros = checkTimestamp(timestamp, '/timestamp', nowMicros, issues);
+  if (timestamp instanceof DecodedTime) trace.timestamp = timeText(timestamp, traceMicros);
+  const attributes = checkJsonText(trace.attributes, 'attributes', '/attributes', issues);
+  if (attributes !== undefined) trace.attributes = attributes;
   if (!wellFormedText) checkWellFormed(trace, TRACE_TEXT, '', issues);
   const spanMicros: (number | undefined)[] = [];
   const spans = Array.isArray(trace.spans) ? trace.spans : [];
@@ -117,10 +165,17 @@ export function checkTraceRules(trace: JsonObject, nowMicros: number, { written,
       spanMicros.push(undefined);
       continue;
     }
-    spanMicros.push(checkTimestamp(span.timestamp, `${base}/timestamp`, nowMicros, issues, written?.spanMicros[i]));
-    checkJsonText(span.input, `${base}/input`, issues, ownText);
-    checkJsonText(span.output, `${base}/output`, issues, ownText);
-    checkAttributes(span.attributes, `${base}/attributes`, issues, ownText);
+    const timestamp = span.timestamp;
+    const micros = checkTimestamp(timestamp, `${base}/timestamp`, nowMicros, issues);
+    if (timestamp instanceof DecodedTime) span.timestamp = timeText(timestamp, micros);
+    spanMicros.push(micros);
+    // A decoded member is put in its place as the text it is stored as, for the schema and normalization.
+    const input = checkJsonText(span.input, 'input', `${base}/input`, issues);
+    if (input !== undefined) span.input = input;
+    const output = checkJsonText(span.output, 'output', `${base}/output`, issues);
+    if (output !== undefined) span.output = output;
+    const spanAttributes = checkJsonText(span.attributes, 'attributes', `${base}/attributes`, issues);
+    if (spanAttributes !== undefined) span.attributes = spanAttributes;
     if (!wellFormedText) checkWellFormed(span, SPAN_TEXT, base, issues);
     if (typeof span.span_id === 'string') {
       const id = span.span_id.toLowerCase();

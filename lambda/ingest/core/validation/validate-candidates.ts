@@ -1,10 +1,10 @@
 import { isJsonObject } from '../../../shared/domain/json.js';
 import type { AcceptedTrace } from '../../../shared/domain/trace.js';
-import type { CandidateTrace } from '../candidate.js';
+import type { TraceDraft } from '../draft.js';
 import { echo } from '../echo.js';
 import type { DroppedSpans, TraceError } from '../ingest-types.js';
 import type { ValidationIssue } from './issue-codes.js';
-import { validateCandidate } from './validate-trace.js';
+import { validateDraft } from './validate-trace.js';
 
 /** The server's id generator for the trace at `index` (ids a client left out). */
 export type IdSource = (index: number) => () => string;
@@ -32,10 +32,10 @@ export class CandidateValidation {
     private readonly ids: IdSource,
   ) {}
 
-  *validTraces(candidates: readonly CandidateTrace[]): Generator<ValidTrace> {
+  *validTraces(candidates: readonly TraceDraft[]): Generator<ValidTrace> {
     for (let index = 0; index < candidates.length; index++) {
-      const candidate = candidates[index] as CandidateTrace;
-      const result = validateCandidate(candidate, this.receivedAtMicros, this.ids(index));
+      const candidate = candidates[index] as TraceDraft;
+      const result = validateDraft(candidate, this.receivedAtMicros, this.ids(index));
       const firstIndex = result.ok ? this.acceptedAt.get(result.trace.trace_id) : undefined;
       if (result.ok && firstIndex === undefined) {
         this.acceptedAt.set(result.trace.trace_id, index);

@@ -3,7 +3,7 @@ import validateDetailed from '../../generated/validate-trace-detailed.js';
 import validateFast from '../../generated/validate-trace-fast.js';
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import type { AcceptedTrace } from '../../../shared/domain/trace.js';
-import type { CandidateTrace } from '../candidate.js';
+import type { TraceDraft } from '../draft.js';
 import { normalizeTrace } from '../../generated/normalize-trace.js';
 import { MAX_ISSUES_PER_TRACE, type IssueCode, type ValidationIssue } from './issue-codes.js';
 import { JSON_TEXT_MEMBERS, notAStringMessage } from './json-text-hints.js';
@@ -96,26 +96,24 @@ export type TraceValidation =
 const SPAN_PATH = /^\/spans\/(\d+)(?=\/|$)/;
 
 /**
- * Validates one candidate once and, when it is valid, returns it normalized: defaults applied, ids
+ * Validates one draft once and, when it is valid, returns it normalized: defaults applied, ids
  * lower-cased or generated, timestamps in UTC to the microsecond. Only known members are copied, so
- * unknown members (including `__proto__`) never travel further. A `drops-span` candidate whose only
+ * unknown members (including `__proto__`) never travel further. A `drops-span` draft whose only
  * issues are inside some of its spans lands without them, as long as one span is left.
  */
-export function validateCandidate(candidate: CandidateTrace, nowMicros: number, newId: () => string): TraceValidation {
-  const input = candidate.trace;
+export function validateDraft(draft: TraceDraft, nowMicros: number, newId: () => string): TraceValidation {
+  const input = draft.trace;
+  if (!isJsonObject(input)) return { ok: false, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] };
+  // The rules first: they check what a route decoded as values and write its text, which the schema then checks.
+  const rules = checkTraceRules(input, nowMicros, draft);
   const schemaValid = validateFast(input);
-  if (!schemaValid && !isJsonObject(input)) {
-    return { ok: false, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] };
-  }
-  const trace = input as JsonObject;
-  const rules = checkTraceRules(trace, nowMicros, candidate);
   if (schemaValid && rules.issues.length === 0) {
-    return { ok: true, trace: normalizeTrace(trace, rules.traceMicros as number, rules.spanMicros, newId), droppedSpans: [] };
+    return { ok: true, trace: normalizeTrace(input, rules.traceMicros as number, rules.spanMicros, newId), droppedSpans: [] };
   }
   const schemaErrors = schemaValid ? [] : (validateDetailed(input), validateDetailed.errors ?? []);
-  const issues = collectIssues(schemaErrors, trace, rules.issues);
-  if (candidate.invalidSpan === 'rejects-trace') return { ok: false, issues: capped(issues) };
-  return withoutInvalidSpans(trace, issues, rules.traceMicros, rules.spanMicros, newId);
+  const issues = collectIssues(schemaErrors, input, rules.issues);
+  if (draft.invalidSpan === 'rejects-trace') return { ok: false, issues: capped(issues) };
+  return withoutInvalidSpans(input, issues, rules.traceMicros, rules.spanMicros, newId);
 }
 
 /** A `drops-span` trace whose issues all lie inside spans, normalized without those spans; otherwise rejected. */
@@ -142,7 +140,7 @@ function withoutInvalidSpans(
   return { ok: true, trace: normalizeTrace({ ...trace, spans: kept }, traceMicros as number, keptMicros, newId), droppedSpans };
 }
 
-/** {@link validateCandidate} for a trace a client sent as JSON (`rejects-trace`). */
+/** {@link validateDraft} for a trace a client sent as JSON (`rejects-trace`). */
 export function validateTrace(input: unknown, nowMicros: number, newId: () => string): TraceValidation {
-  return validateCandidate({ trace: input, spansOnly: false, invalidSpan: 'rejects-trace' }, nowMicros, newId);
+  return validateDraft({ trace: input, spansOnly: false, invalidSpan: 'rejects-trace' }, nowMicros, newId);
 }

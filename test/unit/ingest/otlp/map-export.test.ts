@@ -93,7 +93,7 @@ describe('OTLP/JSON decoding', () => {
       ),
     );
     expect(spanCount).toBe(3);
-    expect(groups.map((group) => [group.traceHex[0], group.spans.length, buildTrace(group, undefined).candidate.spansOnly])).toEqual([
+    expect(groups.map((group) => [group.traceHex[0], group.spans.length, buildTrace(group, undefined).draft.spansOnly])).toEqual([
       ['a', 2, false],
       ['b', 1, true],
     ]);
