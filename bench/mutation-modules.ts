@@ -55,11 +55,13 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'route-validation',
     title: "the JSON and OTLP routes' validation",
-    mutate: ['lambda/ingest/core/validation/**/*.ts', 'lambda/ingest/json/parse-batch.ts'],
+    // The core's rules over both routes' typed drafts (core/draft.ts) and the JSON route's batch envelope.
+    mutate: ['lambda/ingest/core/validation/**/*.ts', 'lambda/ingest/core/draft.ts', 'lambda/ingest/json/parse-batch.ts'],
     runner: 'jest',
     tests: [
       'test/unit/ingest/validate-trace.test.ts',
       'test/unit/ingest/validate-trace.messages.test.ts',
+      'test/unit/ingest/validate-draft.test.ts',
       'test/unit/ingest/validate-traces.test.ts',
       'test/unit/ingest/timestamps.test.ts',
       'test/unit/ingest/timestamps.sweep.test.ts',
