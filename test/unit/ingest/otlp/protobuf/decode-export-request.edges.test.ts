@@ -1,5 +1,6 @@
 import type { OtlpExport } from '../../../../../lambda/ingest/otlp/otlp-model.js';
 import { decodeExportRequest } from '../../../../../lambda/ingest/otlp/protobuf/decode-export-request.js';
+import { UndecodableRequestError } from '../../../../../lambda/ingest/otlp/protobuf/undecodable-request-error.js';
 import { MAX_JSON_CONTAINERS } from '../../../../../lambda/shared/domain/json-limits.js';
 import { attempt, disagreement } from '../../../../support/otlp-decoder-differential.js';
 import { group, len, otlp, tag, varintField, WIRE } from '../../../../support/protobuf-bytes.js';
@@ -38,6 +39,8 @@ describe('decodeExportRequest refuses malformed bodies, naming what and where', 
     ['a group that never ends', otlp.oneSpan(tag(1000, WIRE.groupStart), varintField(1, 1)), refused('index out of range at offset 10')],
     ['field number 0', otlp.oneSpan(varintField(0, 1)), refused('illegal tag: field number 0')],
     ['field number 0 inside a group', otlp.oneSpan(tag(1000, WIRE.groupStart), varintField(0, 1), tag(1000, WIRE.groupEnd)), refused('illegal tag: field number 0')],
+    ['an end-group tag of field 0 inside a group', otlp.oneSpan(tag(1000, WIRE.groupStart), Buffer.from([0x04])), refused('illegal tag: field number 0')],
+    ['a group that never ends in its span, the body going on', otlp.request(otlp.scopeSpans(otlp.span(tag(1000, WIRE.groupStart), varintField(1, 1)), otlp.span(len(5, 'x')))), refused('index out of range at offset 10')],
     ['a known field with another wire type', otlp.oneSpan(varintField(5, 1)), refused('field 5 has wire type 0, expected 2')],
     ['a varint of 11 bytes', otlp.oneSpan(tag(6, WIRE.varint), Buffer.alloc(10, 0x81), Buffer.from([0x01])), refused('invalid varint encoding')],
     ['invalid UTF-8 in a short string', otlp.oneSpan(len(5, Buffer.from([0x61, 0xff]))), refused('invalid UTF-8 in the string at offset 8')],
@@ -54,6 +57,17 @@ describe('decodeExportRequest refuses malformed bodies, naming what and where', 
 });
 
 describe('decodeExportRequest reads', () => {
+  it('throws its refusals as UndecodableRequestError, so named', () => {
+    let thrown: unknown;
+    try {
+      decodeExportRequest(Buffer.from([0x0a, 0x7f]));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UndecodableRequestError);
+    expect((thrown as Error).name).toBe('UndecodableRequestError');
+  });
+
   it('an unknown field whose tag takes two bytes, the first 0x80 (field 16, a varint), in an event', () => {
     const spans = spansOf(otlp.oneSpan(len(11, len(2, 'e'), varintField(16, 1), varintField(32, 2))));
     expect(spans[0]?.events).toEqual([{ name: 'e', timeUnixMicros: 0, attributes: {} }]);

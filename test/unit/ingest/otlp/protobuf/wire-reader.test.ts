@@ -232,8 +232,8 @@ describe('WireReader: strings and bytes', () => {
   });
 
   it('keeps each of many short strings and ids its own text, however often their bytes meet in the cache', () => {
-    // Strings of a two-letter alphabet, 1 to 50 bytes: many share a length and most bytes, and a small body has
-    // few cache slots; each is read as text and as hex, most more than once.
+    // Strings of NUL and "a", 1 to 50 bytes: many share a length and most bytes, and a small body has few cache
+    // slots, whose bytes start as NULs; each is read as text and as hex, most more than once.
     let state = 99;
     const random = (n: number) => {
       state = (Math.imul(state, 1103515245) + 12345) >>> 0;
@@ -243,7 +243,7 @@ describe('WireReader: strings and bytes', () => {
     for (let body = 0; body < 200 && wrong.length === 0; body++) {
       const texts = Array.from({ length: 4 + random(12) }, () => {
         const length = random(4) === 0 ? 44 + random(7) : 1 + random(4);
-        return Array.from({ length }, () => 'ab'[random(2)]).join('');
+        return Array.from({ length }, () => '\u0000a'[random(2)]).join('');
       });
       const reads = Array.from({ length: 40 }, () => [texts[random(texts.length)]!, random(2) === 0] as const);
       const bytes = Buffer.concat(reads.map(([text]) => len(1, text)));
