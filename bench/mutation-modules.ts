@@ -55,12 +55,17 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'route-validation',
     title: "the JSON and OTLP routes' validation",
-    mutate: ['lambda/ingest/core/validation/**/*.ts', 'lambda/ingest/json/parse-batch.ts'],
+    // The core's rules over both routes' typed drafts (core/draft.ts) and the JSON route's batch envelope.
+    mutate: ['lambda/ingest/core/validation/**/*.ts', 'lambda/ingest/core/draft.ts', 'lambda/ingest/json/parse-batch.ts'],
     runner: 'jest',
     tests: [
       'test/unit/ingest/validate-trace.test.ts',
+      'test/unit/ingest/validate-trace.messages.test.ts',
+      'test/unit/ingest/validate-draft.test.ts',
       'test/unit/ingest/validate-traces.test.ts',
       'test/unit/ingest/timestamps.test.ts',
+      'test/unit/ingest/timestamps.sweep.test.ts',
+      'test/unit/ingest/json/parse-batch.test.ts',
       'test/unit/ingest/one-core.test.ts',
       'test/unit/ingest/accepted-trace-generation.test.ts',
       'test/unit/ingest/otlp/map-export.test.ts',
@@ -71,7 +76,15 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     title: 'the OTLP protobuf decoder',
     mutate: ['lambda/ingest/otlp/protobuf/*.ts'],
     runner: 'jest',
-    tests: ['test/unit/ingest/otlp/protobuf/*.test.ts', 'test/unit/ingest/otlp/otlp-hostile.test.ts'],
+    // The focused tests; the sweeps (decode-export-request.sweeps.test.ts: 4,000 fuzzed bodies, every short UTF-8
+    // string, a million containers) and the route's hostile-payload tests take seconds each, which a run would
+    // repeat for each of ~900 mutants.
+    tests: [
+      'test/unit/ingest/otlp/protobuf/wire-reader.test.ts',
+      'test/unit/ingest/otlp/protobuf/decode-export-request.test.ts',
+      'test/unit/ingest/otlp/protobuf/decode-export-request.edges.test.ts',
+      'test/unit/ingest/otlp/protobuf/encode-export-response.test.ts',
+    ],
   },
   {
     name: 'landing-keys',

@@ -70,6 +70,9 @@ function strykerConfig(module: MutationModule, dir: string): Record<string, unkn
       ...common,
       testRunner: 'jest',
       jest: { projectType: 'custom', configFile: 'test/support/jest-mutation.config.cjs', enableFindRelatedTests: false },
+      // The unit setup compiles with SWC, which checks no types: the `// @ts-nocheck` Stryker would write atop the
+      // sandbox's files serves nothing, and changes files a test reads as text (the generated normalizer).
+      disableTypeChecks: false,
     };
   }
   return {

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import type { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { composeIngest } from '../../lambda/ingest/compose.js';
-import { opentelemetry } from '../../lambda/ingest/generated/otlp-trace.js';
+import { opentelemetry } from '../../devkit/generated/otlp-trace.js';
 import { gatewayEvent, lambdaContext, liveBatch } from '../../devkit/builders/trace-builders.js';
 import { fakeTenancy } from '../../devkit/fakes/fake-tenancy.js';
 import { quietTelemetry } from '../../devkit/fakes/quiet-telemetry.js';

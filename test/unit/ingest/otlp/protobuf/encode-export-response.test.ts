@@ -34,7 +34,7 @@ describe('the hand encoder of the OTLP answers writes the bytes the protobufjs-g
   });
 
   it('refuses a count it cannot write exactly', () => {
-    expect(() => encodeExportResponse(1.5, '')).toThrow(RangeError);
-    expect(() => encodeStatus(2 ** 53, '')).toThrow(RangeError);
+    expect(() => encodeExportResponse(1.5, '')).toThrow(new RangeError('not a safe integer: 1.5'));
+    expect(() => encodeStatus(2 ** 53, '')).toThrow(new RangeError('not a safe integer: 9007199254740992'));
   });
 });
