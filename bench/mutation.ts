@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MUTATION_MODULES, type MutationModule } from './mutation-modules.js';
@@ -157,5 +157,30 @@ export async function runMutationBench(): Promise<BenchResult[]> {
     });
   }
   console.log(`[mutation] wall time ${Math.round((performance.now() - started) / 1000)} s`);
-  return results;
+  return withRowsOfModulesNotRun(results);
+}
+
+/**
+ * The bench replaces a group's rows with those a run returns: a run of some modules returns the last rows of the
+ * others too, so that `--modules a` never drops b's score. In the registry's order.
+ */
+function withRowsOfModulesNotRun(results: BenchResult[]): BenchResult[] {
+  const file = join(root, 'bench', 'results.json');
+  const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')) as { results?: BenchResult[] }).results ?? []) : [];
+  return mergeMutationRows(previous, results);
+}
+
+/** The `mutation` rows after a run: each module's row from this run, else from the last, in the registry's order. */
+export function mergeMutationRows(previous: readonly BenchResult[], results: readonly BenchResult[]): BenchResult[] {
+  const byModule = new Map<string, BenchResult>();
+  for (const row of [...previous.filter((r) => r.group === 'mutation'), ...results]) {
+    const name = moduleOfRow(row);
+    if (name !== undefined) byModule.set(name, row);
+  }
+  return MUTATION_MODULES.flatMap((module) => byModule.get(module.name) ?? []);
+}
+
+/** The module a row's metric names: `mutation score: <title> (<name>; …)`. */
+export function moduleOfRow(row: BenchResult): string | undefined {
+  return /\(([a-z0-9-]+);/.exec(row.metric)?.[1];
 }
