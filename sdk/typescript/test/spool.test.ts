@@ -300,3 +300,26 @@ it('on a Node without process.getBuiltinModule, spools the traces handed over wh
   assert.ok(segment && readFileSync(path.join(directory, segment)).includes(id));
   await client.shutdown(0);
 });
+
+it("claims a dead owner's segments oldest first: its traces come back in the order handed over, and one answered in a later segment stays answered through a second crash", () => {
+  const directory = spoolDirectory();
+  const spool = new Spool(directory, { fs, crc32: tableCrc32, sync: 'write', segmentBytes: 400 });
+  const item = (id: string) => ({ traceId: id, data: new TextEncoder().encode(`{"trace_id":"${id}","pad":"${'x'.repeat(100)}"}`) });
+  spool.trace(item('t0'));
+  spool.trace(item('t1'));
+  spool.trace(item('t2')); // the first segment is full: the second starts
+  // Answered, t0 and t2: the done record is in the second segment, the first is kept for t1.
+  spool.done(null, ['t0', 't2']);
+  spool.trace(item('t3'));
+  const segments = readdirSync(directory).filter((name) => name.endsWith('.seg')).sort();
+  assert.equal(segments.length, 2);
+  assert.ok(readFileSync(path.join(directory, segments[0] as string)).includes('"t1"') && readFileSync(path.join(directory, segments[1] as string)).includes('"t3"'));
+  abandon(directory, spool.owner);
+  const first = new Spool(directory, { fs, crc32: tableCrc32, sync: 'write', segmentBytes: 400 });
+  assert.deepEqual(first.recover().traces.map((trace) => trace.traceId), ['t1', 't3']);
+  // Killed before it sent anything: the next start must still see t0 answered, whatever the first one pruned.
+  abandon(directory, first.owner);
+  const second = new Spool(directory, { fs, crc32: tableCrc32 });
+  assert.deepEqual(second.recover().traces.map((trace) => trace.traceId), ['t1', 't3']);
+  second.close();
+});

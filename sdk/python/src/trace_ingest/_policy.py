@@ -120,7 +120,8 @@ def rejected_traces(body: Any, batch_size: int) -> list[tuple[int, str, str]]:
     if not isinstance(errors, list):
         return found
     for item in errors:
-        if not isinstance(item, dict) or not isinstance(item.get("index"), int):
+        # A bool is an int in Python, never in JSON's sense (the TypeScript SDK skips it too: decisions.json).
+        if not isinstance(item, dict) or not isinstance(item.get("index"), int) or isinstance(item.get("index"), bool):
             continue
         index = item["index"]
         if not 0 <= index < batch_size:
@@ -128,6 +129,7 @@ def rejected_traces(body: Any, batch_size: int) -> list[tuple[int, str, str]]:
         issues = item.get("issues")
         first = issues[0] if isinstance(issues, list) and issues and isinstance(issues[0], dict) else {}
         code = first.get("code") if isinstance(first.get("code"), str) else "invalid_trace"
+        path = first.get("path") if isinstance(first.get("path"), str) else ""
         message = first.get("message") if isinstance(first.get("message"), str) else ""
-        found.append((index, code, f"{first.get('path', '')} {message}".strip()))
+        found.append((index, code, f"{path} {message}".strip()))
     return found
