@@ -88,12 +88,14 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'compaction-manifest',
     title: 'the compaction manifest and switch',
-    mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts'],
+    // The switch itself is compactSlice (one PUT of the manifest) and the deletion of what it left unreferenced.
+    mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts', 'lambda/compaction/compact-slice.ts:355-426', 'lambda/compaction/compact-slice.ts:463-472'],
     runner: 'jest',
     tests: [
       'test/unit/compaction/compact-slice.test.ts',
       'test/unit/compaction/plan-compaction.test.ts',
       'test/unit/compaction/compact-queued-slices.test.ts',
+      'test/unit/compaction/erasure/compact-and-erase.test.ts',
     ],
   },
   {

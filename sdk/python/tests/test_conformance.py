@@ -173,10 +173,10 @@ def test_request_on_the_wire(scenario: dict[str, Any]) -> None:
     assert report.sent == len(scenario["body"]["traces"]) and report.pending == 0
 
 
-RETRY_AFTER = conformance("retry-after.json")
+RETRY_AFTER = [(vectors["now"], case) for vectors in (conformance("retry-after.json"), conformance("http-dates.json")) for case in vectors["cases"]]
 
 
-@pytest.mark.parametrize("case", RETRY_AFTER["cases"], ids=lambda c: repr(c["header"]))
-def test_retry_after_header(case: dict[str, Any]) -> None:
-    now = datetime.fromisoformat(RETRY_AFTER["now"].replace("Z", "+00:00")).timestamp()
-    assert parse_retry_after(case["header"], now) == case["seconds"]
+@pytest.mark.parametrize("now,case", RETRY_AFTER, ids=lambda c: repr(c["header"]) if isinstance(c, dict) else "")
+def test_retry_after_header(now: str, case: dict[str, Any]) -> None:
+    at = datetime.fromisoformat(now.replace("Z", "+00:00")).timestamp()
+    assert parse_retry_after(case["header"], at) == case["seconds"]

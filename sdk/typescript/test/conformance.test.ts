@@ -38,16 +38,18 @@ function expand(scenarios: Scenario[]): Scenario[] {
   });
 }
 
-describe('Retry-After values (sdk/conformance/retry-after.json)', () => {
-  const vectors = conformance<{ now: string; cases: { header: string; seconds: number | null }[] }>('retry-after.json');
-  const now = Date.parse(vectors.now);
-  assert.ok(vectors.cases.length > 0);
-  for (const { header, seconds } of vectors.cases) {
-    it(`${JSON.stringify(header)} means ${seconds === null ? 'the backoff' : `${seconds} s`}`, () => {
-      assert.equal(parseRetryAfter(header, now) ?? null, seconds);
-    });
-  }
-});
+for (const file of ['retry-after.json', 'http-dates.json']) {
+  describe(`Retry-After values (sdk/conformance/${file})`, () => {
+    const vectors = conformance<{ now: string; cases: { header: string; seconds: number | null }[] }>(file);
+    const now = Date.parse(vectors.now);
+    assert.ok(vectors.cases.length > 0);
+    for (const { header, seconds } of vectors.cases) {
+      it(`${JSON.stringify(header)} means ${seconds === null ? 'the backoff' : `${seconds} s`}`, () => {
+        assert.equal(parseRetryAfter(header, now) ?? null, seconds);
+      });
+    }
+  });
+}
 
 describe('one answer, one decision (sdk/conformance/decisions.json)', () => {
   interface DecisionCase {
