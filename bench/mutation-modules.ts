@@ -110,7 +110,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     title: "the TypeScript SDK's delivery",
     mutate: ['sdk/typescript/src/delivery.ts'],
     runner: 'sdk-typescript',
-    tests: sdkTests('conformance', 'client', 'logging'),
+    tests: sdkTests('delivery', 'conformance', 'client', 'logging'),
   },
   {
     name: 'sdk-ts-spool',
