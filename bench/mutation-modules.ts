@@ -83,6 +83,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
       'test/unit/landing/land-records.exactly-once.test.ts',
       'test/unit/landing/span-order.test.ts',
       'test/unit/landing/landable-trace.test.ts',
+      'test/unit/landing/landing-steps.test.ts',
     ],
   },
   {
@@ -92,6 +93,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts', 'lambda/compaction/compact-slice.ts:355-426', 'lambda/compaction/compact-slice.ts:463-472'],
     runner: 'jest',
     tests: [
+      'test/unit/compaction/manifest.test.ts',
       'test/unit/compaction/compact-slice.test.ts',
       'test/unit/compaction/plan-compaction.test.ts',
       'test/unit/compaction/compact-queued-slices.test.ts',
