@@ -243,3 +243,11 @@ describe('the delivery core', () => {
     assert.equal(lines.length, 7);
   });
 });
+
+it('names neither URL nor failure it does not know: a transport without a url, an answer without a status or a kind of failure', async () => {
+  const lines: string[] = [];
+  const { core } = deliverer([{ status: null, headers: {}, body: null }], { log: new Log((message) => lines.push(message), true) });
+  await core.deliver(Batch.of([item('a')], 'k'));
+  assert.match(lines[0] as string, /^\[trace-ingest\] POST {2}Idempotency-Key k: 1 traces/);
+  assert.equal(lines[2], '[trace-ingest] could not reach the service (network error): check baseUrl; retrying with the same Idempotency-Key');
+});
