@@ -315,16 +315,18 @@ it("claims a dead owner's segments oldest first: its traces come back in the ord
   spool.trace(item('t2')); // the first segment is full: the second starts
   // Answered, t0 and t2: the done record is in the second segment, the first is kept for t1.
   spool.done(null, ['t0', 't2']);
-  spool.trace(item('t3'));
+  // More segments after it, each read back in its turn.
+  const later = ['t3', 't4', 't5', 't6', 't7', 't8', 't9'];
+  for (const id of later) spool.trace(item(id));
   const segments = readdirSync(directory).filter((name) => name.endsWith('.seg')).sort();
-  assert.equal(segments.length, 2);
+  assert.ok(segments.length >= 5, `${segments.length} segments`);
   assert.ok(readFileSync(path.join(directory, segments[0] as string)).includes('"t1"') && readFileSync(path.join(directory, segments[1] as string)).includes('"t3"'));
   abandon(directory, spool.owner);
   const first = new Spool(directory, { fs, crc32: tableCrc32, sync: 'write', segmentBytes: 400 });
-  assert.deepEqual(first.recover().traces.map((trace) => trace.traceId), ['t1', 't3']);
+  assert.deepEqual(first.recover().traces.map((trace) => trace.traceId), ['t1', ...later]);
   // Killed before it sent anything: the next start must still see t0 answered, whatever the first one pruned.
   abandon(directory, first.owner);
   const second = new Spool(directory, { fs, crc32: tableCrc32 });
-  assert.deepEqual(second.recover().traces.map((trace) => trace.traceId), ['t1', 't3']);
+  assert.deepEqual(second.recover().traces.map((trace) => trace.traceId), ['t1', ...later]);
   second.close();
 });
