@@ -96,17 +96,21 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
       'test/unit/landing/land-records.exactly-once.test.ts',
       'test/unit/landing/span-order.test.ts',
       'test/unit/landing/landable-trace.test.ts',
+      'test/unit/landing/landing-steps.test.ts',
     ],
   },
   {
     name: 'compaction-manifest',
     title: 'the compaction manifest and switch',
-    mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts'],
+    // The switch itself is compactSlice (one PUT of the manifest) and the deletion of what it left unreferenced.
+    mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts', 'lambda/compaction/compact-slice.ts:355-426', 'lambda/compaction/compact-slice.ts:463-472'],
     runner: 'jest',
     tests: [
+      'test/unit/compaction/manifest.test.ts',
       'test/unit/compaction/compact-slice.test.ts',
       'test/unit/compaction/plan-compaction.test.ts',
       'test/unit/compaction/compact-queued-slices.test.ts',
+      'test/unit/compaction/erasure/compact-and-erase.test.ts',
     ],
   },
   {
@@ -121,7 +125,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     title: "the TypeScript SDK's delivery",
     mutate: ['sdk/typescript/src/delivery.ts'],
     runner: 'sdk-typescript',
-    tests: sdkTests('conformance', 'client', 'logging'),
+    tests: sdkTests('delivery', 'conformance', 'client', 'logging'),
   },
   {
     name: 'sdk-ts-spool',

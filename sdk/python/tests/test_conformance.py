@@ -13,7 +13,7 @@ import trace_ingest
 from trace_ingest import TraceIngest
 from trace_ingest._delivery import Batch, Deliverer
 from trace_ingest._ledger import Ledger
-from trace_ingest._policy import Answer, parse_retry_after
+from trace_ingest._policy import Answer, decide, parse_retry_after, rejected_traces
 
 from .conftest import Recorder, conformance
 
@@ -39,6 +39,26 @@ def expand(scenarios: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
             concrete = eval(text)  # noqa: S307 - our own vector file, substituting its placeholders
             out.append((f"{scenario['name']} [{status}]", concrete))
     return out
+
+
+DECISIONS = conformance("decisions.json")
+assert DECISIONS["cases"] and DECISIONS["rejected_traces"]
+
+
+@pytest.mark.parametrize("case", DECISIONS["cases"], ids=lambda c: c["name"][:70])
+def test_one_answer_one_decision(case: dict[str, Any]) -> None:
+    answer = case["answer"]
+    made = decide(Answer(answer.get("status"), answer.get("headers", {}), answer.get("body"), answer.get("failure")), case["batch_size"], case["attempt"], case["jitter"])
+    expected = case["decision"]
+    assert (made.action, made.reason) == (expected["action"], expected["reason"])
+    assert made.delay == pytest.approx(expected["delay_seconds"], abs=1e-9)
+    if expected["action"] != "delivered":
+        assert made.detail == expected["detail"]
+
+
+@pytest.mark.parametrize("case", DECISIONS["rejected_traces"], ids=lambda c: c["name"][:70])
+def test_rejected_traces(case: dict[str, Any]) -> None:
+    assert [list(found) for found in rejected_traces(case["body"], case["batch_size"])] == case["found"]
 
 
 DELIVERY = conformance("delivery.json")
@@ -153,10 +173,10 @@ def test_request_on_the_wire(scenario: dict[str, Any]) -> None:
     assert report.sent == len(scenario["body"]["traces"]) and report.pending == 0
 
 
-RETRY_AFTER = conformance("retry-after.json")
+RETRY_AFTER = [(vectors["now"], case) for vectors in (conformance("retry-after.json"), conformance("http-dates.json")) for case in vectors["cases"]]
 
 
-@pytest.mark.parametrize("case", RETRY_AFTER["cases"], ids=lambda c: repr(c["header"]))
-def test_retry_after_header(case: dict[str, Any]) -> None:
-    now = datetime.fromisoformat(RETRY_AFTER["now"].replace("Z", "+00:00")).timestamp()
-    assert parse_retry_after(case["header"], now) == case["seconds"]
+@pytest.mark.parametrize("now,case", RETRY_AFTER, ids=lambda c: repr(c["header"]) if isinstance(c, dict) else "")
+def test_retry_after_header(now: str, case: dict[str, Any]) -> None:
+    at = datetime.fromisoformat(now.replace("Z", "+00:00")).timestamp()
+    assert parse_retry_after(case["header"], at) == case["seconds"]

@@ -317,3 +317,27 @@ def test_a_dead_owner_being_claimed_by_a_live_process_is_left_to_it(tmp_path: Pa
     client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path)
     assert (client.flush().recovered, recorder.requests) == (0, [])
     assert list(tmp_path.glob(f"{DEAD_OWNER}.*")) == []
+
+
+def test_a_dead_owners_segments_are_claimed_oldest_first_and_an_answer_in_a_later_segment_survives_a_second_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Claimed newest first, the traces would come back out of order, and the segment holding only the `done` of an
+    # older segment's trace would get the older number: deleted first, that trace would come back after a second crash.
+    monkeypatch.setattr("trace_ingest._spool.SEGMENT_BYTES", 400)
+
+    def abandon(spool: Spool) -> None:
+        (tmp_path / f"{spool.owner}.owner").write_text("999999999")  # the owner is gone
+        _owners_in_this_process.discard(spool.owner)
+
+    spool = Spool(tmp_path, "write")
+    for trace_id in ("t0", "t1", "t2"):  # t2 starts the second segment
+        spool.trace(trace_id, b'{"trace_id":"%s","pad":"%s"}' % (trace_id.encode(), b"x" * 100))
+    spool.done(None, ["t0", "t2"])  # in the second segment; the first is kept for t1
+    spool.trace("t3", b'{"trace_id":"t3","pad":"%s"}' % (b"x" * 100))
+    segments = sorted(tmp_path.glob("*.seg"))
+    assert len(segments) == 2 and b'"t1"' in segments[0].read_bytes() and b'"t3"' in segments[1].read_bytes()
+    abandon(spool)
+    first = Spool(tmp_path, "write")
+    assert [trace_id for trace_id, _ in first.claim_orphans().traces] == ["t1", "t3"]
+    abandon(first)  # killed before it sent anything
+    second = Spool(tmp_path, "write")
+    assert [trace_id for trace_id, _ in second.claim_orphans().traces] == ["t1", "t3"]

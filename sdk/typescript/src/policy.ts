@@ -33,7 +33,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function decide(answer: Answer, batchSize: number, attempt: number, jitter: number, now: number = Date.now()): Decision {
   const body = isRecord(answer.body) ? answer.body : {};
-  const code = typeof body.code === 'string' ? body.code : undefined;
+  // An empty code names nothing: the answer is known by its status (as in the Python SDK: decisions.json).
+  const code = typeof body.code === 'string' && body.code !== '' ? body.code : undefined;
   const detail = typeof body.detail === 'string' ? body.detail : '';
   const { status } = answer;
   if (status === null) return { action: 'retry', delaySeconds: backoff(attempt, jitter), reason: answer.failure ?? 'network_error', detail };

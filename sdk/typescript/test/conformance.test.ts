@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH, TraceIngest, type Answer, type Trace } from '../src/index.js';
 import { Batch, Deliverer } from '../src/delivery.js';
 import { Ledger } from '../src/ledger.js';
-import { parseRetryAfter } from '../src/policy.js';
+import { decide, parseRetryAfter, rejectedTraces } from '../src/policy.js';
 import { conformance, Recorder } from './support.js';
 
 // The shared vectors of sdk/conformance, which the Python SDK runs too.
@@ -38,13 +38,44 @@ function expand(scenarios: Scenario[]): Scenario[] {
   });
 }
 
-describe('Retry-After values (sdk/conformance/retry-after.json)', () => {
-  const vectors = conformance<{ now: string; cases: { header: string; seconds: number | null }[] }>('retry-after.json');
-  const now = Date.parse(vectors.now);
-  assert.ok(vectors.cases.length > 0);
-  for (const { header, seconds } of vectors.cases) {
-    it(`${JSON.stringify(header)} means ${seconds === null ? 'the backoff' : `${seconds} s`}`, () => {
-      assert.equal(parseRetryAfter(header, now) ?? null, seconds);
+for (const file of ['retry-after.json', 'http-dates.json']) {
+  describe(`Retry-After values (sdk/conformance/${file})`, () => {
+    const vectors = conformance<{ now: string; cases: { header: string; seconds: number | null }[] }>(file);
+    const now = Date.parse(vectors.now);
+    assert.ok(vectors.cases.length > 0);
+    for (const { header, seconds } of vectors.cases) {
+      it(`${JSON.stringify(header)} means ${seconds === null ? 'the backoff' : `${seconds} s`}`, () => {
+        assert.equal(parseRetryAfter(header, now) ?? null, seconds);
+      });
+    }
+  });
+}
+
+describe('one answer, one decision (sdk/conformance/decisions.json)', () => {
+  interface DecisionCase {
+    name: string;
+    answer: { status?: number | null; headers?: Record<string, string>; body?: unknown; failure?: 'reset' | 'timeout' };
+    batch_size: number;
+    attempt: number;
+    jitter: number;
+    decision: { action: string; delay_seconds: number; reason: string; detail: string };
+  }
+  const vectors = conformance<{ cases: DecisionCase[]; rejected_traces: { name: string; body: unknown; batch_size: number; found: [number, string, string][] }[] }>('decisions.json');
+  assert.ok(vectors.cases.length > 0 && vectors.rejected_traces.length > 0);
+  for (const { name, answer, batch_size, attempt, jitter, decision } of vectors.cases) {
+    it(name, () => {
+      const made = decide({ status: answer.status ?? null, headers: answer.headers ?? {}, body: answer.body ?? null, ...(answer.failure && { failure: answer.failure }) }, batch_size, attempt, jitter);
+      assert.deepEqual([made.action, made.reason], [decision.action, decision.reason]);
+      assert.ok(Math.abs(made.delaySeconds - decision.delay_seconds) < 1e-9, `delay ${made.delaySeconds}, not ${decision.delay_seconds}`);
+      if (decision.action !== 'delivered') assert.equal(made.detail, decision.detail);
+    });
+  }
+  for (const { name, body, batch_size, found } of vectors.rejected_traces) {
+    it(`rejected traces: ${name}`, () => {
+      assert.deepEqual(
+        rejectedTraces(body, batch_size).map(({ index, code, detail }) => [index, code, detail]),
+        found,
+      );
     });
   }
 });

@@ -83,7 +83,7 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     None when absent, unreadable, or a date not after `now`: the caller then waits its backoff."""
     if value is None:
         return None
-    value = value.strip()
+    value = value.strip(" \t")  # OWS of RFC 9110 §5.6.3: space and tab only (as the TypeScript SDK; http-dates.json)
     if _DELTA_SECONDS.fullmatch(value):
         return float(int(value))
     when = _http_date(value, now)
@@ -107,8 +107,11 @@ def _http_date(value: str, now: float) -> float | None:
         month, day, hour, minute, second, year = match.groups()
     else:
         return None
+    if int(second) > 60:
+        return None
     try:
-        return datetime(int(year), months.index(month) + 1, int(day), int(hour), int(minute), int(second), tzinfo=timezone.utc).timestamp()
+        # Second 60 is a leap second (§5.6.7 allows it): read as 59, as the TypeScript SDK does (http-dates.json).
+        return datetime(int(year), months.index(month) + 1, int(day), int(hour), int(minute), min(int(second), 59), tzinfo=timezone.utc).timestamp()
     except ValueError:  # 31 Feb, hour 25, …
         return None
 
@@ -120,7 +123,8 @@ def rejected_traces(body: Any, batch_size: int) -> list[tuple[int, str, str]]:
     if not isinstance(errors, list):
         return found
     for item in errors:
-        if not isinstance(item, dict) or not isinstance(item.get("index"), int):
+        # A bool is an int in Python, never in JSON's sense (the TypeScript SDK skips it too: decisions.json).
+        if not isinstance(item, dict) or not isinstance(item.get("index"), int) or isinstance(item.get("index"), bool):
             continue
         index = item["index"]
         if not 0 <= index < batch_size:
@@ -128,6 +132,7 @@ def rejected_traces(body: Any, batch_size: int) -> list[tuple[int, str, str]]:
         issues = item.get("issues")
         first = issues[0] if isinstance(issues, list) and issues and isinstance(issues[0], dict) else {}
         code = first.get("code") if isinstance(first.get("code"), str) else "invalid_trace"
+        path = first.get("path") if isinstance(first.get("path"), str) else ""
         message = first.get("message") if isinstance(first.get("message"), str) else ""
-        found.append((index, code, f"{first.get('path', '')} {message}".strip()))
+        found.append((index, code, f"{path} {message}".strip()))
     return found
