@@ -39,7 +39,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     title: 'idempotency',
     mutate: ['lambda/ingest/core/idempotency/**/*.ts', '!lambda/ingest/core/idempotency/**/ports.ts', 'lambda/ingest/adapters/idempotency/*.ts'],
     runner: 'jest',
-    tests: ['test/unit/ingest/idempotency.test.ts'],
+    tests: ['test/unit/ingest/idempotency.test.ts', 'test/unit/ingest/adapters/idempotency/dynamodb-idempotency-store.test.ts'],
   },
   {
     name: 'body-and-limits',
