@@ -47,6 +47,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     mutate: ['lambda/ingest/http/decode-body.ts', 'lambda/shared/request-limits.ts', 'lambda/shared/domain/json-limits.ts'],
     runner: 'jest',
     tests: [
+      'test/unit/ingest/http/decode-body.test.ts',
       'test/unit/shared/request-limits.test.ts',
       'test/unit/shared/json-limits.test.ts',
       'test/unit/ingest/gateway-content-encoding.test.ts',
