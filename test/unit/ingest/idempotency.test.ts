@@ -3,7 +3,7 @@ import { ConditionalCheckFailedException, type DynamoDBClient, GetItemCommand, P
 import { DynamoModel } from '../../../devkit/dynamo/model.js';
 import { seededRandom, VirtualClock } from '../../../devkit/dynamo/virtual-clock.js';
 import { DynamoDbIdempotencyStore } from '../../../lambda/ingest/adapters/idempotency/dynamodb-idempotency-store.js';
-import { idempotentRequestIdentity, MAX_CLAIM_ATTEMPTS, readIdempotencyKey, withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
+import { idempotentRequestIdentity, type IdempotentRequest, MAX_CLAIM_ATTEMPTS, readIdempotencyKey, withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';
 
 const logger = { warn: () => undefined, error: () => undefined };
@@ -161,7 +161,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 describe('withIdempotency: what a claim found', () => {
   const body = '{"traces":["é"]}';
-  const at = (store: IdempotencyStore, logger = request(store).logger) => ({ ...request(store), logger, body, receivedAtMicros: 1_700_000_123_999_999 });
+  const at = (store: IdempotencyStore, logger: IdempotentRequest['logger'] = request(store).logger) => ({ ...request(store), logger, body, receivedAtMicros: 1_700_000_123_999_999 });
 
   it('claims with the body\'s SHA-256 and the arrival second, runs the batch once and stores its answer under the same key and token', async () => {
     const { store, calls } = scriptedStore({ kind: 'claimed' });
