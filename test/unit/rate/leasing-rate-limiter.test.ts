@@ -299,6 +299,33 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     expect(exact.calls).toEqual(['reserve lease 60', 'release lease 50']);
   });
 
+  /** A limiter whose first request found contention, so it holds a lease of 60 (10 traces in 5 s: 2/s for 30 s) with 10 used. */
+  async function leasedSixty() {
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    await limiter.reserve('acme', counters, 10, 'req-1');
+    expect(exact.calls).toEqual(['reserve lease 60']);
+    return { exact, limiter };
+  }
+
+  it('admits a batch that uses exactly what is left of the lease from it, with no transaction', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await expect(limiter.reserve('acme', counters, 50, 'req-2')).resolves.toEqual({ allowed: true });
+    await limiter.drain();
+    // All 60 used: nothing to give back.
+    expect(exact.calls).toEqual(['reserve lease 60']);
+  });
+
+  it('never admits one trace past the lease: a batch one larger than what is left takes a new lease first', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await limiter.reserve('acme', counters, 41, 'req-2');
+    // 9 left; a batch of 10 must not come from them.
+    await expect(limiter.reserve('acme', counters, 10, 'req-3')).resolves.toEqual({ allowed: true });
+    await limiter.drain();
+    // 51 traces in the last 5 s make 10.2/s: the refill covers 30 s of it, 306; of 366 granted, 61 were used.
+    expect(exact.calls).toEqual(['reserve lease 60', 'reserve lease 306', 'release lease 305']);
+  });
+
   it('stays on the per-request reservation when the probe fails for another reason (a timeout, a 5xx)', async () => {
     const exact = new RecordingReservations(new DependencyUnavailableError('dynamodb', 'timed out'));
     const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
