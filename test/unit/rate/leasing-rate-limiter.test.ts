@@ -274,7 +274,8 @@ class RecordingReservations implements WindowReservations {
     this.calls.push(`release ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
     return Promise.resolve();
   }
-  giveBack(): Promise<void> {
+  giveBack(_orgId: string, _counters: unknown, count: number, giveBackId: string): Promise<void> {
+    this.calls.push(`give back ${giveBackId} ${count}`);
     return Promise.resolve();
   }
   contentionCount(): number {
@@ -324,6 +325,40 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     await limiter.drain();
     // 51 traces in the last 5 s make 10.2/s: the refill covers 30 s of it, 306; of 366 granted, 61 were used.
     expect(exact.calls).toEqual(['reserve lease 60', 'reserve lease 306', 'release lease 305']);
+  });
+
+  it('counts a repeated reserve of a request admitted from the lease once', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
+    // Still 50 left for another request.
+    await limiter.reserve('acme', counters, 50, 'req-2');
+    await limiter.drain();
+    expect(exact.calls).toEqual(['reserve lease 60']);
+  });
+
+  it('puts a released request back into its open lease, and gives a request of a closed lease back by its own id', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await limiter.reserve('acme', counters, 20, 'req-2');
+    await limiter.release('acme', counters, 10, 'req-1');
+    await limiter.drain();
+    // 30 used, 10 of them released into the lease: 40 of 60 go back with it.
+    expect(exact.calls).toEqual(['reserve lease 60', 'release lease 40']);
+    await limiter.release('acme', counters, 20, 'req-2');
+    expect(exact.calls).toEqual(['reserve lease 60', 'release lease 40', 'give back req-2 20']);
+    // Released again, it is no longer the lease's: the per-request release finds no marker of it and gives nothing back.
+    await limiter.release('acme', counters, 20, 'req-2');
+    expect(exact.calls.slice(3)).toEqual(['release req-2 20']);
+  });
+
+  it('neither reserves nor releases a batch of nothing, or one with no window to count it in', async () => {
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    await expect(limiter.reserve('acme', counters, 0, 'req-1')).resolves.toEqual({ allowed: true });
+    await expect(limiter.reserve('acme', [], 10, 'req-2')).resolves.toEqual({ allowed: true });
+    await limiter.release('acme', counters, 0, 'req-1');
+    await limiter.release('acme', [], 10, 'req-2');
+    await limiter.drain();
+    expect(exact.calls).toEqual([]);
   });
 
   it('stays on the per-request reservation when the probe fails for another reason (a timeout, a 5xx)', async () => {
