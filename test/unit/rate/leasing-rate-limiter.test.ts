@@ -265,10 +265,15 @@ describe('LeasingRateLimiter near a quota large enough for leases', () => {
 /** The port alone, as a plain fake: every call recorded; the probe (one attempt) fails with `probeFailure`. */
 class RecordingReservations implements WindowReservations {
   readonly calls: string[] = [];
-  constructor(private readonly probeFailure?: Error) {}
+  constructor(
+    private readonly probeFailure?: Error,
+    /** Refuses every lease, as a window with no room for one does. */
+    private readonly refuseLeases = false,
+  ) {}
   reserve(_orgId: string, _counters: unknown, count: number, requestId: string): Promise<RateDecision> {
-    this.calls.push(`reserve ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
-    return Promise.resolve({ allowed: true });
+    const lease = requestId.startsWith('lease-');
+    this.calls.push(`reserve ${lease ? 'lease' : requestId} ${count}`);
+    return Promise.resolve(lease && this.refuseLeases ? { allowed: false, overflowing: [] } : { allowed: true });
   }
   release(_orgId: string, _counters: unknown, count: number, requestId: string): Promise<void> {
     this.calls.push(`release ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
@@ -373,6 +378,18 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     const small = countersFor({ minute: null, hour: null, day: null, month: null, ...quota }, new Date(START));
     await expect(limiter.reserve('acme', small, count, 'req-1')).resolves.toEqual({ allowed: true });
     expect(exact.calls).toEqual(calls);
+  });
+
+  it('stays on per-request reservations for the rest of the minute once a lease did not fit, and leases again the next minute', async () => {
+    let now = START;
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'), true);
+    const limiter = new LeasingRateLimiter(exact, () => now, {}, undefined, () => 0);
+    await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
+    await expect(limiter.reserve('acme', counters, 10, 'req-2')).resolves.toEqual({ allowed: true });
+    expect(exact.calls).toEqual(['reserve lease 60', 'reserve req-1 10', 'reserve req-2 10']);
+    now = START + 60_000;
+    await limiter.reserve('acme', countersFor(quotas, new Date(now)), 10, 'req-3');
+    expect(exact.calls.slice(3)).toEqual([expect.stringMatching(/^reserve lease \d+$/), 'reserve req-3 10']);
   });
 
   it('stays on the per-request reservation when the probe fails for another reason (a timeout, a 5xx)', async () => {
