@@ -107,7 +107,12 @@ describe('withIdempotency: a claim released between a failed claim and its read'
     };
     const run = jest.fn(async () => result);
 
-    await expect(withIdempotency(request(store), run)).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress', retryAfterSeconds: 1 });
+    await expect(withIdempotency(request(store), run)).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_in_progress',
+      retryAfterSeconds: 1,
+      message: 'A request with this Idempotency-Key is being processed concurrently; retry after the Retry-After interval',
+    });
 
     expect(claims).toHaveLength(MAX_CLAIM_ATTEMPTS);
     expect(run).not.toHaveBeenCalled();
