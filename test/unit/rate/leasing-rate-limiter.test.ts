@@ -367,15 +367,15 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
   });
 
   it.each([
-    ['a smallest quota under minQuotaForLeases (10,000) stays per request', { minute: 9_999 }, 10, ['reserve req-1 10']],
-    ['a smallest quota of exactly minQuotaForLeases leases', { minute: 10_000 }, 10, ['reserve lease 60']],
+    ['a smallest quota under minQuotaForLeases (10,000) stays per request', 9_999, 10, ['reserve req-1 10']],
+    ['a smallest quota of exactly minQuotaForLeases leases', 10_000, 10, ['reserve lease 60']],
     // 125 traces in 5 s: 750 wanted, capped at 5 % of 10,000; 4 batches of 125 just fit.
-    ['a lease capped at 5 % of the quota that still holds 4 batches leases', { minute: 10_000 }, 125, ['reserve lease 500']],
-    ['a lease capped at 5 % of the quota that would hold fewer than 4 batches stays per request', { minute: 10_000 }, 126, ['reserve req-1 126']],
-  ])('a hot organization with %s', async (_, quota, count, calls) => {
+    ['a lease capped at 5 % of the quota that still holds 4 batches leases', 10_000, 125, ['reserve lease 500']],
+    ['a lease capped at 5 % of the quota that would hold fewer than 4 batches stays per request', 10_000, 126, ['reserve req-1 126']],
+  ])('a hot organization with %s', async (_, minute, count, calls) => {
     const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
     const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
-    const small = countersFor({ minute: null, hour: null, day: null, month: null, ...quota }, new Date(START));
+    const small = countersFor({ minute, hour: null, day: null, month: null }, new Date(START));
     await expect(limiter.reserve('acme', small, count, 'req-1')).resolves.toEqual({ allowed: true });
     expect(exact.calls).toEqual(calls);
   });
