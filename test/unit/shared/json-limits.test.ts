@@ -59,6 +59,7 @@ describe('exceedsDepthLimit (nesting of JSON text held in a string)', () => {
     [nested(4), 3, true],
     ['{"a":{"b":{"c":[1]}}}', 3, true],
     ['[[],[],[],[],[]]', 3, false],
+    ['{"a":{},"b":{},"c":{},"d":{}}', 2, false],
     // Brackets inside strings are text, not nesting, however many there are.
     ['["[[[[[[", "\\"[[[[[["]', 2, false],
     ['["\\\\", [[[ ]]] ]', 3, true],

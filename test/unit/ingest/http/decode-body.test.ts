@@ -123,6 +123,36 @@ describe('decodeBody: Content-Encoding', () => {
   });
 });
 
+describe('decodeBody: what is not compressed stays as it is', () => {
+  it('reads as text a body with only one of the two gzip header bytes', () => {
+    // 'ċ' is C4 8B in UTF-8: a second byte of 0x8b after a first that is not 0x1f.
+    expect(decodeBody(base64(Buffer.from('ċ{}')))).toBe('ċ{}');
+    expect(decodeBody(base64(Buffer.from('\u001fa')))).toBe('\u001fa');
+    expect(decodeBody(text('\u001fa'))).toBe('\u001fa');
+  });
+
+  it('reads a text body that starts like zlib, under a label other than deflate, as UTF-16 text, not as bytes', () => {
+    expect(decodeBody(text('x^ é', 'gzip'))).toBe('x^ é');
+  });
+
+  it('returns the gateway\'s text unchanged, never re-encoded (an unpaired surrogate stays)', () => {
+    expect(decodeBody(text('{"a":"\ud800"}'))).toBe('{"a":"\ud800"}');
+  });
+
+  it('keeps the inflate or UTF-8 failure as the cause of a 400', () => {
+    const causeOf = (work: () => unknown) => {
+      try {
+        work();
+      } catch (error) {
+        return (error as Error).cause;
+      }
+      return undefined;
+    };
+    expect(causeOf(() => decodeBody(base64(Buffer.from([0x1f, 0x8b, 1, 2, 3]), 'gzip')))).toMatchObject({ code: 'Z_DATA_ERROR' });
+    expect(causeOf(() => decodeUtf8(Buffer.from([0xc3])))).toMatchObject({ code: 'ERR_ENCODING_INVALID_ENCODED_DATA' });
+  });
+});
+
 describe('decodeBodyBytes: the ceiling on decoded bytes', () => {
   it('refuses 400 a request with no body', () => {
     const message = 'Malformed body: the request has no body';
