@@ -29,6 +29,9 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
       'test/unit/rate/dynamo-semantics.test.ts',
       'test/unit/rate/leasing-rate-limiter.test.ts',
       'test/unit/ingest/adapters/rate/dynamodb-rate-limiter.test.ts',
+      'test/unit/ingest/adapters/rate/dynamodb-window-usage.test.ts',
+      'test/unit/ingest/core/rate/reserve-rate-windows.test.ts',
+      'test/unit/ingest/core/rate/read-quota-state.test.ts',
       'test/unit/ingest/rate-windows.test.ts',
       'test/unit/ingest/quota-headers.test.ts',
       'test/unit/ingest/window-usage-cache.test.ts',
@@ -39,7 +42,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     title: 'idempotency',
     mutate: ['lambda/ingest/core/idempotency/**/*.ts', '!lambda/ingest/core/idempotency/**/ports.ts', 'lambda/ingest/adapters/idempotency/*.ts'],
     runner: 'jest',
-    tests: ['test/unit/ingest/idempotency.test.ts'],
+    tests: ['test/unit/ingest/idempotency.test.ts', 'test/unit/ingest/adapters/idempotency/dynamodb-idempotency-store.test.ts'],
   },
   {
     name: 'body-and-limits',
@@ -47,6 +50,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     mutate: ['lambda/ingest/http/decode-body.ts', 'lambda/shared/request-limits.ts', 'lambda/shared/domain/json-limits.ts'],
     runner: 'jest',
     tests: [
+      'test/unit/ingest/http/decode-body.test.ts',
       'test/unit/shared/request-limits.test.ts',
       'test/unit/shared/json-limits.test.ts',
       'test/unit/ingest/gateway-content-encoding.test.ts',

@@ -3,8 +3,8 @@ import { ConditionalCheckFailedException, type DynamoDBClient, GetItemCommand, P
 import { DynamoModel } from '../../../devkit/dynamo/model.js';
 import { seededRandom, VirtualClock } from '../../../devkit/dynamo/virtual-clock.js';
 import { DynamoDbIdempotencyStore } from '../../../lambda/ingest/adapters/idempotency/dynamodb-idempotency-store.js';
-import { MAX_CLAIM_ATTEMPTS, withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
-import type { IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';
+import { idempotentRequestIdentity, type IdempotentRequest, MAX_CLAIM_ATTEMPTS, readIdempotencyKey, withIdempotency } from '../../../lambda/ingest/core/idempotency/idempotency.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../../../lambda/ingest/core/idempotency/ports.js';
 
 const logger = { warn: () => undefined, error: () => undefined };
 const request = (store: IdempotencyStore) => ({ store, logger, orgId: 'org', apiKeyId: 'key', idempotencyKey: 'k', body: '{}', receivedAtMicros: 1_700_000_000_000_000 });
@@ -107,7 +107,12 @@ describe('withIdempotency: a claim released between a failed claim and its read'
     };
     const run = jest.fn(async () => result);
 
-    await expect(withIdempotency(request(store), run)).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress', retryAfterSeconds: 1 });
+    await expect(withIdempotency(request(store), run)).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_in_progress',
+      retryAfterSeconds: 1,
+      message: 'A request with this Idempotency-Key is being processed concurrently; retry after the Retry-After interval',
+    });
 
     expect(claims).toHaveLength(MAX_CLAIM_ATTEMPTS);
     expect(run).not.toHaveBeenCalled();
@@ -130,5 +135,200 @@ describe('DynamoDbIdempotencyStore.claim', () => {
     await clock.run();
     expect(await claim).toEqual({ kind: 'vanished' });
     expect(reads).toBe(1);
+  });
+});
+
+/** A store answering every claim with `claim`, recording each call; `fail` makes a method reject. */
+function scriptedStore(claim: IdempotencyClaim, fail: { complete?: Error; release?: Error; completeAnswer?: boolean } = {}) {
+  const calls: unknown[][] = [];
+  const store: IdempotencyStore = {
+    claim: async (...args) => (calls.push(['claim', ...args]), claim),
+    complete: async (...args) => {
+      calls.push(['complete', ...args]);
+      if (fail.complete) throw fail.complete;
+      return fail.completeAnswer ?? true;
+    },
+    release: async (...args) => {
+      calls.push(['release', ...args]);
+      if (fail.release) throw fail.release;
+    },
+  };
+  return { store, calls };
+}
+
+function recordingLogger() {
+  const lines: { level: string; message: string; fields: unknown }[] = [];
+  const log = (level: string) => (message: string, fields: unknown) => void lines.push({ level, message, fields });
+  return { logger: { warn: log('warn'), error: log('error') }, lines };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64url');
+
+describe('withIdempotency: what a claim found', () => {
+  const body = '{"traces":["é"]}';
+  const at = (store: IdempotencyStore, logger: IdempotentRequest['logger'] = request(store).logger) => ({ ...request(store), logger, body, receivedAtMicros: 1_700_000_123_999_999 });
+
+  it('claims with the body\'s SHA-256 and the arrival second, runs the batch once and stores its answer under the same key and token', async () => {
+    const { store, calls } = scriptedStore({ kind: 'claimed' });
+    const run = jest.fn(async () => ({ ...result, accepted: 2, rejected: 1, errors: [{ index: 1, code: 'invalid' }] as never[] }));
+    await expect(withIdempotency(at(store), run)).resolves.toEqual({ ...result, accepted: 2, rejected: 1, errors: [{ index: 1, code: 'invalid' }] });
+    expect(run).toHaveBeenCalledTimes(1);
+    const [claim, complete] = calls;
+    expect(calls).toHaveLength(2);
+    expect(claim).toEqual(['claim', 'org', 'k', sha256(body), 1_700_000_123, expect.any(String)]);
+    expect(complete).toEqual(['complete', 'org', 'k', '{"accepted":2,"rejected":1,"errors":[{"index":1,"code":"invalid"}]}', 1_700_000_123, claim?.[5]]);
+  });
+
+  it('answers a completed request with the same body from its stored answer, marked replayed, without running it', async () => {
+    const stored = '{"accepted":4,"rejected":1,"errors":[{"index":3}]}';
+    const { store, calls } = scriptedStore({ kind: 'completed', bodyHash: sha256(body), response: stored });
+    const run = jest.fn(async () => result);
+    await expect(withIdempotency(at(store), run)).resolves.toEqual({ accepted: 4, rejected: 1, errors: [{ index: 3 }], orgId: 'org', apiKeyId: 'key', replayed: true });
+    expect(run).not.toHaveBeenCalled();
+    expect(calls.map(([method]) => method)).toEqual(['claim']);
+  });
+
+  it.each([
+    ['completed', { kind: 'completed', bodyHash: sha256('{"other":1}'), response: '{}' }],
+    ['in progress', { kind: 'in_progress', bodyHash: sha256('{"other":1}') }],
+  ] as const)('refuses 422 a key %s under a different body, without running or releasing it', async (_, claim) => {
+    const { store, calls } = scriptedStore(claim);
+    const run = jest.fn(async () => result);
+    await expect(withIdempotency(at(store), run)).rejects.toMatchObject({
+      status: 422,
+      code: 'idempotency_key_reused',
+      message: 'Idempotency-Key reused with a different body: a key identifies one request; use a new key for a new batch',
+    });
+    expect(run).not.toHaveBeenCalled();
+    expect(calls.map(([method]) => method)).toEqual(['claim']);
+  });
+
+  it('refuses 409 with Retry-After a same-body request while the first is in progress, without releasing its claim', async () => {
+    const { store, calls } = scriptedStore({ kind: 'in_progress', bodyHash: sha256(body) });
+    const run = jest.fn(async () => result);
+    await expect(withIdempotency(at(store), run)).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_in_progress',
+      retryAfterSeconds: 1,
+      message: 'A request with this Idempotency-Key is still in progress; retry after the Retry-After interval',
+    });
+    expect(run).not.toHaveBeenCalled();
+    expect(calls.map(([method]) => method)).toEqual(['claim']);
+  });
+
+  it('gives the claim back when the batch fails, so a retry is processed afresh, and rethrows the failure', async () => {
+    const { store, calls } = scriptedStore({ kind: 'claimed' });
+    const failure = new Error('publish failed');
+    await expect(withIdempotency(at(store), async () => Promise.reject(failure))).rejects.toBe(failure);
+    expect(calls.map(([method]) => method)).toEqual(['claim', 'release']);
+    expect(calls[1]).toEqual(['release', 'org', 'k', calls[0]?.[5]]);
+  });
+
+  it('still rethrows the batch\'s failure when giving the claim back fails, and logs that it could not', async () => {
+    const { store } = scriptedStore({ kind: 'claimed' }, { release: Object.assign(new Error('timeout'), { name: 'TimeoutError' }) });
+    const { logger, lines } = recordingLogger();
+    const failure = new Error('publish failed');
+    await expect(withIdempotency(at(store, logger), async () => Promise.reject(failure))).rejects.toBe(failure);
+    expect(lines).toEqual([{ level: 'error', message: 'Could not release an idempotency claim', fields: { orgId: 'org', error: 'TimeoutError' } }]);
+  });
+
+  it('answers the accepted batch even when its answer cannot be stored, and warns that a repeat gets 409', async () => {
+    const { store } = scriptedStore({ kind: 'claimed' }, { completeAnswer: false });
+    const { logger, lines } = recordingLogger();
+    await expect(withIdempotency(at(store, logger), async () => result)).resolves.toEqual(result);
+    expect(lines).toEqual([{ level: 'warn', message: 'Idempotent response not stored; a repeat within the lock time gets 409', fields: { orgId: 'org' } }]);
+  });
+
+  it('answers the accepted batch when storing its answer throws, logging the error and the warning', async () => {
+    const { store } = scriptedStore({ kind: 'claimed' }, { complete: Object.assign(new Error('throttled'), { name: 'ThrottlingException' }) });
+    const { logger, lines } = recordingLogger();
+    await expect(withIdempotency(at(store, logger), async () => result)).resolves.toEqual(result);
+    expect(lines).toEqual([
+      { level: 'error', message: 'Could not store an idempotent response', fields: { orgId: 'org', error: 'ThrottlingException' } },
+      { level: 'warn', message: 'Idempotent response not stored; a repeat within the lock time gets 409', fields: { orgId: 'org' } },
+    ]);
+  });
+
+  it('logs nothing when the answer is stored', async () => {
+    const { store } = scriptedStore({ kind: 'claimed' });
+    const { logger, lines } = recordingLogger();
+    await withIdempotency(at(store, logger), async () => result);
+    expect(lines).toEqual([]);
+  });
+
+  it('claims once more after a vanished key and runs the batch once it is claimed', async () => {
+    const answers: IdempotencyClaim[] = [{ kind: 'vanished' }, { kind: 'claimed' }];
+    const claims: string[] = [];
+    const store: IdempotencyStore = {
+      claim: async (_org, _key, _hash, _now, token) => (claims.push(token), answers.shift() ?? { kind: 'claimed' }),
+      complete: async () => true,
+      release: async () => undefined,
+    };
+    const run = jest.fn(async () => result);
+    await expect(withIdempotency(at(store), run)).resolves.toEqual(result);
+    expect(claims).toHaveLength(2);
+    expect(claims[0]).toBe(claims[1]);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('logs a release that fails after a claim that failed, and still answers 503', async () => {
+    const store: IdempotencyStore = {
+      claim: async () => Promise.reject(new Error('socket hang up')),
+      complete: async () => true,
+      release: async () => Promise.reject(Object.assign(new Error('socket hang up'), { name: 'NetworkingError' })),
+    };
+    const { logger, lines } = recordingLogger();
+    await expect(withIdempotency(at(store, logger), async () => result)).rejects.toMatchObject({ status: 503 });
+    expect(lines).toEqual([{ level: 'error', message: 'Could not release an idempotency claim', fields: { orgId: 'org', error: 'NetworkingError' } }]);
+  });
+});
+
+describe('readIdempotencyKey', () => {
+  it('answers undefined when the request sent no key', () => {
+    expect(readIdempotencyKey(undefined)).toBeUndefined();
+    expect(readIdempotencyKey([])).toBeUndefined();
+  });
+
+  it.each([
+    ['one character', 'a'],
+    ['a UUID', '0190d3c2-7f7a-7c3e-9d5a-4f1c2b3a4d5e'],
+    ['the ends of printable ASCII', '!~'],
+    ['255 characters', 'x'.repeat(255)],
+  ])('takes %s', (_, key) => {
+    expect(readIdempotencyKey([key])).toBe(key);
+  });
+
+  it('takes one key sent twice, and trims it', () => {
+    expect(readIdempotencyKey([' k-1 ', 'k-1'])).toBe('k-1');
+  });
+
+  it.each([
+    ['256 characters', ['x'.repeat(256)]],
+    ['a space', ['two words']],
+    ['a tab', ['tab\there']],
+    ['a character outside ASCII', ['é']],
+    ['DEL', ['\u007f']],
+    ['two different keys', ['a', 'b']],
+  ])('refuses 400 a key with %s', (_, values) => {
+    let error: unknown;
+    try {
+      readIdempotencyKey(values);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'invalid_idempotency_key',
+      message: 'Invalid Idempotency-Key: send one header of 1 to 255 printable ASCII characters without spaces',
+    });
+  });
+});
+
+describe('idempotentRequestIdentity', () => {
+  it('is the base64url SHA-256 of organization, key and body, the same for every resend', () => {
+    const expected = `idem-${createHash('sha256').update('org\nk\n{"traces":[]}').digest('base64url')}`;
+    expect(idempotentRequestIdentity('org', 'k', '{"traces":[]}')).toBe(expected);
+    expect(idempotentRequestIdentity('org', 'k', '{"traces":[1]}')).not.toBe(expected);
+    expect(idempotentRequestIdentity('org2', 'k', '{"traces":[]}')).not.toBe(expected);
   });
 });

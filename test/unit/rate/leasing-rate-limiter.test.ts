@@ -265,16 +265,22 @@ describe('LeasingRateLimiter near a quota large enough for leases', () => {
 /** The port alone, as a plain fake: every call recorded; the probe (one attempt) fails with `probeFailure`. */
 class RecordingReservations implements WindowReservations {
   readonly calls: string[] = [];
-  constructor(private readonly probeFailure?: Error) {}
+  constructor(
+    private readonly probeFailure?: Error,
+    /** Refuses every lease, as a window with no room for one does. */
+    private readonly refuseLeases = false,
+  ) {}
   reserve(_orgId: string, _counters: unknown, count: number, requestId: string): Promise<RateDecision> {
-    this.calls.push(`reserve ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
-    return Promise.resolve({ allowed: true });
+    const lease = requestId.startsWith('lease-');
+    this.calls.push(`reserve ${lease ? 'lease' : requestId} ${count}`);
+    return Promise.resolve(lease && this.refuseLeases ? { allowed: false, overflowing: [] } : { allowed: true });
   }
   release(_orgId: string, _counters: unknown, count: number, requestId: string): Promise<void> {
     this.calls.push(`release ${requestId.startsWith('lease-') ? 'lease' : requestId} ${count}`);
     return Promise.resolve();
   }
-  giveBack(): Promise<void> {
+  giveBack(_orgId: string, _counters: unknown, count: number, giveBackId: string): Promise<void> {
+    this.calls.push(`give back ${giveBackId} ${count}`);
     return Promise.resolve();
   }
   contentionCount(): number {
@@ -297,6 +303,93 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     // 10 traces in the 5 s observed make 2/s: a lease of 30 s of that, its unused 50 given back on drain.
     await limiter.drain();
     expect(exact.calls).toEqual(['reserve lease 60', 'release lease 50']);
+  });
+
+  /** A limiter whose first request found contention, so it holds a lease of 60 (10 traces in 5 s: 2/s for 30 s) with 10 used. */
+  async function leasedSixty() {
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    await limiter.reserve('acme', counters, 10, 'req-1');
+    expect(exact.calls).toEqual(['reserve lease 60']);
+    return { exact, limiter };
+  }
+
+  it('admits a batch that uses exactly what is left of the lease from it, with no transaction', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await expect(limiter.reserve('acme', counters, 50, 'req-2')).resolves.toEqual({ allowed: true });
+    await limiter.drain();
+    // All 60 used: nothing to give back.
+    expect(exact.calls).toEqual(['reserve lease 60']);
+  });
+
+  it('never admits one trace past the lease: a batch one larger than what is left takes a new lease first', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await limiter.reserve('acme', counters, 41, 'req-2');
+    // 9 left; a batch of 10 must not come from them.
+    await expect(limiter.reserve('acme', counters, 10, 'req-3')).resolves.toEqual({ allowed: true });
+    await limiter.drain();
+    // 51 traces in the last 5 s make 10.2/s: the refill covers 30 s of it, 306; of 366 granted, 61 were used.
+    expect(exact.calls).toEqual(['reserve lease 60', 'reserve lease 306', 'release lease 305']);
+  });
+
+  it('counts a repeated reserve of a request admitted from the lease once', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
+    // Still 50 left for another request.
+    await limiter.reserve('acme', counters, 50, 'req-2');
+    await limiter.drain();
+    expect(exact.calls).toEqual(['reserve lease 60']);
+  });
+
+  it('puts a released request back into its open lease, and gives a request of a closed lease back by its own id', async () => {
+    const { exact, limiter } = await leasedSixty();
+    await limiter.reserve('acme', counters, 20, 'req-2');
+    await limiter.release('acme', counters, 10, 'req-1');
+    await limiter.drain();
+    // 30 used, 10 of them released into the lease: 40 of 60 go back with it.
+    expect(exact.calls).toEqual(['reserve lease 60', 'release lease 40']);
+    await limiter.release('acme', counters, 20, 'req-2');
+    expect(exact.calls).toEqual(['reserve lease 60', 'release lease 40', 'give back req-2 20']);
+    // Released again, it is no longer the lease's: the per-request release finds no marker of it and gives nothing back.
+    await limiter.release('acme', counters, 20, 'req-2');
+    expect(exact.calls.slice(3)).toEqual(['release req-2 20']);
+  });
+
+  it('neither reserves nor releases a batch of nothing, or one with no window to count it in', async () => {
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    await expect(limiter.reserve('acme', counters, 0, 'req-1')).resolves.toEqual({ allowed: true });
+    await expect(limiter.reserve('acme', [], 10, 'req-2')).resolves.toEqual({ allowed: true });
+    await limiter.release('acme', counters, 0, 'req-1');
+    await limiter.release('acme', [], 10, 'req-2');
+    await limiter.drain();
+    expect(exact.calls).toEqual([]);
+  });
+
+  it.each([
+    ['a smallest quota under minQuotaForLeases (10,000) stays per request', 9_999, 10, ['reserve req-1 10']],
+    ['a smallest quota of exactly minQuotaForLeases leases', 10_000, 10, ['reserve lease 60']],
+    // 125 traces in 5 s: 750 wanted, capped at 5 % of 10,000; 4 batches of 125 just fit.
+    ['a lease capped at 5 % of the quota that still holds 4 batches leases', 10_000, 125, ['reserve lease 500']],
+    ['a lease capped at 5 % of the quota that would hold fewer than 4 batches stays per request', 10_000, 126, ['reserve req-1 126']],
+  ])('a hot organization with %s', async (_, minute, count, calls) => {
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
+    const small = countersFor({ minute, hour: null, day: null, month: null }, new Date(START));
+    await expect(limiter.reserve('acme', small, count, 'req-1')).resolves.toEqual({ allowed: true });
+    expect(exact.calls).toEqual(calls);
+  });
+
+  it('stays on per-request reservations for the rest of the minute once a lease did not fit, and leases again the next minute', async () => {
+    let now = START;
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'), true);
+    const limiter = new LeasingRateLimiter(exact, () => now, {}, undefined, () => 0);
+    await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
+    await expect(limiter.reserve('acme', counters, 10, 'req-2')).resolves.toEqual({ allowed: true });
+    expect(exact.calls).toEqual(['reserve lease 60', 'reserve req-1 10', 'reserve req-2 10']);
+    now = START + 60_000;
+    await limiter.reserve('acme', countersFor(quotas, new Date(now)), 10, 'req-3');
+    expect(exact.calls.slice(3)).toEqual([expect.stringMatching(/^reserve lease \d+$/), 'reserve req-3 10']);
   });
 
   it('stays on the per-request reservation when the probe fails for another reason (a timeout, a 5xx)', async () => {

@@ -1,4 +1,19 @@
-import { exceedsContainerLimit, exceedsDepthLimit, MAX_JSON_CONTAINERS, MAX_JSON_TEXT_DEPTH } from '../../../lambda/shared/domain/json-limits.js';
+import { bracketsUpTo, exceedsContainerLimit, exceedsDepthLimit, MAX_JSON_CONTAINERS, MAX_JSON_TEXT_DEPTH } from '../../../lambda/shared/domain/json-limits.js';
+
+describe('bracketsUpTo', () => {
+  it('counts [ and { and their escaped spellings, in text or in UTF-8 bytes', () => {
+    const text = '[{"a":"\\u005b\\u005B\\u007b\\u007B]}"}]';
+    expect(bracketsUpTo(text, 100)).toBe(6);
+    expect(bracketsUpTo(Buffer.from(text), 100)).toBe(6);
+    expect(bracketsUpTo('"\\u005c ] } \\u005d"', 100)).toBe(0);
+  });
+
+  it('stops counting at one past the limit', () => {
+    expect(bracketsUpTo('[[[[[[', 2)).toBe(3);
+    expect(bracketsUpTo('[[{{', 0)).toBe(1);
+    expect(bracketsUpTo('[[[', 3)).toBe(3);
+  });
+});
 
 describe('exceedsContainerLimit (JSON.parse memory bound)', () => {
   it.each([
@@ -64,6 +79,7 @@ describe('exceedsDepthLimit (nesting of JSON text held in a string)', () => {
     [nested(4), 3, true],
     ['{"a":{"b":{"c":[1]}}}', 3, true],
     ['[[],[],[],[],[]]', 3, false],
+    ['{"a":{},"b":{},"c":{},"d":{}}', 2, false],
     // Brackets inside strings are text, not nesting, however many there are.
     ['["[[[[[[", "\\"[[[[[["]', 2, false],
     ['["\\\\", [[[ ]]] ]', 3, true],
