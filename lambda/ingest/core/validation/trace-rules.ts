@@ -1,3 +1,4 @@
+import { isJsonText } from '../../../shared/domain/json-text.js';
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
 import { DecodedJson, DecodedTime, JsonOrText, type TraceDraft } from '../draft.js';
@@ -77,7 +78,9 @@ function checkJsonText(value: unknown, member: JsonTextMember, path: string, iss
   let stored: string | undefined;
   if (typeof value === 'string') {
     if (value === '' || tooDeep(value, path, issues)) return undefined;
-    parsed = parseJson(value);
+    // Only attributes' value is looked into; input and output need only be JSON text, which isJsonText decides
+    // without building the message lists JSON.parse would.
+    parsed = member === 'attributes' ? parseJson(value) : isJsonText(value) || NOT_JSON;
     if (parsed === NOT_JSON) {
       issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
       return undefined;
