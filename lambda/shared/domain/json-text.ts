@@ -1,3 +1,5 @@
+import { exceedsDepthLimit } from './json-limits.js';
+
 /**
  * Whether a string holds JSON text (RFC 8259), deciding exactly as `JSON.parse` does but building nothing.
  *
@@ -6,6 +8,21 @@
  * letting the regular expression engine run through string contents, numbers and whitespace.
  */
 export function isJsonText(text: string): boolean {
+  return scanJsonText(text, Infinity) === 'json';
+}
+
+/**
+ * `too_deep` when the text nests arrays and objects deeper than `maxDepth` (outside its strings, whether or not it
+ * is JSON: as {@link exceedsDepthLimit} says), else `json` or `not_json` as {@link isJsonText}. One scan for text
+ * that is JSON; a second, of the depth alone, only for text that is not.
+ */
+export function jsonTextVerdict(text: string, maxDepth: number): 'json' | 'not_json' | 'too_deep' {
+  const verdict = scanJsonText(text, maxDepth);
+  if (verdict !== 'not_json') return verdict;
+  return exceedsDepthLimit(text, maxDepth) ? 'too_deep' : 'not_json';
+}
+
+function scanJsonText(text: string, maxDepth: number): 'json' | 'not_json' | 'too_deep' {
   // The containers open around the current position: ARRAY or OBJECT.
   const open: number[] = [];
   let i = skipWhitespace(text, 0);
@@ -13,15 +30,17 @@ export function isJsonText(text: string): boolean {
     const c = text.charCodeAt(i);
     if (c === OPEN_BRACE) {
       i = skipWhitespace(text, i + 1);
+      if (open.length >= maxDepth) return 'too_deep';
       if (text.charCodeAt(i) === CLOSE_BRACE) i++;
       else {
         open.push(OBJECT);
         i = member(text, i);
-        if (i < 0) return false;
+        if (i < 0) return 'not_json';
         continue value;
       }
     } else if (c === OPEN_BRACKET) {
       i = skipWhitespace(text, i + 1);
+      if (open.length >= maxDepth) return 'too_deep';
       if (text.charCodeAt(i) === CLOSE_BRACKET) i++;
       else {
         open.push(ARRAY);
@@ -39,23 +58,23 @@ export function isJsonText(text: string): boolean {
       NUMBER.lastIndex = i;
       i = NUMBER.test(text) ? NUMBER.lastIndex : -1;
     }
-    if (i < 0) return false;
+    if (i < 0) return 'not_json';
 
     // After a value: a comma and the next one, the end of its container, or the end of the text.
     for (;;) {
       i = skipWhitespace(text, i);
       const container = open.at(-1);
-      if (container === undefined) return i === text.length;
+      if (container === undefined) return i === text.length ? 'json' : 'not_json';
       const next = text.charCodeAt(i);
       if (next === COMMA) {
         i = skipWhitespace(text, i + 1);
         if (container === OBJECT) {
           i = member(text, i);
-          if (i < 0) return false;
+          if (i < 0) return 'not_json';
         }
         continue value;
       }
-      if (next !== (container === OBJECT ? CLOSE_BRACE : CLOSE_BRACKET)) return false;
+      if (next !== (container === OBJECT ? CLOSE_BRACE : CLOSE_BRACKET)) return 'not_json';
       open.pop();
       i++;
     }

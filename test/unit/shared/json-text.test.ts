@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { isJsonText } from '../../../lambda/shared/domain/json-text.js';
+import { exceedsDepthLimit } from '../../../lambda/shared/domain/json-limits.js';
+import { isJsonText, jsonTextVerdict } from '../../../lambda/shared/domain/json-text.js';
 
 const parses = (text: string): boolean => {
   try {
@@ -56,5 +57,36 @@ describe('isJsonText decides as JSON.parse does', () => {
     const depth = 200_000;
     expect(isJsonText('['.repeat(depth) + ']'.repeat(depth))).toBe(true);
     expect(isJsonText('['.repeat(depth) + ']'.repeat(depth - 1))).toBe(false);
+  });
+});
+
+describe('jsonTextVerdict: too deep, else JSON or not, as the depth check then JSON.parse decide', () => {
+  const oldVerdict = (text: string, maxDepth: number) => (exceedsDepthLimit(text, maxDepth) ? 'too_deep' : parses(text) ? 'json' : 'not_json');
+
+  it.each([
+    ['[[[]]]', 3, 'json'],
+    ['[[[]]]', 2, 'too_deep'],
+    ['{"a":{"b":{}}}', 3, 'json'],
+    ['{"a":{"b":{}}}', 2, 'too_deep'],
+    // Too deep is said before not JSON, whatever comes first in the text.
+    ['x[[[[]]]]', 3, 'too_deep'],
+    ['[[[[]]]] x', 3, 'too_deep'],
+    ['[[[]]] x', 3, 'not_json'],
+    // Brackets inside strings are no nesting.
+    ['["[[[[[["]', 1, 'json'],
+  ])('%j at most %d deep → %s', (text, maxDepth, expected) => {
+    expect(jsonTextVerdict(text, maxDepth)).toBe(expected);
+    expect(oldVerdict(text, maxDepth)).toBe(expected);
+  });
+
+  it('agrees with the depth check then JSON.parse on text built from JSON tokens in any order', () => {
+    const token = fc.constantFrom('{', '}', '[', ']', ',', ':', '"k"', '1', 'null', '"[["', 'x');
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 14 }), fc.integer({ min: 0, max: 4 }), (tokens, maxDepth) => {
+        const text = tokens.join('');
+        expect(jsonTextVerdict(text, maxDepth)).toBe(oldVerdict(text, maxDepth));
+      }),
+      { numRuns: 30_000, seed: 30 },
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { isJsonText } from '../../../shared/domain/json-text.js';
+import { jsonTextVerdict } from '../../../shared/domain/json-text.js';
 import { isJsonObject, type JsonObject } from '../../../shared/domain/json.js';
 import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/json-limits.js';
 import { DecodedJson, DecodedTime, JsonOrText, type TraceDraft } from '../draft.js';
@@ -77,10 +77,17 @@ function checkJsonText(value: unknown, member: JsonTextMember, path: string, iss
   let parsed: unknown;
   let stored: string | undefined;
   if (typeof value === 'string') {
-    if (value === '' || tooDeep(value, path, issues)) return undefined;
-    // Only attributes' value is looked into; input and output need only be JSON text, which isJsonText decides
-    // without building the message lists JSON.parse would.
-    parsed = member === 'attributes' ? parseJson(value) : isJsonText(value) || NOT_JSON;
+    if (value === '') return undefined;
+    if (member !== 'attributes') {
+      // Only attributes' value is looked into; input and output need only be JSON text no deeper than the limit,
+      // which one scan decides without building the message lists JSON.parse would.
+      const verdict = jsonTextVerdict(value, MAX_JSON_TEXT_DEPTH);
+      if (verdict === 'too_deep') issues.push({ path, code: 'too_deep', message: TOO_DEEP_MESSAGE });
+      else if (verdict === 'not_json') issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
+      return undefined;
+    }
+    if (tooDeep(value, path, issues)) return undefined;
+    parsed = parseJson(value);
     if (parsed === NOT_JSON) {
       issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
       return undefined;
