@@ -1,20 +1,14 @@
 import { exceedsDepthLimit } from './json-limits.js';
 
 /**
- * Whether a string holds JSON text (RFC 8259), deciding exactly as `JSON.parse` does but building nothing.
+ * `too_deep` when the text nests arrays and objects deeper than `maxDepth` (outside its strings, whether or not it
+ * is JSON: as {@link exceedsDepthLimit} says), else whether it holds JSON text (RFC 8259), decided exactly as
+ * `JSON.parse` decides but building nothing. One scan for text that is JSON; a second, of the depth alone, only for
+ * text that is not.
  *
  * Validation asks this of every `input` and `output` of a batch: most of a batch's bytes. `JSON.parse` would build
- * each message list only to drop it, and the garbage it leaves is most of the cost; this scans the text once,
- * letting the regular expression engine run through string contents, numbers and whitespace.
- */
-export function isJsonText(text: string): boolean {
-  return scanJsonText(text, Infinity) === 'json';
-}
-
-/**
- * `too_deep` when the text nests arrays and objects deeper than `maxDepth` (outside its strings, whether or not it
- * is JSON: as {@link exceedsDepthLimit} says), else `json` or `not_json` as {@link isJsonText}. One scan for text
- * that is JSON; a second, of the depth alone, only for text that is not.
+ * each message list only to drop it, and the garbage it leaves is most of the cost; this lets the regular expression
+ * engine run through string contents, numbers and whitespace.
  */
 export function jsonTextVerdict(text: string, maxDepth: number): 'json' | 'not_json' | 'too_deep' {
   const verdict = scanJsonText(text, maxDepth);

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { exceedsDepthLimit } from '../../../lambda/shared/domain/json-limits.js';
-import { isJsonText, jsonTextVerdict } from '../../../lambda/shared/domain/json-text.js';
+import { jsonTextVerdict } from '../../../lambda/shared/domain/json-text.js';
+
+/** JSON text at any depth. */
+const isJsonText = (text: string): boolean => jsonTextVerdict(text, Infinity) === 'json';
 
 const parses = (text: string): boolean => {
   try {

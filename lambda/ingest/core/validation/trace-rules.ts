@@ -55,9 +55,16 @@ const TOO_DEEP_MESSAGE = `must not nest arrays and objects deeper than ${MAX_JSO
 /** Refuses text nested too deep before it is parsed: JSON.parse would build all of it first. */
 function tooDeep(value: string, path: string, issues: ValidationIssue[]): boolean {
   if (!exceedsDepthLimit(value)) return false;
-  issues.push({ path, code: 'too_deep', message: TOO_DEEP_MESSAGE });
+  issues.push(tooDeepIssue(path));
   return true;
 }
+
+const tooDeepIssue = (path: string): ValidationIssue => ({ path, code: 'too_deep', message: TOO_DEEP_MESSAGE });
+const notJsonIssue = (path: string, member: JsonTextMember, value: string): ValidationIssue => ({
+  path,
+  code: 'not_json_string',
+  message: notJsonTextMessage(member, value),
+});
 
 /** A route's string is JSON text when it looks like a JSON object, array or string and parses. */
 const looksLikeJson = (text: string): boolean => {
@@ -82,14 +89,14 @@ function checkJsonText(value: unknown, member: JsonTextMember, path: string, iss
       // Only attributes' value is looked into; input and output need only be JSON text no deeper than the limit,
       // which one scan decides without building the message lists JSON.parse would.
       const verdict = jsonTextVerdict(value, MAX_JSON_TEXT_DEPTH);
-      if (verdict === 'too_deep') issues.push({ path, code: 'too_deep', message: TOO_DEEP_MESSAGE });
-      else if (verdict === 'not_json') issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
+      if (verdict === 'too_deep') issues.push(tooDeepIssue(path));
+      else if (verdict === 'not_json') issues.push(notJsonIssue(path, member, value));
       return undefined;
     }
     if (tooDeep(value, path, issues)) return undefined;
     parsed = parseJson(value);
     if (parsed === NOT_JSON) {
-      issues.push({ path, code: 'not_json_string', message: notJsonTextMessage(member, value) });
+      issues.push(notJsonIssue(path, member, value));
       return undefined;
     }
   } else if (value instanceof DecodedJson) {
