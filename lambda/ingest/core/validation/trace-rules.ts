@@ -104,16 +104,14 @@ function checkJsonText(value: unknown, member: JsonTextMember, path: string, iss
     if (tooDeep(stored, path, issues)) return stored;
     parsed = value.value;
   } else if (value instanceof JsonOrText) {
-    stored = value.text;
-    if (looksLikeJson(stored)) {
-      if (tooDeep(stored, path, issues)) return stored;
-      parsed = parseJson(stored);
-    }
-    // Plain text, also plain text that happens to start like JSON, is stored as a JSON string holding it.
-    if (parsed === undefined || parsed === NOT_JSON) {
-      parsed = stored;
-      stored = JSON.stringify(stored);
-    }
+    // Only input and output come as text (core/draft.ts): decided as a client's text is, by one scan, and JSON
+    // text stored as it is, never built. Plain text, also plain text that happens to start like JSON, is stored
+    // as a JSON string holding it.
+    const verdict = looksLikeJson(value.text) ? jsonTextVerdict(value.text, MAX_JSON_TEXT_DEPTH) : 'not_json';
+    if (verdict === 'too_deep') issues.push(tooDeepIssue(path));
+    if (verdict !== 'not_json') return value.text;
+    parsed = value.text;
+    stored = JSON.stringify(value.text);
   } else {
     return undefined;
   }

@@ -99,3 +99,50 @@ describe('OTLP/JSON decoding', () => {
     ]);
   });
 });
+
+describe("a span's attributes", () => {
+  const attribute = (key: string, value: string) => ({ key, value: { stringValue: value } });
+
+  it("are the resource's then the span's, the span's value winning a shared name, without any name a field took", () => {
+    const { groups } = groupSpans(
+      decodeExportRequestJson(
+        JSON.stringify({
+          resourceSpans: [
+            {
+              // The resource's own fields take `gen_ai.conversation.id` (the first session name); `session.id` stays.
+              resource: { attributes: [attribute('service.name', 'svc'), attribute('gen_ai.conversation.id', 'conv-r'), attribute('session.id', 'res-session'), attribute('shared', 'from-resource')] },
+              scopeSpans: [
+                {
+                  scope: { name: 'lib', version: '1.0' },
+                  spans: [
+                    {
+                      traceId: 'a'.repeat(32),
+                      spanId: '1'.repeat(16),
+                      name: 'root',
+                      kind: 'SPAN_KIND_INTERNAL',
+                      startTimeUnixNano: '1700000000000000000',
+                      attributes: [attribute('own', 'x'), attribute('shared', 'from-span'), attribute('session.id', 'span-session')],
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      ),
+    );
+    const span = buildTrace(groups[0]!, undefined).draft.trace as { spans: { session_id: string; attributes: { value: object } }[] };
+    expect(span.spans[0]?.session_id).toBe('span-session');
+    // Key order too: it is the order of the text stored.
+    expect(Object.entries(span.spans[0]!.attributes.value)).toEqual([
+      ['service.name', 'svc'],
+      ['shared', 'from-span'],
+      ['own', 'x'],
+      ['otel.trace_id', 'a'.repeat(32)],
+      ['otel.span_id', '1'.repeat(16)],
+      ['otel.span_kind', 'internal'],
+      ['otel.scope.name', 'lib'],
+      ['otel.scope.version', '1.0'],
+    ]);
+  });
+});
