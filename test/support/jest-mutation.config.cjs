@@ -4,4 +4,9 @@ const shared = require('./jest-shared.cjs');
 
 const tests = (process.env.MUTATION_TESTS ?? '').split(',').filter(Boolean);
 if (tests.length === 0) throw new Error('MUTATION_TESTS names no test file');
-module.exports = { ...shared, testTimeout: 60000, testMatch: tests.map((file) => `<rootDir>/${file}`) };
+module.exports = {
+  ...shared,
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest-mutation-setup.cjs'],
+  testTimeout: 60000,
+  testMatch: tests.map((file) => `<rootDir>/${file}`),
+};
