@@ -50,7 +50,8 @@ export interface IngestSample {
 export async function sampleIngest(rounds = 6): Promise<IngestSample> {
   const published: StreamRecord[] = [];
   const { handler, apiKey } = fakedIngestHandler((records) => published.push(...records));
-  const traces = (JSON.parse(realisticBatch(Date.parse('2026-11-25T10:00:00Z'))) as { traces: unknown[] }).traces.slice(0, TRACES_PER_REQUEST);
+  // Stamped now: the ingest refuses timestamps too far in the past, and the simulated traffic restamps every record anyway.
+  const traces = (JSON.parse(realisticBatch()) as { traces: unknown[] }).traces.slice(0, TRACES_PER_REQUEST);
   const body = JSON.stringify({ traces });
   const samples: number[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -61,6 +62,7 @@ export async function sampleIngest(rounds = 6): Promise<IngestSample> {
     });
     if (round > 0) samples.push(cpu);
   }
+  if (published.length !== traces.length) throw new Error(`cost model: the sample request published ${published.length} of ${traces.length} traces`);
   const templates = published.map((record) => {
     const decoded = decodeTraceRecord(record.data);
     if (isReferenceRecord(decoded)) throw new Error('cost model: a realistic trace went by reference');
