@@ -341,3 +341,17 @@ def test_a_dead_owners_segments_are_claimed_oldest_first_and_an_answer_in_a_late
     abandon(first)  # killed before it sent anything
     second = Spool(tmp_path, "write")
     assert [trace_id for trace_id, _ in second.claim_orphans().traces] == ["t1", "t3"]
+
+
+def test_dead_owners_are_claimed_oldest_first_whatever_their_names(tmp_path: Path) -> None:
+    # The shared format (docs/sdk.md): a start claims the owners that are gone oldest first, so what was handed
+    # over first is resent first. Owner names are random: their order says nothing of age.
+    older, newer = "f" * 32, "1" * 32
+    for owner, trace_ids, age in ((newer, ("n1", "n2"), 100), (older, ("o1", "o2"), 200)):
+        for seq, trace_id in enumerate(trace_ids, start=1):
+            segment = tmp_path / f"{owner}.{seq:08d}.seg"
+            segment.write_bytes(MAGIC + frame(json.dumps({"t": "trace", "id": trace_id, "trace": {"trace_id": trace_id}}).encode()))
+            stamp = time.time() - age + seq
+            os.utime(segment, (stamp, stamp))
+    spool = Spool(tmp_path, "write")
+    assert [trace_id for trace_id, _ in spool.claim_orphans().traces] == ["o1", "o2", "n1", "n2"]

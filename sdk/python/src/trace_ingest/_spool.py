@@ -371,7 +371,14 @@ class Spool:
             return recovery
         claimed_segments: list[tuple[int, Path]] = []
         claimed_batches: list[Path] = []
-        for path in sorted(self._files_of(dead, ".seg"), key=lambda p: (p.name.split(".")[0], p.name.split(".")[1])):
+        # Owners oldest first (by their oldest segment), then each owner's segments in order: what was handed over
+        # first is resent first, as the shared format says (docs/sdk.md). Owner names are random.
+        segments = self._files_of(dead, ".seg")
+        oldest: dict[str, float] = {}
+        for path in segments:
+            owner = path.name.split(".")[0]
+            oldest[owner] = min(oldest.get(owner, _mtime(path)), _mtime(path))
+        for path in sorted(segments, key=lambda p: (oldest[p.name.split(".")[0]], p.name.split(".")[0], p.name.split(".")[1])):
             with self._lock:
                 self._seq += 1
                 seq = self._seq
