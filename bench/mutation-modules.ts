@@ -111,6 +111,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     runner: 'jest',
     tests: [
       'test/unit/compaction/manifest.test.ts',
+      'test/unit/compaction/slice-switch.test.ts',
       'test/unit/compaction/compact-slice.test.ts',
       'test/unit/compaction/plan-compaction.test.ts',
       'test/unit/compaction/compact-queued-slices.test.ts',
