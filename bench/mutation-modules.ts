@@ -109,12 +109,13 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     // The switch itself is compactSlice (one PUT of the manifest) and the deletion of what it left unreferenced.
     mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts', 'lambda/compaction/compact-slice.ts:355-426', 'lambda/compaction/compact-slice.ts:463-472'],
     runner: 'jest',
+    // The focused tests of the manifest, the keys and the switch, with the compaction and erasure tests that run the
+    // switch on whole hours. The planner's and the worker's tests (plan-compaction, compact-queued-slices) run it too,
+    // through compactPending, but guard their own modules: they stay in npm test.
     tests: [
       'test/unit/compaction/manifest.test.ts',
       'test/unit/compaction/slice-switch.test.ts',
       'test/unit/compaction/compact-slice.test.ts',
-      'test/unit/compaction/plan-compaction.test.ts',
-      'test/unit/compaction/compact-queued-slices.test.ts',
       'test/unit/compaction/erasure/compact-and-erase.test.ts',
     ],
   },

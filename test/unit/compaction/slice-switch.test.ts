@@ -239,6 +239,25 @@ describe('the switch of a slice an erasure applies to', () => {
     expect(bucket.log.at(-1)).toBe('record the hour');
   });
 
+  it('keeps no replaced generation in its grace period either: those objects hold the erased rows', async () => {
+    const bucket = new LoggedBucket();
+    const [a, b] = [trace(), trace()];
+    const first = await land(bucket, 1, [a]);
+    await compactSlice(deps(bucket), SLICE);
+    const later = await land(bucket, 10, [b]);
+    await compactSlice(deps(bucket), SLICE);
+    expect(manifestOf(bucket).superseded).toEqual([{ generation: 1, superseded_at: NOW.toISOString(), files: [...g(1)] }]);
+    const { port, recorded } = erasuresMatching(bucket, [a.trace_id]);
+
+    const result = await compactSlice(deps(bucket, { erasures: port }), SLICE);
+
+    expect(result).toMatchObject({ generation: 3, rows: { traces: 1, spans: 1 }, rowsErased: 2, objectsDeleted: 6 });
+    expect(recorded).toEqual([expect.objectContaining({ rowsRemoved: 2, objectsDeleted: 6 })]);
+    expect(manifestOf(bucket).superseded).toEqual([]);
+    expect(bucket.keys().filter((key) => !key.startsWith('manifests/'))).toEqual([...g(3), later.traces, later.spans].sort());
+    expect(bucket.objects.has(first.traces)).toBe(false);
+  });
+
   it('counts each erased row once and every other extra copy as a duplicate, and deletes the raw objects and overflow that held the trace', async () => {
     const bucket = new LoggedBucket();
     const [a, b, c] = [trace(), trace(), trace()];
