@@ -227,14 +227,7 @@ describe('compaction', () => {
     expect(writes.map((w) => w.split(' ')[0])).toEqual(['put', 'put', 'put']);
   });
 
-  // Left out under mutation testing (bench/mutation.ts sets MUTATION_TESTS): these two guard the multipart upload of
-  // one large object (writeCompactedObject, streamedObject), outside the compaction-manifest module's mutated code,
-  // and take ~25 s, which a run would spend again on every mutant of compactSlice. The switch's order (the manifest
-  // PUT last, a kill anywhere before it changes nothing readers see) is guarded by the small kill test above and by
-  // slice-switch.test.ts.
-  const underMutation = process.env.MUTATION_TESTS !== undefined;
-
-  (underMutation ? describe.skip : describe)('an object larger than an upload part', () => {
+  describe('an object larger than an upload part', () => {
     // Random (incompressible) text of ~1.4 MB per span: the spans object is ~8.4 MB, two parts of the 5 MiB minimum.
     const bulky = () => randomBytes(1_050_000).toString('base64');
     const extra: Partial<CompactionDeps> = { rowsPerRowGroup: 1, uploadPartBytes: 5 * 1024 * 1024 };
