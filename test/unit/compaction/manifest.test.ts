@@ -177,6 +177,7 @@ describe('compaction keys', () => {
       'compacted/traces/org_id=org-a/dt=2026-11-22/hour=10/g000001.parquet',
       'overflow/org_id=org-a/dt=2026-11-22/hour=10/shard-1.parquet',
       'traces/org_id=org-a/dt=2026-11-22/hour=10/shard-1.json',
+      'traces/org_id=org-a/dt=2026-11-22/hour=10/shard-1.parquet.tmp',
       'traces/org_id=org-a/dt=2026-11-22/hour=10/a/shard-1.parquet',
       'traces/org_id=org-a/dt=2026-11-22/hour=100/shard-1.parquet',
       'traces/org_id=org-a/dt=2026-11-22x/hour=10/shard-1.parquet',
