@@ -138,6 +138,6 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     runner: 'sdk-typescript',
     // The focused file first (no child process, no wait: a run stops at the first failing file); the conformance
     // tests never reach the spool. spool.test.ts leaves out its child-process tests under mutation.
-    tests: sdkTests('spool.files', 'spool.closed', 'spool'),
+    tests: sdkTests('spool.files', 'spool.edges', 'spool'),
   },
 ];
