@@ -421,12 +421,13 @@ it('leaves alone the files of an owner whose process lives, and takes them once 
   const directory = spoolDirectory();
   orphan(directory, 'other', ['t1'], String(process.ppid)); // the process that started these tests: alive
   fs.writeFileSync(path.join(directory, 'idle.owner'), String(process.ppid)); // alive, no segment yet
-  const before = fs.readdirSync(directory).sort();
-  assert.deepEqual(recoveredIds(directory).ids, []);
-  const ours = fs.readdirSync(directory).filter((name) => !name.startsWith('other.') && !name.startsWith('idle.'));
-  assert.deepEqual(fs.readdirSync(directory).filter((name) => !ours.includes(name)).sort(), before);
+  // The clock is mocked (an hour ago) and other.owner's time set to it: no stall of the machine makes it stale.
   const seconds = Math.floor(Date.now() / 1000) - 3_600;
   fs.utimesSync(path.join(directory, 'other.owner'), seconds, seconds);
+  const before = fs.readdirSync(directory).sort();
+  assert.deepEqual(withMockTimers(() => recoveredIds(directory).ids, seconds * 1000 + 1_000), []);
+  const ours = fs.readdirSync(directory).filter((name) => !name.startsWith('other.') && !name.startsWith('idle.'));
+  assert.deepEqual(fs.readdirSync(directory).filter((name) => !ours.includes(name)).sort(), before);
   assert.deepEqual(withMockTimers(() => recoveredIds(directory).ids, seconds * 1000 + 60_000), []);
   assert.deepEqual(withMockTimers(() => recoveredIds(directory).ids, seconds * 1000 + 60_001), ['t1']);
   assert.ok(fs.existsSync(path.join(directory, 'idle.owner')));
@@ -450,8 +451,10 @@ it("leaves the files of an owner whose pid kill() answers EPERM for (another use
   const kill = mock.method(process, 'kill', () => {
     throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
   });
+  const seconds = Math.floor(Date.now() / 1000) - 3_600;
+  fs.utimesSync(path.join(directory, 'theirs.owner'), seconds, seconds);
   try {
-    assert.deepEqual(recoveredIds(directory).ids, []);
+    assert.deepEqual(withMockTimers(() => recoveredIds(directory).ids, seconds * 1000 + 1_000), []);
   } finally {
     kill.mock.restore();
   }
