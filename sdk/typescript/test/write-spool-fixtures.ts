@@ -70,12 +70,42 @@ function unreadable(directory: string): void {
   });
 }
 
+/** One record as the format says: payload length and CRC-32 (uint32 big-endian each), then the payload. */
+function record(payload: string, crc = tableCrc32(Buffer.from(payload))): Buffer {
+  const header = Buffer.alloc(8);
+  header.writeUInt32BE(Buffer.byteLength(payload), 0);
+  header.writeUInt32BE(crc, 4);
+  return Buffer.concat([header, Buffer.from(payload)]);
+}
+
+function skippedAndTorn(directory: string): void {
+  const [t1, t2, t3, t4, t5, t6, t7, t8] = ['11', '12', '13', '14', '15', '16', '17', '18'].map(trace) as QueuedTrace[] as [QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace];
+  const traceRecord = (item: QueuedTrace) => `{"t":"trace","id":${JSON.stringify(item.traceId)},"trace":${new TextDecoder().decode(item.data)}}`;
+  const write = (seq: number, ...records: Buffer[]) => fs.writeFileSync(path.join(directory, `${DEAD}.${String(seq).padStart(8, '0')}.seg`), Buffer.concat([Buffer.from('TISPOOL2'), ...records]));
+  // A record of a kind a later version may write: skipped, the records after it read.
+  write(1, record(traceRecord(t1)), record('{"t":"checkpoint","note":"a kind this version does not know"}'), record(traceRecord(t2)));
+  // A record whose CRC fails: the readable part ends before it.
+  write(2, record(traceRecord(t3)), record(traceRecord(t4), 0x12345678), record(traceRecord(t5)));
+  // A payload that is JSON but not an object: the same.
+  write(3, record(traceRecord(t6)), record('"trace"'), record(traceRecord(t7)));
+  // A record header cut short (a kill mid-write).
+  write(4, record(traceRecord(t8)), Buffer.from([0, 0, 0, 42, 1]));
+  expect(directory, {
+    comment: 'Written by the TypeScript SDK\'s fixture script: one dead owner\'s four segments. A record of an unknown kind is skipped and reading goes on; a record whose CRC fails, a payload that is not a JSON object, and a header cut short each end their file\'s readable part (the records before are recovered, one torn record counted per file).',
+    recovered: 5,
+    trace_ids: [t1, t2, t3, t6, t8].map((item) => item.traceId),
+    batches: {},
+    unreadable_spool_files: 0,
+    torn_spool_records: 3,
+  });
+}
+
 function expect(directory: string, expected: Record<string, unknown>): void {
   fs.writeFileSync(path.join(directory, 'expected.json'), `${JSON.stringify(expected, null, 2)}\n`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const [name, write] of [['mixed', mixed], ['unreadable', unreadable]] as const) {
+  for (const [name, write] of [['mixed', mixed], ['unreadable', unreadable], ['skipped-and-torn', skippedAndTorn]] as const) {
     const directory = path.join(OUT, name);
     fs.rmSync(directory, { recursive: true, force: true });
     fs.mkdirSync(directory, { recursive: true });
