@@ -36,16 +36,34 @@ const TWO_TO_32 = 4294967296;
  * key then indexes the mapping's objects without being hashed again. Direct-mapped and bounded (a slot keeps the
  * last bytes hashed to it); bytes are compared in full, so a hit is always exact.
  */
-const MAX_CACHED_BYTES = 48;
+export const MAX_CACHED_BYTES = 48;
 const MAX_CACHE_SLOTS = 1024;
 const MIN_CACHE_SLOTS = 16;
 // Hex and UTF-8 texts of the same bytes differ: the kind is hashed in and kept with the length.
-const UTF8 = 0;
-const HEX = 1 << 16;
+export const CACHED_UTF8 = 0;
+export const CACHED_HEX = 1 << 16;
 
 /** Cache slots for a body: about one per 64 bytes, a power of two, so a small body allocates little. */
-function cacheSlotsFor(length: number): number {
+export function cacheSlotsFor(length: number): number {
   return Math.min(MAX_CACHE_SLOTS, Math.max(MIN_CACHE_SLOTS, 1 << (32 - Math.clz32(length >>> 6))));
+}
+
+/**
+ * The cache slot of bytes `[start, stop)` of `bytes` read as `kind`, `mask` being the slot count less one: FNV-1a
+ * of the length and five of the bytes, ends and middle, for speed (a collision only costs a miss). Exported so
+ * that tests can build strings that meet in a slot on purpose; small enough for V8 to inline into its caller.
+ */
+export function cacheSlot(bytes: Uint8Array, start: number, stop: number, kind: number, mask: number): number {
+  const length = stop - start;
+  const last = stop - 1;
+  const quarter = length >> 2;
+  let hash = Math.imul(0x811c9dc5 ^ (length | kind), 0x01000193);
+  hash = Math.imul(hash ^ bytes[start]!, 0x01000193);
+  hash = Math.imul(hash ^ bytes[last]!, 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + (length >> 1)]!, 0x01000193);
+  hash = Math.imul(hash ^ bytes[start + quarter]!, 0x01000193);
+  hash = Math.imul(hash ^ bytes[last - quarter]!, 0x01000193);
+  return (hash ^ (hash >>> 16)) & mask;
 }
 
 /**
@@ -235,7 +253,7 @@ export class WireReader {
     const start = this.pos;
     this.pos = stop;
     if (start === stop) return '';
-    return stop - start <= MAX_CACHED_BYTES ? this.cachedText(start, stop, UTF8) : this.utf8At(start, stop);
+    return stop - start <= MAX_CACHED_BYTES ? this.cachedText(start, stop, CACHED_UTF8) : this.utf8At(start, stop);
   }
 
   /** A string field read for its validity only. */
@@ -252,7 +270,7 @@ export class WireReader {
     const start = this.pos;
     this.pos = stop;
     if (start === stop) return '';
-    return stop - start <= MAX_CACHED_BYTES ? this.cachedText(start, stop, HEX) : this.buf.toString('hex', start, stop);
+    return stop - start <= MAX_CACHED_BYTES ? this.cachedText(start, stop, CACHED_HEX) : this.buf.toString('hex', start, stop);
   }
 
   /** A bytes field as lower-case hex, for ids that do not repeat (span ids). */
@@ -285,16 +303,7 @@ export class WireReader {
   private cachedText(start: number, stop: number, kind: number): string {
     const buf = this.buf;
     const length = stop - start;
-    // FNV-1a of the length and five of the bytes, ends and middle, for speed: a collision only costs a miss.
-    const last = stop - 1;
-    const quarter = length >> 2;
-    let hash = Math.imul(0x811c9dc5 ^ (length | kind), 0x01000193);
-    hash = Math.imul(hash ^ buf[start]!, 0x01000193);
-    hash = Math.imul(hash ^ buf[last]!, 0x01000193);
-    hash = Math.imul(hash ^ buf[start + (length >> 1)]!, 0x01000193);
-    hash = Math.imul(hash ^ buf[start + quarter]!, 0x01000193);
-    hash = Math.imul(hash ^ buf[last - quarter]!, 0x01000193);
-    const slot = (hash ^ (hash >>> 16)) & this.cacheMask;
+    const slot = cacheSlot(buf, start, stop, kind, this.cacheMask);
     const at = slot * MAX_CACHED_BYTES;
     const cachedBytes = this.cachedBytes;
     if (this.cachedLengths[slot] === (length | kind)) {
@@ -302,7 +311,7 @@ export class WireReader {
       while (i < length && cachedBytes[at + i] === buf[start + i]) i++;
       if (i === length) return this.cachedTexts[slot]!;
     }
-    const text = kind === HEX ? buf.toString('hex', start, stop) : this.utf8At(start, stop);
+    const text = kind === CACHED_HEX ? buf.toString('hex', start, stop) : this.utf8At(start, stop);
     for (let i = 0; i < length; i++) cachedBytes[at + i] = buf[start + i]!;
     this.cachedLengths[slot] = length | kind;
     this.cachedTexts[slot] = text;

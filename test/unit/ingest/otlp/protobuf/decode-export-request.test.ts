@@ -113,6 +113,10 @@ describe('a known field sent with another wire type is refused', () => {
     ['Link', [[1, WIRE.len], [2, WIRE.len], [3, WIRE.len], [4, WIRE.len], [5, WIRE.varint], [6, WIRE.i32]], (field) => otlp.oneSpan(len(13, field))],
     ['Status', [[2, WIRE.len], [3, WIRE.varint]], (field) => otlp.oneSpan(len(15, field))],
     ['KeyValue', [[1, WIRE.len], [2, WIRE.len], [3, WIRE.varint]], (field) => otlp.oneSpan(len(9, field))],
+    // A scope's and a link's attributes are read for their validity only, by other code than the kept ones'.
+    ['KeyValue, a scope attribute', [[1, WIRE.len], [2, WIRE.len], [3, WIRE.varint]], (field) => otlp.request(otlp.scopeSpans(otlp.scope(len(3, field))))],
+    ['KeyValue, a link attribute', [[1, WIRE.len], [2, WIRE.len], [3, WIRE.varint]], (field) => otlp.oneSpan(len(13, len(4, field)))],
+    ['AnyValue, a link attribute', [[1, WIRE.len], [2, WIRE.varint], [3, WIRE.varint], [4, WIRE.i64], [5, WIRE.len], [6, WIRE.len], [7, WIRE.len], [8, WIRE.varint]], (field) => otlp.oneSpan(len(13, len(4, otlp.keyValue('a', field))))],
     ['AnyValue', [[1, WIRE.len], [2, WIRE.varint], [3, WIRE.varint], [4, WIRE.i64], [5, WIRE.len], [6, WIRE.len], [7, WIRE.len], [8, WIRE.varint]], (field) => otlp.oneSpan(otlp.attribute('a', field))],
     ['ArrayValue', [[1, WIRE.len]], (field) => otlp.oneSpan(otlp.attribute('a', len(5, field)))],
     ['KeyValueList', [[1, WIRE.len]], (field) => otlp.oneSpan(otlp.attribute('a', len(6, field)))],

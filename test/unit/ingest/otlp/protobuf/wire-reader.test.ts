@@ -1,5 +1,6 @@
-import { WireReader } from '../../../../../lambda/ingest/otlp/protobuf/wire-reader.js';
-import { len, varint, varintField } from '../../../../support/protobuf-bytes.js';
+import { decodeExportRequest } from '../../../../../lambda/ingest/otlp/protobuf/decode-export-request.js';
+import { CACHED_HEX, CACHED_UTF8, cacheSlot, cacheSlotsFor, MAX_CACHED_BYTES, WireReader } from '../../../../../lambda/ingest/otlp/protobuf/wire-reader.js';
+import { len, otlp, varint, varintField } from '../../../../support/protobuf-bytes.js';
 
 describe('WireReader', () => {
   it('keeps each body its own read position and 64-bit high word when two are read interleaved', () => {
@@ -256,5 +257,162 @@ describe('WireReader: strings and bytes', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The string cache keeps one string per slot, keyed by its length and kind, its bytes compared in full. These
+// tests make strings meet in a slot on purpose (cacheSlot is the cache's own slot function), so that a cache that
+// stored, compared or bounded the wrong bytes would hand one string's text to another. Each string is read by
+// the decoder as a span name (UTF-8) or a trace id (hex), each in its own span.
+
+describe("WireReader's string cache, strings meeting in a slot on purpose", () => {
+  /** Seeded, so every run builds the same strings. */
+  function letters(seed: number) {
+    let state = seed;
+    return (count: number, alphabet = 'abcdefghijklmnopqrstuvwxyz'): Buffer => {
+      const bytes = Buffer.alloc(count);
+      for (let i = 0; i < count; i++) {
+        state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+        bytes[i] = alphabet.charCodeAt((state >>> 16) % alphabet.length);
+      }
+      return bytes;
+    };
+  }
+
+  const slotOf = (bytes: Buffer, kind: number, mask: number) => cacheSlot(bytes, 0, bytes.length, kind, mask);
+
+  /** The first candidate that `fits`; a test that finds none fails here rather than passing without its collision. */
+  function first(candidate: () => Buffer, fits: (bytes: Buffer) => boolean): Buffer {
+    for (let tries = 0; tries < 100_000; tries++) {
+      const bytes = candidate();
+      if (fits(bytes)) return bytes;
+    }
+    throw new Error('no candidate fits');
+  }
+
+  const kinds = [
+    ['span names (UTF-8)', CACHED_UTF8],
+    ['trace ids (hex)', CACHED_HEX],
+  ] as const;
+  /** One span per string, holding it as its name or its trace id. */
+  const body = (kind: number, strings: Buffer[]) => otlp.request(otlp.scopeSpans(...strings.map((bytes) => otlp.span(len(kind === CACHED_HEX ? 1 : 5, bytes)))));
+  const texts = (kind: number, bytes: Buffer) => {
+    const spans = decodeExportRequest(bytes).resourceSpans[0]!.scopeSpans[0]!.spans;
+    return spans.map((span) => (kind === CACHED_HEX ? span.traceId : span.name));
+  };
+  const expected = (kind: number, strings: Buffer[]) => strings.map((bytes) => bytes.toString(kind === CACHED_HEX ? 'hex' : 'utf8'));
+  /** The mask of a body of strings of these lengths (the slot count depends on the body's length only). */
+  const maskFor = (kind: number, lengths: number[]) => cacheSlotsFor(body(kind, lengths.map((length) => Buffer.alloc(length))).length) - 1;
+
+  it.each(kinds)('keeps %s longer than the cache holds out of it: none overwrites the next slot', (_, kind) => {
+    // A long A in slot s, then a longer L in slot s - 1, whose bytes past the first MAX_CACHED_BYTES are those of
+    // a B of A's length and slot: had L been stored, it would have overwritten A's bytes with B's.
+    const n = MAX_CACHED_BYTES + 12;
+    const overlap = n - 8;
+    const mask = maskFor(kind, [n, MAX_CACHED_BYTES + overlap, n]);
+    const random = letters(7 + kind);
+    const a = first(() => random(n), (bytes) => slotOf(bytes, kind, mask) >= 1 && slotOf(bytes, kind, mask) < mask);
+    const s = slotOf(a, kind, mask);
+    const b = first(() => Buffer.concat([random(overlap, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'), a.subarray(overlap)]), (bytes) => slotOf(bytes, kind, mask) === s);
+    const l = first(() => Buffer.concat([random(MAX_CACHED_BYTES), b.subarray(0, overlap)]), (bytes) => slotOf(bytes, kind, mask) === s - 1);
+    expect(texts(kind, body(kind, [a, l, b]))).toEqual(expected(kind, [a, l, b]));
+  });
+
+  /** The `count` bytes from `at` backwards: what a cache reading `start - i` for `start + i` would see. */
+  const backwards = (bytes: Buffer, at: number, count: number) => Buffer.from(Array.from({ length: count }, (_, i) => bytes[at - i]!));
+
+  it.each([
+    ['the bytes before it: a compare walking back from its start would find the first there', 1, 11],
+    ["the bytes before the first: a store walking back from the first's start would keep them", 0, 13],
+  ])('tells apart a cached string from a later one of its length and slot that matches %s', (_, chosen, seed) => {
+    // The chosen string's first byte, then its length, its tag and its span's header, backwards: the other one.
+    const n = 5;
+    const mask = maskFor(CACHED_UTF8, [n, n]);
+    const random = letters(seed);
+    const pair = (pick: Buffer, other: Buffer) => (chosen === 0 ? [pick, other] : [other, pick]);
+    const placed = (strings: Buffer[]) => {
+      const bytes = body(CACHED_UTF8, strings);
+      return { bytes, at: chosen === 0 ? bytes.indexOf(strings[0]!) : bytes.lastIndexOf(strings[1]!) };
+    };
+    const echo = (pick: Buffer) => {
+      const { bytes, at } = placed(pair(pick, Buffer.alloc(n, 0x7a)));
+      return backwards(bytes, at, n);
+    };
+    const pick = first(() => random(n), (bytes) => slotOf(echo(bytes), CACHED_UTF8, mask) === slotOf(bytes, CACHED_UTF8, mask));
+    const strings = pair(pick, echo(pick));
+    const { bytes, at } = placed(strings);
+    expect(backwards(bytes, at, n)).toEqual(strings[1 - chosen]);
+    expect(texts(CACHED_UTF8, bytes)).toEqual(expected(CACHED_UTF8, strings));
+  });
+
+  it('stores no byte past a string of the longest cached length, which would land in the next slot', () => {
+    // A in slot s; C, of MAX_CACHED_BYTES bytes, in slot s - 1, followed in the body by the next span's tag; then
+    // B, that tag and the rest of A, in slot s. Had C's following byte been stored, B would match A's bytes.
+    const n = 5;
+    const mask = maskFor(CACHED_UTF8, [n, MAX_CACHED_BYTES, n]);
+    const random = letters(17);
+    const layout = body(CACHED_UTF8, [Buffer.alloc(n), Buffer.alloc(MAX_CACHED_BYTES, 0x63), Buffer.alloc(n)]);
+    const following = layout[layout.indexOf(Buffer.alloc(MAX_CACHED_BYTES, 0x63)) + MAX_CACHED_BYTES]!;
+    const withFollowing = (a: Buffer) => Buffer.concat([Buffer.from([following]), a.subarray(1)]);
+    const a = first(
+      () => random(n),
+      (bytes) => slotOf(bytes, CACHED_UTF8, mask) >= 1 && slotOf(withFollowing(bytes), CACHED_UTF8, mask) === slotOf(bytes, CACHED_UTF8, mask),
+    );
+    const s = slotOf(a, CACHED_UTF8, mask);
+    const c = first(() => random(MAX_CACHED_BYTES), (bytes) => slotOf(bytes, CACHED_UTF8, mask) === s - 1);
+    const b = withFollowing(a);
+    const bytes = body(CACHED_UTF8, [a, c, b]);
+    expect(bytes[bytes.indexOf(c) + MAX_CACHED_BYTES]).toBe(following);
+    expect(texts(CACHED_UTF8, bytes)).toEqual(expected(CACHED_UTF8, [a, c, b]));
+  });
+
+  it("keys a slot by the string's own length: an id, then its first bytes as text 32 KiB further on", () => {
+    // An id whose last two bytes are an empty field 3; then, 32,769 bytes further on, a text of its other bytes,
+    // followed by that empty field: from the id's start and from the text's, the same bytes, then zeros to the end
+    // of the body, which ends where the slots' bytes do. A cache keyed by the offsets' sum rather than the length
+    // would find the id's key again (the hex kind's bit makes up the 65,536 the sums differ by) and hand the id's
+    // hex back as the text.
+    const slots = cacheSlotsFor(2 ** 15);
+    const mask = slots - 1;
+    const random = letters(19);
+    const emptyField = len(3);
+    const idOf = (text: Buffer) => Buffer.concat([text, emptyField]);
+    const text = first(
+      () => random(10),
+      (candidate) => slotOf(idOf(candidate), CACHED_HEX, mask) === slotOf(candidate, CACHED_UTF8, mask) && slotOf(candidate, CACHED_UTF8, mask) >= slots / 2,
+    );
+    const id = idOf(text);
+    const room = (slots - slotOf(text, CACHED_UTF8, mask)) * MAX_CACHED_BYTES;
+    /** A field of `field` holding `fill`, `size` bytes in all. */
+    const sized = (field: number, size: number, fill: number) => {
+      for (let payload = Math.max(0, size - 6); ; payload++) {
+        const candidate = len(field, Buffer.alloc(payload, fill));
+        if (candidate.length === size) return candidate;
+        if (candidate.length > size) throw new Error(`no field of ${size} bytes`);
+      }
+    };
+    const zeros = sized(2, room - id.length, 0);
+    const idStart = 2;
+    const textStart = idStart + 2 ** 15 + 1;
+    const filler = sized(4, textStart - 2 - (idStart + id.length + zeros.length), 0x20);
+    const bytes = Buffer.concat([len(1, id), zeros, filler, len(1, text), emptyField, zeros]);
+    expect([bytes.indexOf(id), bytes.lastIndexOf(text), bytes.length, cacheSlotsFor(bytes.length)]).toEqual([idStart, textStart, textStart + room, slots]);
+    const r = new WireReader(bytes);
+    const end = bytes.length;
+    const skip = () => {
+      r.readTag(end);
+      r.pos = r.readEnd(end);
+    };
+    r.readTag(end);
+    const read = [r.readRepeatedHex(end)];
+    skip();
+    skip();
+    r.readTag(end);
+    read.push(r.readString(end));
+    r.readTag(end);
+    read.push(r.readString(end));
+    skip();
+    expect([...read, r.pos]).toEqual([id.toString('hex'), text.toString(), '', end]);
   });
 });
