@@ -59,6 +59,21 @@ describe('validateTrace answers each mistake with its path, code and message', (
     expect(issues(trace)).toEqual([{ path, code, message }]);
   });
 
+  // A JSON value sent where its JSON text is wanted, and plain text: the message names what was sent and quotes what to
+  // send instead, while the quote (as it would stand in the request's JSON) is at most 60 characters.
+  it.each([
+    ['input as a number', { input: 5 }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not a number: ${HOW}, here "5"`],
+    ['output as a boolean', { output: true }, '/spans/0/output', 'invalid_type', `must be a string holding JSON text, not a boolean: ${HOW}, here "true"`],
+    ['input as an array', { input: [1] }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an array: ${HOW}, here "[1]"`],
+    ['span attributes as an array', { attributes: ['a'] }, '/spans/0/attributes', 'invalid_type', `must be a string holding a JSON object, not an array: ${HOW}, here "[\\"a\\"]"`],
+    ['an object whose quote is 60 characters', { input: { k: 'a'.repeat(46) } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}, here "{\\"k\\":\\"${'a'.repeat(46)}\\"}"`],
+    ['an object whose quote would be 61 characters', { input: { k: 'a'.repeat(47) } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}`],
+    ['plain text whose quote is 60 characters', { output: 'a'.repeat(54) }, '/spans/0/output', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}, here "\\"${'a'.repeat(54)}\\""`],
+    ['plain text whose quote would be 61 characters', { output: 'a'.repeat(55) }, '/spans/0/output', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}`],
+  ])('teaches %s', (_, span, path, code, message) => {
+    expect(issues(buildTrace({ spans: [buildSpan(span)] }))).toEqual([{ path, code, message }]);
+  });
+
   it('names the first of the spans a span id repeats, whichever case each is in', () => {
     const spans = [buildSpan({ span_id: ID }), buildSpan({}, 1), buildSpan({ span_id: ID.toUpperCase() }, 2), buildSpan({ span_id: ID }, 3)];
     expect(issues(buildTrace({ spans }))).toEqual([
