@@ -69,6 +69,13 @@ describe('a route\'s decoded members meet the rules a client\'s text meets (one 
     expect(inTime).toMatchObject({ ok: true, trace: { timestamp: '2026-11-22T12:00:00.123456Z' } });
   });
 
+  it('checks a decoded time of 0 (an OTLP span that never set its start) against the clock: a time, out of range', () => {
+    expect(outcome(draft({ timestamp: new DecodedTime(0) }))).toEqual({
+      ok: false,
+      issues: [{ path: '/spans/0/timestamp', code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' }],
+    });
+  });
+
   it('refuses a decoded time that is no time at all (negative or not finite)', () => {
     for (const micros of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(outcome(draft({ timestamp: new DecodedTime(micros) }))).toEqual({
@@ -89,6 +96,7 @@ describe('a string a route has as sent, for a member stored as JSON text (JsonOr
   it('keeps JSON text as it was sent, byte for byte', () => {
     expect(stored(' [{"role": "user", "n": 1.0}]')).toBe(' [{"role": "user", "n": 1.0}]');
     expect(stored('"quoted"')).toBe('"quoted"');
+    expect(stored('{"role": "user"}')).toBe('{"role": "user"}');
   });
 
   it('stores plain text, also text that only starts like JSON, as a JSON string holding it', () => {
@@ -183,6 +191,20 @@ describe('a drops-span draft (the OTLP route\'s): an invalid span is left out an
     expect(!noSpanLeft.ok && noSpanLeft.issues).toHaveLength(20);
     expect(!ownMember.ok && ownMember.issues).toHaveLength(20);
     expect(!ownMember.ok && ownMember.issues[0]).toEqual({ path: '/status', code: 'invalid_enum', message: expect.any(String) });
+  });
+
+  it('stores each kept span\'s own time when the spans hold sent text (offsets), after a span that is not an object and past the tenth', () => {
+    // Span i starts i seconds after the clock, written at +01:00; span 1 is not an object, span 11 has a bad kind.
+    const sent = (i: number) => ({ timestamp: `2026-11-22T13:00:${String(i).padStart(2, '0')}+01:00`, name: `span-${i}` });
+    const spans = Array.from({ length: 13 }, (_, i) => (i === 1 ? 'x' : i === 11 ? { ...sent(i), kind: 'LLM' } : sent(i)));
+    const result = validate(spans);
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    const kept = [0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12];
+    expect(result.trace.spans.map((s) => `${s.name} ${s.timestamp}`)).toEqual(kept.map((i) => `span-${i} 2026-11-22T12:00:${String(i).padStart(2, '0')}.000000Z`));
+    expect(result.droppedSpans).toEqual([
+      { spanIndex: 1, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] },
+      { spanIndex: 11, issues: [{ path: '/kind', code: 'invalid_enum', message: KIND }] },
+    ]);
   });
 
   it('lands a valid trace whole, with nothing dropped', () => {

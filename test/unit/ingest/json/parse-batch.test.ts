@@ -111,6 +111,7 @@ describe('mayHoldLoneSurrogates', () => {
     ['U+D7xx after a \\u at the end', '"\\ud712\\u"', false],
     ['a \\u at the very end', '\\u', false],
     ['U+DGxx (not hex)', '"\\udg00"', false],
+    ['U+08xx and U+0Axx (a surrogate\'s second digit, without its d)', '"\\u0800\\u0a00\\u09ff"', false],
   ])('%s: %s', (_, text, expected) => {
     expect(mayHoldLoneSurrogates(text)).toBe(expected);
   });
