@@ -30,6 +30,10 @@ describe('parseTimestampMicros', () => {
     `${minute}:56`,
     `${minute}-56Z`,
     `${minute}:56.123Zx`,
+    `${minute}:..Z`,
+    `${minute}: -Z`,
+    `${minute}:56x12Z`,
+    `${minute}:56:123Z`,
   ])('reads %s as the full parser does, after a timestamp of its minute', (text) => {
     expect(parseTimestampMicros(`${minute}:00Z`)).toBe(expected(`${minute}:00Z`));
     const reference = text.endsWith('Z') ? expected(text) : undefined;

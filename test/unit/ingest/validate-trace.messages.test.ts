@@ -18,6 +18,7 @@ const withoutTimestamp = () => {
   return trace;
 };
 const ID = '11111111-2222-4333-8444-555555555555';
+const HEX_ID = 'abcdef01-2345-4678-9abc-def012345678';
 const HOW = 'send JSON.stringify(value) (Python: json.dumps(value))';
 const LONE = 'holds a UTF-16 surrogate without its pair (\\uD800-\\uDFFF), which cannot be stored as UTF-8; send the pair or escape it inside JSON text';
 
@@ -26,12 +27,16 @@ describe('validateTrace answers each mistake with its path, code and message', (
     ['a missing timestamp', withoutTimestamp(), '/timestamp', 'required', 'is required'],
     ['a null timestamp', buildTrace({ timestamp: null }), '/timestamp', 'required', 'is required and must not be null'],
     ['a null span name', buildTrace({ spans: [buildSpan({ name: null })] }), '/spans/0/name', 'required', 'is required and must not be null'],
+    ['a timestamp as a number', buildTrace({ timestamp: 5 }), '/timestamp', 'invalid_type', 'must be a string'],
+    ['a span name as a number', buildTrace({ spans: [buildSpan({ name: 5 })] }), '/spans/0/name', 'invalid_type', 'must be a string'],
     ['a token count as a string', buildTrace({ input_tokens: '5' }), '/input_tokens', 'invalid_type', 'must be an integer (finite, not a string)'],
     ['a fractional token count', buildTrace({ input_tokens: 1.5 }), '/input_tokens', 'invalid_type', 'must be an integer (finite, not a string)'],
     ['a duration as a string', buildTrace({ duration_ms: '1' }), '/duration_ms', 'invalid_type', 'must be a number (finite, not a string)'],
     ['a number for a string member', buildTrace({ environment: 5 }), '/environment', 'invalid_type', 'must be a string'],
     ['spans as a string', buildTrace({ spans: 'none' }), '/spans', 'invalid_type', 'must be an array'],
     ['a span that is not an object', buildTrace({ spans: [5] }), '/spans/0', 'not_an_object', 'must be a JSON object'],
+    ['the eleventh span not an object', buildTrace({ spans: [...Array.from({ length: 10 }, (_, i) => buildSpan({}, i)), 'x'] }), '/spans/10', 'not_an_object', 'must be a JSON object'],
+    ['a trace that is not an object', [buildTrace()], '', 'not_an_object', 'must be a JSON object'],
     ['a negative duration', buildTrace({ duration_ms: -1 }), '/duration_ms', 'out_of_range', 'must be ≥ 0'],
     ['a token count past 2^53 − 1', buildTrace({ total_tokens: 2 ** 53 }), '/total_tokens', 'out_of_range', 'must be ≤ 9007199254740991 (2^53−1)'],
     ['a status in capitals', buildTrace({ status: 'OK' }), '/status', 'invalid_enum', 'must be one of ok, error, timeout'],
@@ -51,12 +56,32 @@ describe('validateTrace answers each mistake with its path, code and message', (
     ['tags holding a number', buildTrace({ attributes: '{"tags":["a",1]}' }), '/attributes', 'invalid_tags', 'tags inside attributes must be an array of strings'],
     ['output nested 200 deep', buildTrace({ spans: [buildSpan({ output: `${'['.repeat(200)}${']'.repeat(200)}` })] }), '/spans/0/output', 'too_deep', 'must not nest arrays and objects deeper than 128 levels'],
     ['attributes nested 200 deep', buildTrace({ attributes: `${'{"a":'.repeat(200)}1${'}'.repeat(200)}` }), '/attributes', 'too_deep', 'must not nest arrays and objects deeper than 128 levels'],
+    // Too deep is all that is said of such text: it is not parsed, so neither is it said not to hold an object.
+    ['attributes an array nested 200 deep', buildTrace({ attributes: `${'['.repeat(200)}${']'.repeat(200)}` }), '/attributes', 'too_deep', 'must not nest arrays and objects deeper than 128 levels'],
     ['a repeated span id', buildTrace({ spans: [buildSpan({ span_id: ID }), buildSpan({ span_id: ID.toUpperCase() })] }), '/spans/1/span_id', 'duplicate_span_id', 'repeats the span_id of /spans/0'],
     ['a span its own parent', buildTrace({ spans: [buildSpan({ span_id: ID, parent_span_id: ID.toUpperCase() })] }), '/spans/0/parent_span_id', 'invalid_parent', "must not equal the span's own span_id"],
+    ['a span its own parent, its id\'s hex letters in another case', buildTrace({ spans: [buildSpan({ span_id: HEX_ID, parent_span_id: HEX_ID.toUpperCase() })] }), '/spans/0/parent_span_id', 'invalid_parent', "must not equal the span's own span_id"],
     ['a lone surrogate in a trace member', buildTrace({ agent_name: '\ud800' }), '/agent_name', 'lone_surrogate', LONE],
     ['a lone surrogate in a tag', buildTrace({ attributes: '{"tags":["\\udc00"]}' }), '/attributes', 'lone_surrogate', LONE],
+    // Found twice, in the member's text and in the tag it holds: one issue.
+    ['a raw lone surrogate in a tag', buildTrace({ attributes: '{"tags":["\udc00"]}' }), '/attributes', 'lone_surrogate', LONE],
   ])('%s', (_, trace, path, code, message) => {
     expect(issues(trace)).toEqual([{ path, code, message }]);
+  });
+
+  // A JSON value sent where its JSON text is wanted, and plain text: the message names what was sent and quotes what to
+  // send instead, while the quote (as it would stand in the request's JSON) is at most 60 characters.
+  it.each([
+    ['input as a number', { input: 5 }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not a number: ${HOW}, here "5"`],
+    ['output as a boolean', { output: true }, '/spans/0/output', 'invalid_type', `must be a string holding JSON text, not a boolean: ${HOW}, here "true"`],
+    ['input as an array', { input: [1] }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an array: ${HOW}, here "[1]"`],
+    ['span attributes as an array', { attributes: ['a'] }, '/spans/0/attributes', 'invalid_type', `must be a string holding a JSON object, not an array: ${HOW}, here "[\\"a\\"]"`],
+    ['an object whose quote is 60 characters', { input: { k: 'a'.repeat(46) } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}, here "{\\"k\\":\\"${'a'.repeat(46)}\\"}"`],
+    ['an object whose quote would be 61 characters', { input: { k: 'a'.repeat(47) } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}`],
+    ['plain text whose quote is 60 characters', { output: 'a'.repeat(54) }, '/spans/0/output', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}, here "\\"${'a'.repeat(54)}\\""`],
+    ['plain text whose quote would be 61 characters', { output: 'a'.repeat(55) }, '/spans/0/output', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}`],
+  ])('teaches %s', (_, span, path, code, message) => {
+    expect(issues(buildTrace({ spans: [buildSpan(span)] }))).toEqual([{ path, code, message }]);
   });
 
   it('names the first of the spans a span id repeats, whichever case each is in', () => {

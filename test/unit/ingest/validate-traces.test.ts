@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { TraceDraft } from '../../../lambda/ingest/core/draft.js';
 import { CandidateValidation, type IdSource } from '../../../lambda/ingest/core/validation/validate-candidates.js';
 import { encodeTrace } from '../../../lambda/ingest/core/publish/publish-traces.js';
 import { decodeTraceRecord } from '../../../lambda/shared/domain/trace-record.js';
@@ -61,5 +62,56 @@ describe('derivedIds', () => {
     expect(new Set(ids).size).toBe(3);
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(derivedIds('other')()).not.toBe(ids[0]);
+  });
+});
+
+describe('CandidateValidation', () => {
+  const ID = 'ABCDEF01-2345-4678-9ABC-DEF012345678';
+  const span = (members: Record<string, unknown> = {}) => ({ timestamp: new Date(NOW_MS).toISOString(), name: 's', ...members });
+  const trace = (members: Record<string, unknown> = {}) => ({ timestamp: new Date(NOW_MS).toISOString(), spans: [span()], ...members });
+  function run(candidates: TraceDraft[]) {
+    const validation = new CandidateValidation(NOW_MICROS, () => randomUUID);
+    const valid = [...validation.validTraces(candidates)].map(({ index, trace: { trace_id, spans }, spansOnly }) => ({ index, trace_id, spans: spans.length, spansOnly }));
+    return { valid, errors: validation.errors, droppedSpans: validation.droppedSpans };
+  }
+  const sent = (trace: unknown, spansOnly = false): TraceDraft => ({ trace, spansOnly, invalidSpan: 'rejects-trace' });
+
+  it('yields each valid trace with its index and reports each rejected one with its index and trace_id as sent', () => {
+    const { valid, errors, droppedSpans } = run([sent(trace({ trace_id: ID })), sent(trace({ trace_id: 'not-a-uuid' })), sent(trace({ trace_id: 5 })), sent(7), sent(trace(), true)]);
+    expect(valid).toEqual([
+      { index: 0, trace_id: ID.toLowerCase(), spans: 1, spansOnly: false },
+      { index: 4, trace_id: expect.stringMatching(UUID), spans: 1, spansOnly: true },
+    ]);
+    expect(errors).toEqual([
+      { index: 1, trace_id: 'not-a-uuid', issues: [{ path: '/trace_id', code: 'invalid_uuid', message: expect.any(String) }] },
+      { index: 2, trace_id: null, issues: [{ path: '/trace_id', code: 'invalid_type', message: 'must be a string' }] },
+      { index: 3, trace_id: null, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] },
+    ]);
+    expect(droppedSpans).toEqual([]);
+  });
+
+  it('quotes a long trace_id back cut to 256 characters', () => {
+    const { errors } = run([sent(trace({ trace_id: 'x'.repeat(300) }))]);
+    expect(errors.map((error) => error.trace_id)).toEqual([`${'x'.repeat(256)}…`]);
+  });
+
+  it('rejects a trace whose trace_id repeats one accepted earlier in the batch, in any case, naming the first', () => {
+    const { valid, errors } = run([sent(trace({ trace_id: 'not-a-uuid' })), sent(trace({ trace_id: ID })), sent(trace({ trace_id: ID.toLowerCase() })), sent(trace({ trace_id: ID }))]);
+    expect(valid.map(({ index }) => index)).toEqual([1]);
+    expect(errors).toEqual([
+      { index: 0, trace_id: 'not-a-uuid', issues: [expect.objectContaining({ code: 'invalid_uuid' })] },
+      ...[2, 3].map((index) => ({
+        index,
+        trace_id: index === 2 ? ID.toLowerCase() : ID,
+        issues: [{ path: '/trace_id', code: 'duplicate_trace_id', message: 'repeats the trace_id of trace 1, accepted earlier in this batch' }],
+      })),
+    ]);
+  });
+
+  it('records the spans a drops-span trace landed without, under the trace\'s index', () => {
+    const dropsSpan = (t: unknown): TraceDraft => ({ trace: t, spansOnly: false, invalidSpan: 'drops-span' });
+    const { valid, droppedSpans } = run([dropsSpan(trace()), dropsSpan(trace({ spans: [span(), span({ kind: 'LLM' })] }))]);
+    expect(valid.map(({ index, spans }) => [index, spans])).toEqual([[0, 1], [1, 1]]);
+    expect(droppedSpans).toEqual([{ index: 1, spans: [{ spanIndex: 1, issues: [{ path: '/kind', code: 'invalid_enum', message: expect.any(String) }] }] }]);
   });
 });

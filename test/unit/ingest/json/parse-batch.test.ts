@@ -1,7 +1,9 @@
 import { MalformedBodyError } from '../../../../lambda/ingest/core/errors.js';
 import { mayHoldLoneSurrogates } from '../../../../lambda/ingest/core/validation/well-formed.js';
-import { MAX_TRACES_PER_BATCH, parseBatch } from '../../../../lambda/ingest/json/parse-batch.js';
+import { validateDraft } from '../../../../lambda/ingest/core/validation/validate-trace.js';
+import { draftBatch, MAX_TRACES_PER_BATCH, parseBatch } from '../../../../lambda/ingest/json/parse-batch.js';
 import { MAX_JSON_CONTAINERS } from '../../../../lambda/shared/domain/json-limits.js';
+import { iso, NOW_MICROS } from '../../../../devkit/builders/trace-builders.js';
 
 /** The batch envelope's refusals word for word (docs/contract.md §1, check 5): the 400 a client reads. */
 function refusal(text: string): string {
@@ -57,6 +59,39 @@ describe('parseBatch', () => {
   });
 });
 
+describe('draftBatch', () => {
+  /** A batch of one trace whose `environment` is `environment` as it stands in the body's text. */
+  const body = (environment: string) => `{"traces": [{"timestamp": "${iso()}", "environment": "${environment}", "spans": [{"timestamp": "${iso()}", "name": "a"}]}]}`;
+  const issuesOf = (text: string, strictUtf8: boolean) =>
+    draftBatch(text, strictUtf8).map((draft) => {
+      const result = validateDraft(draft, NOW_MICROS, () => '00000000-0000-4000-8000-000000000001');
+      return result.ok ? 'accepted' : result.issues.map(({ path, code }) => `${path} ${code}`);
+    });
+
+  it('hands each trace over as sent, to be rejected whole by one invalid span', () => {
+    expect(draftBatch('{"traces": [{"a": 1}, 2]}', true)).toEqual([
+      { trace: { a: 1 }, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText: true },
+      { trace: 2, spansOnly: false, invalidSpan: 'rejects-trace', wellFormedText: true },
+    ]);
+  });
+
+  it('skips the per-string surrogate check only for text that can hold no lone surrogate', () => {
+    const flag = (text: string, strictUtf8: boolean) => draftBatch(text, strictUtf8).map((draft) => draft.wellFormedText);
+    expect(flag(body('prod \\u00e9'), false)).toEqual([true]);
+    expect(flag(body('prod \\ud800'), true)).toEqual([false]);
+    expect(flag(body(`prod ${String.fromCharCode(0xd800)}`), false)).toEqual([false]);
+  });
+
+  it('refuses a lone surrogate spelled as an escape, also in a strictly decoded body', () => {
+    for (const strictUtf8 of [true, false]) expect(issuesOf(body('prod \\udc00'), strictUtf8)).toEqual([['/environment lone_surrogate']]);
+  });
+
+  it('refuses a raw lone surrogate in the text the gateway handed over, which no strict decoding checked', () => {
+    expect(issuesOf(body(`prod ${String.fromCharCode(0xd800)}`), false)).toEqual([['/environment lone_surrogate']]);
+    expect(issuesOf(body('prod \\u00e9'), false)).toEqual(['accepted']);
+  });
+});
+
 describe('mayHoldLoneSurrogates', () => {
   it.each([
     ['plain text', 'no escapes at all', false],
@@ -76,6 +111,7 @@ describe('mayHoldLoneSurrogates', () => {
     ['U+D7xx after a \\u at the end', '"\\ud712\\u"', false],
     ['a \\u at the very end', '\\u', false],
     ['U+DGxx (not hex)', '"\\udg00"', false],
+    ['U+08xx and U+0Axx (a surrogate\'s second digit, without its d)', '"\\u0800\\u0a00\\u09ff"', false],
   ])('%s: %s', (_, text, expected) => {
     expect(mayHoldLoneSurrogates(text)).toBe(expected);
   });
