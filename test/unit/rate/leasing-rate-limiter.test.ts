@@ -1,9 +1,9 @@
 import { DynamoDbRateLimiter } from '../../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
-import { leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
+import { type LeaseOptions, leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
 import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { type RateDecision, WindowContentionError, type WindowReservations } from '../../../lambda/ingest/core/rate/ports.js';
 import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
-import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
+import { countersFor, type WindowCounter } from '../../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
 import { RATE_TABLE_NAME, simulateHotOrg } from '../../../devkit/dynamo/hot-org-simulation.js';
 import { DynamoModel } from '../../../devkit/dynamo/model.js';
@@ -406,5 +406,95 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
     await limiter.drain();
     expect(exact.calls).toEqual(['reserve req-1 10']);
+  });
+});
+
+/**
+ * The port as a plain fake on a clock the test sets: every call recorded with the minute it counts in (`lease` for a
+ * lease's id); `contended` makes a lease's reserve count as turned back by other writers first (contentionCount grows).
+ */
+class MinuteReservations implements WindowReservations {
+  readonly calls: string[] = [];
+  contended = false;
+  failLeases?: Error;
+  private contention = 0;
+  private calledFor(op: string, counters: readonly { window: string; windowStart: string }[], count: number, id: string) {
+    const minute = counters.find((c) => c.window === 'minute')?.windowStart.slice(11, 16) ?? '-';
+    this.calls.push(`${op} ${id.startsWith('lease-') ? 'lease' : id} ${count} ${minute}`);
+  }
+  reserve(_orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
+    this.calledFor('reserve', counters, count, requestId);
+    if (requestId.startsWith('lease-') && this.contended) this.contention++;
+    if (requestId.startsWith('lease-') && this.failLeases) return Promise.reject(this.failLeases);
+    return Promise.resolve({ allowed: true });
+  }
+  release(_orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
+    this.calledFor('release', counters, count, requestId);
+    return Promise.resolve();
+  }
+  giveBack(_orgId: string, counters: readonly WindowCounter[], count: number, giveBackId: string): Promise<void> {
+    this.calledFor('give back', counters, count, giveBackId);
+    return Promise.resolve();
+  }
+  contentionCount(): number {
+    return this.contention;
+  }
+  withAttempts(): WindowReservations {
+    return { ...this, reserve: () => Promise.reject(new WindowContentionError('dynamodb', 'conflict')) } as unknown as WindowReservations;
+  }
+}
+
+describe('LeasingRateLimiter over its port, at the moments it acts', () => {
+  const at = (minute: number, second: number, ms = 0) => Date.UTC(2026, 10, 23, 10, minute, second, ms);
+  const quotas: Quotas = { minute: 100_000, hour: 1_000_000, day: null, month: null };
+
+  /** A limiter whose random moment is 0.5: it takes the next minute's lease 10.5 s before a minute ends (1 s + half of 19 s) and gives back 10.5 s after. */
+  function limiterAt(start: number, options: Partial<LeaseOptions> = {}, windows: Quotas = quotas) {
+    const exact = new MinuteReservations();
+    let now = start;
+    const limiter = new LeasingRateLimiter(exact, () => now, { hotForMs: 3_600_000, ...options }, undefined, () => 0.5);
+    let n = 0;
+    /** A batch of `count` at `moment`, after every queued lease transaction of the one before has run. */
+    const send = async (moment: number, count = 10) => {
+      now = moment;
+      const decision = await limiter.reserve('acme', countersFor(windows, new Date(moment)), count, `req-${++n}`);
+      await new Promise((resolve) => setImmediate(resolve));
+      return decision;
+    };
+    return { exact, limiter, send, setNow: (moment: number) => (now = moment) };
+  }
+
+  it('takes the next minute’s lease at its own moment before the minute ends, and admits from it in that minute', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 499));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00']);
+    await send(at(0, 49, 500));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01']);
+    await send(at(1, 0));
+    await send(at(1, 5));
+    expect(exact.calls).toHaveLength(2);
+  });
+
+  it('gives a past minute’s lease back at its own moment after the minute ends, not at the rollover', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    await send(at(1, 10, 499));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01']);
+    await send(at(1, 10, 500));
+    // 20 of the 10:00 lease were used; the 10:01 lease (prefetched) serves the minute.
+    expect(exact.calls.slice(2)).toEqual(['release lease 40 10:00']);
+  });
+
+  it('without a minute quota, a lease serves past its minute until this container’s deadline, then goes back and a new one is taken', async () => {
+    const { exact, send } = limiterAt(at(0, 5), {}, { minute: null, hour: 1_000_000, day: null, month: null });
+    await send(at(0, 5));
+    await send(at(0, 40));
+    await send(at(1, 10, 499));
+    expect(exact.calls).toEqual(['reserve lease 60 -']);
+    await send(at(1, 10, 500));
+    // 10 traces in the 5 s before make 2/s: the new lease holds 30 s of that.
+    expect(exact.calls.slice(1)).toEqual(['reserve lease 60 -', 'release lease 30 -']);
   });
 });
