@@ -411,29 +411,30 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
 
 /**
  * The port as a plain fake on a clock the test sets: every call recorded with the minute it counts in (`lease` for a
- * lease's id); `contended` makes a lease's reserve count as turned back by other writers first (contentionCount grows).
+ * lease's id); the leases numbered in `contended` (from 1) count as turned back by other writers first (contentionCount grows).
  */
 class MinuteReservations implements WindowReservations {
   readonly calls: string[] = [];
-  contended = false;
+  contended = new Set<number>();
   failLeases?: Error;
   private contention = 0;
-  private calledFor(op: string, counters: readonly { window: string; windowStart: string }[], count: number, id: string) {
+  private leases = 0;
+  private calledFor(op: string, orgId: string, counters: readonly WindowCounter[], count: number, id: string) {
     const minute = counters.find((c) => c.window === 'minute')?.windowStart.slice(11, 16) ?? '-';
-    this.calls.push(`${op} ${id.startsWith('lease-') ? 'lease' : id} ${count} ${minute}`);
+    this.calls.push(`${orgId === 'acme' ? '' : `${orgId}: `}${op} ${id.startsWith('lease-') ? 'lease' : id} ${count} ${minute}`);
   }
-  reserve(_orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
-    this.calledFor('reserve', counters, count, requestId);
-    if (requestId.startsWith('lease-') && this.contended) this.contention++;
-    if (requestId.startsWith('lease-') && this.failLeases) return Promise.reject(this.failLeases);
-    return Promise.resolve({ allowed: true });
+  reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
+    this.calledFor('reserve', orgId, counters, count, requestId);
+    if (!requestId.startsWith('lease-')) return Promise.resolve({ allowed: true });
+    if (this.contended.has(++this.leases)) this.contention++;
+    return this.failLeases ? Promise.reject(this.failLeases) : Promise.resolve({ allowed: true });
   }
-  release(_orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
-    this.calledFor('release', counters, count, requestId);
+  release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
+    this.calledFor('release', orgId, counters, count, requestId);
     return Promise.resolve();
   }
-  giveBack(_orgId: string, counters: readonly WindowCounter[], count: number, giveBackId: string): Promise<void> {
-    this.calledFor('give back', counters, count, giveBackId);
+  giveBack(orgId: string, counters: readonly WindowCounter[], count: number, giveBackId: string): Promise<void> {
+    this.calledFor('give back', orgId, counters, count, giveBackId);
     return Promise.resolve();
   }
   contentionCount(): number {
@@ -455,9 +456,9 @@ describe('LeasingRateLimiter over its port, at the moments it acts', () => {
     const limiter = new LeasingRateLimiter(exact, () => now, { hotForMs: 3_600_000, ...options }, undefined, () => 0.5);
     let n = 0;
     /** A batch of `count` at `moment`, after every queued lease transaction of the one before has run. */
-    const send = async (moment: number, count = 10) => {
+    const send = async (moment: number, count = 10, orgId = 'acme') => {
       now = moment;
-      const decision = await limiter.reserve('acme', countersFor(windows, new Date(moment)), count, `req-${++n}`);
+      const decision = await limiter.reserve(orgId, countersFor(windows, new Date(moment)), count, `req-${++n}`);
       await new Promise((resolve) => setImmediate(resolve));
       return decision;
     };
@@ -496,5 +497,57 @@ describe('LeasingRateLimiter over its port, at the moments it acts', () => {
     await send(at(1, 10, 500));
     // 10 traces in the 5 s before make 2/s: the new lease holds 30 s of that.
     expect(exact.calls.slice(1)).toEqual(['reserve lease 60 -', 'release lease 30 -']);
+  });
+
+  it.each([
+    ['no contention: each lease covers 30 s of the traffic seen, or 4 batches', [], {}, [60, 204, 1632]],
+    ['contention on every refill: each doubles the next', [1, 2], {}, [60, 408, 6528]],
+    ['contention on every refill, maxScale 2: no more than twice', [1, 2], { maxScale: 2 }, [60, 408, 3264]],
+    ['contention on the first only: the next after a calm one is halved again', [1], {}, [60, 408, 1632]],
+  ])('sizes leases by the traffic seen and the contention met: %s', async (_, contended, options, sizes) => {
+    const { exact, send } = limiterAt(at(0, 5), options, { minute: 1_000_000, hour: null, day: null, month: null });
+    exact.contended = new Set(contended);
+    // 10 traces (the probe meets contention), then a batch of 51 and one of 408, each more than the lease has left.
+    for (const count of [10, 51, 408]) await send(at(0, 5), count);
+    expect(exact.calls).toEqual(sizes.map((size) => `reserve lease ${size} 10:00`));
+  });
+
+  it('gives back what a closed pool did not use newest lease first, each lease no more than it holds', async () => {
+    const { exact, limiter, send } = limiterAt(at(0, 5), {}, { minute: 1_000_000, hour: null, day: null, month: null });
+    await send(at(0, 5), 10);
+    await send(at(0, 5), 51);
+    await limiter.release('acme', countersFor({ minute: 1_000_000, hour: null, day: null, month: null }, new Date(at(0, 5))), 51, 'req-2');
+    await limiter.drain();
+    // Leases of 60 and 204, 10 used: 204 back from the newest, 50 from the first.
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'release lease 204 10:00', 'release lease 50 10:00']);
+  });
+
+  it('drain() gives back the open pool and the prefetched next minute’s lease', async () => {
+    const { exact, limiter, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    await limiter.drain();
+    expect(exact.calls.slice(2)).toEqual(['release lease 40 10:00', 'release lease 60 10:01']);
+  });
+
+  it('gives back an idle organization’s pool, then its prefetched lease, each once its own deadline passed, at another organization’s request', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    const acme = () => exact.calls.filter((call) => !call.startsWith('other:'));
+    for (const moment of [at(1, 10, 499), at(1, 10, 500), at(2, 10, 499)]) await send(moment, 10, 'other');
+    expect(acme()).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01', 'release lease 40 10:00']);
+    await send(at(2, 10, 500), 10, 'other');
+    expect(acme().slice(3)).toEqual(['release lease 60 10:01']);
+  });
+
+  it('gives a lease whose outcome is unknown back under its own id, and answers the failure', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    const failure = new DependencyUnavailableError('dynamodb', 'timed out');
+    exact.failLeases = failure;
+    await expect(send(at(0, 5))).rejects.toBe(failure);
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'release lease 60 10:00']);
+    exact.failLeases = undefined;
+    await expect(send(at(0, 6))).resolves.toEqual({ allowed: true });
   });
 });
