@@ -550,4 +550,34 @@ describe('LeasingRateLimiter over its port, at the moments it acts', () => {
     exact.failLeases = undefined;
     await expect(send(at(0, 6))).resolves.toEqual({ allowed: true });
   });
+
+  it('takes the next minute’s lease once while requests keep coming as it is taken, as large as the largest lease of the minute', async () => {
+    const { exact, limiter, send, setNow } = limiterAt(at(0, 5));
+    await send(at(0, 5), 10);
+    await send(at(0, 5), 51);
+    setNow(at(0, 50));
+    const counters = countersFor(quotas, new Date(at(0, 50)));
+    await Promise.all(['a', 'b', 'c'].map((id) => limiter.reserve('acme', counters, 10, id)));
+    await limiter.drain();
+    expect(exact.calls.filter((call) => call.startsWith('reserve'))).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'reserve lease 204 10:01']);
+  });
+});
+
+describe('LeasingRateLimiter with hotAboveTracesPerSecond', () => {
+  const counters = countersFor({ minute: 100_000, hour: null, day: null, month: null }, new Date(START));
+
+  it('leases for traffic from exactly that many traces a second over the last 5 s, without contention', async () => {
+    const exact = new RecordingReservations();
+    let now = START;
+    const limiter = new LeasingRateLimiter(exact, () => now, { hotAboveTracesPerSecond: 10 }, undefined, () => 0);
+    // 49 traces 5 s ago are no longer seen; 49 now make 9.8/s: per request (the probe, which meets no contention).
+    await limiter.reserve('acme', counters, 49, 'old');
+    now = START + 5_000;
+    await limiter.reserve('acme', counters, 49, 'req-1');
+    await limiter.reserve('acme', counters, 1, 'req-2');
+    expect(exact.calls).toEqual([]);
+    // 50 seen: 10/s, hot. A lease of 30 s of it.
+    await limiter.reserve('acme', counters, 1, 'req-3');
+    expect(exact.calls).toEqual(['reserve lease 300']);
+  });
 });
