@@ -33,7 +33,7 @@ describe('ThrottledWindowUsage', () => {
   });
 
   it('remembers at most maxEntries organizations, forgetting the one read longest ago (a fresh read makes one the newest)', async () => {
-    const read = jest.fn(async () => ({ minute: 1 }));
+    const read = jest.fn(async (_orgId: string) => ({ minute: 1 }));
     let now = 0;
     const usage = new ThrottledWindowUsage({ read }, 100, () => now, 3);
     const readsAt = async (at: number, ...orgs: string[]) => {

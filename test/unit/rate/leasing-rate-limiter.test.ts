@@ -1,5 +1,5 @@
 import { DynamoDbRateLimiter } from '../../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
-import { type LeaseOptions, leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
+import { DEFAULT_LEASE_OPTIONS, type LeaseOptions, leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
 import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { type RateDecision, WindowContentionError, type WindowReservations } from '../../../lambda/ingest/core/rate/ports.js';
 import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
@@ -303,6 +303,7 @@ class RecordingReservations implements WindowReservations {
 describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
   const quotas: Quotas = { minute: 100_000, hour: 1_000_000, day: null, month: null };
   const counters = countersFor(quotas, new Date(START));
+  const hourly = countersFor({ minute: null, hour: 1_000_000, day: null, month: null }, new Date(START));
 
   it('takes a lease once the probe is turned back by contention (WindowContentionError)', async () => {
     const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
@@ -361,6 +362,19 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     // Released again, it is no longer the lease's: the per-request release finds no marker of it and gives nothing back.
     await limiter.release('acme', counters, 20, 'req-2');
     expect(exact.calls.slice(3)).toEqual(['release req-2 20']);
+  });
+
+  it('remembers the last rememberedRequests (10,000) requests it admitted from leases: a release of an older one goes to the per-request transaction', async () => {
+    expect(DEFAULT_LEASE_OPTIONS.rememberedRequests).toBe(10_000);
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    let now = START;
+    const limiter = new LeasingRateLimiter(exact, () => now, { rememberedRequests: 3 }, undefined, () => 0);
+    // One batch every 20 s (one hour window): r-0's and r-1's lease closed at its deadline.
+    for (let i = 0; i <= 3; i++, now += 20_000) await limiter.reserve('acme', hourly, 10, `r-${i}`);
+    await limiter.release('acme', hourly, 10, 'r-0');
+    await limiter.release('acme', hourly, 10, 'r-1');
+    // r-1 is given back by its own id; r-0 is forgotten, so its release is the per-request one (it finds no marker).
+    expect(exact.calls.filter((call) => !call.includes(' lease '))).toEqual(['release r-0 10', 'give back r-1 10']);
   });
 
   it('neither reserves nor releases a batch of nothing, or one with no window to count it in', async () => {
