@@ -425,23 +425,27 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
 
 /**
  * The port as a plain fake on a clock the test sets: every call recorded with the minute it counts in (`lease` for a
- * lease's id); the leases numbered in `contended` (from 1) count as turned back by other writers first (contentionCount grows).
+ * lease's id). The reserves numbered in `contended` (from 1) count as turned back by other writers first
+ * (contentionCount grows); `refuseLeases` answers a lease as a window with no room for it; the probe fails with `probeFailure`.
  */
 class MinuteReservations implements WindowReservations {
   readonly calls: string[] = [];
   contended = new Set<number>();
   failLeases?: Error;
+  refuseLeases = false;
+  probeFailure: Error = new WindowContentionError('dynamodb', 'conflict');
   private contention = 0;
-  private leases = 0;
+  private reserves = 0;
   private calledFor(op: string, orgId: string, counters: readonly WindowCounter[], count: number, id: string) {
     const minute = counters.find((c) => c.window === 'minute')?.windowStart.slice(11, 16) ?? '-';
     this.calls.push(`${orgId === 'acme' ? '' : `${orgId}: `}${op} ${id.startsWith('lease-') ? 'lease' : id} ${count} ${minute}`);
   }
   reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
     this.calledFor('reserve', orgId, counters, count, requestId);
+    if (this.contended.has(++this.reserves)) this.contention++;
     if (!requestId.startsWith('lease-')) return Promise.resolve({ allowed: true });
-    if (this.contended.has(++this.leases)) this.contention++;
-    return this.failLeases ? Promise.reject(this.failLeases) : Promise.resolve({ allowed: true });
+    if (this.failLeases) return Promise.reject(this.failLeases);
+    return Promise.resolve(this.refuseLeases ? { allowed: false, overflowing: [] } : { allowed: true });
   }
   release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
     this.calledFor('release', orgId, counters, count, requestId);
@@ -455,7 +459,7 @@ class MinuteReservations implements WindowReservations {
     return this.contention;
   }
   withAttempts(): WindowReservations {
-    return { ...this, reserve: () => Promise.reject(new WindowContentionError('dynamodb', 'conflict')) } as unknown as WindowReservations;
+    return { ...this, reserve: () => Promise.reject(this.probeFailure) } as unknown as WindowReservations;
   }
 }
 
@@ -574,6 +578,68 @@ describe('LeasingRateLimiter over its port, at the moments it acts', () => {
     await Promise.all(['a', 'b', 'c'].map((id) => limiter.reserve('acme', counters, 10, id)));
     await limiter.drain();
     expect(exact.calls.filter((call) => call.startsWith('reserve'))).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'reserve lease 204 10:01']);
+  });
+
+  it('gives back a prefetched lease and the open pool as soon as the quotas change, before the next minute starts', async () => {
+    const { exact, limiter, send, setNow } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    setNow(at(0, 55));
+    await limiter.reserve('acme', countersFor({ ...quotas, minute: 200_000 }, new Date(at(0, 55))), 10, 'raised');
+    await new Promise((resolve) => setImmediate(resolve));
+    // A lease under the new quotas (4 batches: nothing seen in the last 5 s) and the next minute's, then the old two go back.
+    expect(exact.calls.slice(2)).toEqual(['reserve lease 40 10:00', 'reserve lease 40 10:01', 'release lease 60 10:01', 'release lease 40 10:00']);
+  });
+
+  it('admits nothing from a drained lease: the next request takes a new one', async () => {
+    const { exact, limiter, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await limiter.drain();
+    await send(at(0, 6));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'release lease 50 10:00', 'reserve lease 60 10:00']);
+  });
+
+  it('counts an organization hot after contention met by a per-request reservation: its next request leases without a probe', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    exact.probeFailure = new DependencyUnavailableError('dynamodb', 'timed out');
+    exact.contended = new Set([1]);
+    await send(at(0, 5));
+    await send(at(0, 6));
+    expect(exact.calls).toEqual(['reserve req-1 10 10:00', 'reserve lease 60 10:00']);
+  });
+
+  it('passes on a probe failure that is no dependency’s (a bug) and reserves nothing', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    const bug = new TypeError('not a function');
+    exact.probeFailure = bug;
+    await expect(send(at(0, 5))).rejects.toBe(bug);
+    expect(exact.calls).toEqual([]);
+  });
+
+  it('answers the next minute with an ordinary lease when its prefetch failed, and prefetches again before the minute after', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    exact.failLeases = new DependencyUnavailableError('dynamodb', 'timed out');
+    await expect(send(at(0, 49, 500))).resolves.toEqual({ allowed: true });
+    exact.failLeases = undefined;
+    await expect(send(at(1, 0))).resolves.toEqual({ allowed: true });
+    await send(at(1, 49, 500));
+    expect(exact.calls.filter((call) => call.startsWith('reserve'))).toEqual([
+      'reserve lease 60 10:00',
+      'reserve lease 60 10:01',
+      'reserve lease 40 10:01',
+      'reserve lease 40 10:02',
+    ]);
+  });
+
+  it('takes no next minute’s lease while the quota is too near for leases', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    exact.refuseLeases = true;
+    await send(at(0, 6), 51);
+    // 50 are left of the lease: a batch of 10 is admitted from them, and no lease is tried for 10:01.
+    await send(at(0, 49, 500));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'reserve req-2 51 10:00']);
   });
 });
 
