@@ -553,6 +553,8 @@ describe('LeasingRateLimiter over its port, at the moments it acts', () => {
     await send(at(0, 5));
     await send(at(0, 49, 500));
     const acme = () => exact.calls.filter((call) => !call.startsWith('other:'));
+    await send(at(0, 50), 10, 'other');
+    expect(acme()).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01']);
     for (const moment of [at(1, 10, 499), at(1, 10, 500), at(2, 10, 499)]) await send(moment, 10, 'other');
     expect(acme()).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01', 'release lease 40 10:00']);
     await send(at(2, 10, 500), 10, 'other');
@@ -640,6 +642,46 @@ describe('LeasingRateLimiter over its port, at the moments it acts', () => {
     // 50 are left of the lease: a batch of 10 is admitted from them, and no lease is tried for 10:01.
     await send(at(0, 49, 500));
     expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'reserve req-2 51 10:00']);
+    // 10:01 leases again, and takes 10:02's ahead.
+    exact.refuseLeases = false;
+    await send(at(1, 0));
+    await send(at(1, 49, 500));
+    expect(exact.calls.slice(3)).toEqual(['reserve lease 40 10:01', 'reserve lease 40 10:02', 'release lease 40 10:00']);
+  });
+
+  it('counts an organization hot for hotForMs after the contention it met, a contended refill included', async () => {
+    const { exact, send } = limiterAt(at(0, 5), { hotForMs: 10_000 });
+    // The probe at 10:00:05 meets contention: hot until 10:00:15.
+    await send(at(0, 5));
+    await send(at(0, 14, 999));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00']);
+    // Cooled down at 10:00:15: the lease goes back, and the next probe's contention makes it hot again.
+    await send(at(0, 15));
+    expect(exact.calls.slice(1)).toEqual(['reserve lease 120 10:00', 'release lease 40 10:00']);
+    // 110 are left; the refill for a batch of 111 at 10:00:20 meets contention (the 3rd reserve): hot until 10:00:30, not 10:00:25.
+    exact.contended = new Set([3]);
+    await send(at(0, 20), 111);
+    await send(at(0, 27));
+    expect(exact.calls.slice(3)).toEqual(['reserve lease 444 10:00']);
+  });
+
+  it('does not count an organization hot after a per-request reservation that met no contention', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    exact.probeFailure = new DependencyUnavailableError('dynamodb', 'timed out');
+    await send(at(0, 5));
+    await send(at(0, 6));
+    expect(exact.calls).toEqual(['reserve req-1 10 10:00', 'reserve req-2 10 10:00']);
+  });
+
+  it('leases only when the smallest of the quotas is at least minQuotaForLeases', async () => {
+    const { exact, send } = limiterAt(at(0, 5), {}, { minute: 9_999, hour: 1_000_000, day: null, month: 100_000_000 });
+    await send(at(0, 5));
+    expect(exact.calls).toEqual(['reserve req-1 10 10:00']);
+  });
+
+  it('states the most a container can hold counted but unused: two leases at their cap and two batches', () => {
+    expect(leaseSlackPerContainer(60_000, 10)).toBe(2 * (3_000 + 10));
+    expect(leaseSlackPerContainer(60_000, 10, { maxLeaseFraction: 0.1 })).toBe(2 * (6_000 + 10));
   });
 });
 

@@ -156,7 +156,7 @@ describe('DynamoDbRateLimiter gives up', () => {
     ddb.on(TransactWriteItemsCommand).rejects(cancellation);
     const error = await limiter().reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WindowContentionError);
-    expect(error).toMatchObject({ name: 'WindowContentionError', dependency: 'dynamodb', cause: cancellation });
+    expect(error).toMatchObject({ name: 'WindowContentionError', dependency: 'dynamodb', message: 'rate-window transaction (reserve) failed after retries', cause: cancellation });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 3);
   });
 
@@ -173,6 +173,7 @@ describe('DynamoDbRateLimiter gives up', () => {
     const error = await reservations.reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyUnavailableError);
     expect(error).not.toBeInstanceOf(WindowContentionError);
+    expect(error).toMatchObject({ dependency: 'dynamodb', message: 'rate-window transaction (reserve) failed after retries', cause: failure });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 3);
     expect(reservations.contentionCount('acme')).toBe(contended);
   });
