@@ -252,7 +252,8 @@ describe('LeasingRateLimiter near a quota large enough for leases', () => {
       const limiter = new LeasingRateLimiter(new DynamoDbRateLimiter(model.client(), RATE_TABLE_NAME, PATIENT, clock.sleep), clock.now, {
         hotAboveTracesPerSecond: 10,
       });
-      for (let i = 0; ; i++) {
+      // Until refused; bounded (at most all 20,000 traces from each container), so a limiter that never refuses fails the test instead of hanging it.
+      for (let i = 0; i < 2_000; i++) {
         const decision = await limiter.reserve('near', countersFor(quotas, new Date(clock.now())), 10, `near-${c}-${i}`);
         if (!decision.allowed) return;
         accepted += 10;
