@@ -215,6 +215,13 @@ describe('DynamoDbRateLimiter settles without retrying', () => {
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
   });
 
+  it('a give-back only when its marker is there: one turned back by a conflict is retried under the next token', async () => {
+    ddb.on(TransactWriteItemsCommand).rejectsOnce(cancelled('TransactionConflict', 'None', 'None', 'None', 'None')).resolves({});
+    await limiter().giveBack('acme', COUNTERS, 7, 'req-1');
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 2);
+    expect(ddb).toHaveReceivedNthCommandWith(2, TransactWriteItemsCommand, { ClientRequestToken: token('req-1', 'give-back', 1) });
+  });
+
   it('a full window whose count DynamoDB did not return: the refusal names it without a count', async () => {
     ddb.on(TransactWriteItemsCommand).rejects(cancelled('None', 'None', 'None', 'ConditionalCheckFailed', 'None'));
     await expect(limiter().reserve('acme', COUNTERS, 7, 'req-1')).resolves.toEqual({ allowed: false, overflowing: [{ ...COUNTERS[3], used: undefined }] });
