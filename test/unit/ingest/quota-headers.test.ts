@@ -122,4 +122,10 @@ describe('rateLimitHeaders', () => {
     });
     expect(rateLimitHeaders([])).toEqual({});
   });
+
+  it('sends RateLimit only when what is left is known for every window, never a list with a gap', () => {
+    const minute = { window: 'minute', quota: 100, windowSeconds: 60, resetSeconds: 30, remaining: 90 } as const;
+    const hour = { window: 'hour', quota: 1_000, windowSeconds: 3_600, resetSeconds: 2_370 } as const;
+    expect(rateLimitHeaders([minute, hour])).toEqual({ 'RateLimit-Policy': '"per-minute";q=100;w=60, "per-hour";q=1000;w=3600' });
+  });
 });

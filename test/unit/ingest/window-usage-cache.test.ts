@@ -31,4 +31,22 @@ describe('ThrottledWindowUsage', () => {
     await usage.read('a', countersFor({ minute: 100, hour: 1000, day: null, month: null }, new Date('2026-11-22T12:01:10Z')));
     expect(read).toHaveBeenCalledTimes(3);
   });
+
+  it('remembers at most maxEntries organizations, forgetting the one read longest ago (a fresh read makes one the newest)', async () => {
+    const read = jest.fn(async (_orgId: string) => ({ minute: 1 }));
+    let now = 0;
+    const usage = new ThrottledWindowUsage({ read }, 100, () => now, 3);
+    const readsAt = async (at: number, ...orgs: string[]) => {
+      now = at;
+      read.mockClear();
+      for (const org of orgs) await usage.read(org, counters);
+      return read.mock.calls.map(([org]) => org);
+    };
+    expect(await readsAt(0, 'a')).toEqual(['a']);
+    expect(await readsAt(10, 'b')).toEqual(['b']);
+    // a's interval has passed: read again, it is now newer than b.
+    expect(await readsAt(100, 'a', 'c')).toEqual(['a', 'c']);
+    // d makes a fourth: b, the one read longest ago, is forgotten inside its interval; a is not.
+    expect(await readsAt(105, 'd', 'a', 'b')).toEqual(['d', 'b']);
+  });
 });

@@ -1,9 +1,9 @@
 import { DynamoDbRateLimiter } from '../../../lambda/ingest/adapters/rate/dynamodb-rate-limiter.js';
-import { leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
+import { DEFAULT_LEASE_OPTIONS, type LeaseOptions, leaseSlackPerContainer } from '../../../lambda/ingest/core/rate/lease-options.js';
 import { LeasingRateLimiter } from '../../../lambda/ingest/core/rate/leasing-rate-limiter.js';
 import { type RateDecision, WindowContentionError, type WindowReservations } from '../../../lambda/ingest/core/rate/ports.js';
 import { DependencyUnavailableError } from '../../../lambda/shared/domain/errors.js';
-import { countersFor } from '../../../lambda/shared/domain/rate-windows.js';
+import { countersFor, type WindowCounter } from '../../../lambda/shared/domain/rate-windows.js';
 import type { Quotas } from '../../../lambda/shared/domain/tenancy.js';
 import { RATE_TABLE_NAME, simulateHotOrg } from '../../../devkit/dynamo/hot-org-simulation.js';
 import { DynamoModel } from '../../../devkit/dynamo/model.js';
@@ -23,6 +23,21 @@ function windowItems(model: DynamoModel, orgId: string) {
 }
 
 const monthCount = (model: DynamoModel, orgId: string) => windowItems(model, orgId).find((w) => w.sk.startsWith('month#'))?.count ?? 0;
+const leaseMarkers = (model: DynamoModel) => model.items(RATE_TABLE_NAME).filter((item) => item.sk?.S?.startsWith('reservation#lease-')).length;
+
+/**
+ * The two simulations' sizes. `npm test` runs them full: 300 requests/s of 10 traces against 60,000 a minute for
+ * 70 s (the quota binds after ~20 s of every minute), and 400 requests/s for 30 s. A mutation run
+ * (bench/mutation.ts sets MUTATION_TESTS) repeats each for every mutant it covers, nearly all of the leasing code:
+ * there they run smaller (about 0.5 s and 0.05 s instead of 16 s and 1.5 s) with the same assertions, and each
+ * still crosses a minute's end, meets its quota, loses answers and sees containers die holding leases.
+ */
+const UNDER_MUTATION = process.env.MUTATION_TESTS !== undefined;
+const HOT_NEAR_QUOTA = UNDER_MUTATION
+  ? // 60 requests/s of 20 traces against 12,000 a minute, measured 10:00:50 to 10:01:15: the quota binds ~10 s into 10:01.
+    { ratePerOrg: 60, tracesPerRequest: 20, startMs: Date.UTC(2026, 10, 23, 10, 0, 50), durationMs: 25_000, rampMs: 5_000, containerLifetimeMs: 5_000, quotas: { minute: 12_000, hour: 10_000_000, day: null, month: 10_000_000 } }
+  : { ratePerOrg: 300, tracesPerRequest: 10, durationMs: 70_000, rampMs: 5_000, containerLifetimeMs: 15_000, quotas: { minute: 60_000, hour: 10_000_000, day: null, month: 10_000_000 } };
+const DRAIN_SIZE = UNDER_MUTATION ? { ratePerOrg: 100, durationMs: 10_000 } : { ratePerOrg: 400, durationMs: 30_000 };
 
 describe('LeasingRateLimiter on the DynamoDB model', () => {
   it('light traffic behaves exactly as the per-request transaction: one marker per request, counters equal accepted', async () => {
@@ -85,34 +100,27 @@ describe('LeasingRateLimiter on the DynamoDB model', () => {
   });
 
   it('a hot organization near its quota: never over in any minute, under lost answers and dying containers', async () => {
-    // 300 req/s of 10 traces against 60,000 per minute: the quota binds after ~20 s of every minute.
-    const quotas: Quotas = { minute: 60_000, hour: 10_000_000, day: null, month: 10_000_000 };
-    const result = await simulateHotOrg({
-      design: 'leases',
-      ratePerOrg: 300,
-      orgs: 1,
-      tracesPerRequest: 10,
-      durationMs: 70_000,
-      rampMs: 5_000,
-      quotas,
-      containerLifetimeMs: 15_000,
-      model: { lostAnswerRate: 0.02 },
-    });
+    const { quotas, ...input } = HOT_NEAR_QUOTA;
+    const result = await simulateHotOrg({ design: 'leases', orgs: 1, quotas, model: { lostAnswerRate: 0.02 }, ...input });
+    expect(leaseMarkers(result.model)).toBeGreaterThan(0);
     expect(result.limited).toBeGreaterThan(0);
     expect(result.deadContainers).toBeGreaterThan(0);
     const windows = windowItems(result.model, 'org-0');
-    for (const minute of windows.filter((w) => w.sk.startsWith('minute#'))) expect(minute.count).toBeLessThanOrEqual(60_000);
+    const minutes = windows.filter((w) => w.sk.startsWith('minute#'));
+    expect(minutes.length).toBeGreaterThan(1); // it crosses a minute's end
+    for (const minute of minutes) expect(minute.count).toBeLessThanOrEqual(quotas.minute);
     // Counted vs accepted, with no drain(): never under; over by at most the stated slack per container
     // (dead ones, and live ones that have had no request since: both hold their pool and next).
     const accepted = result.acceptedTraces.get('org-0') ?? 0;
     const month = monthCount(result.model, 'org-0');
     expect(month).toBeGreaterThanOrEqual(accepted);
-    expect(month - accepted).toBeLessThanOrEqual(result.containers * leaseSlackPerContainer(60_000, 10));
+    expect(month - accepted).toBeLessThanOrEqual(result.containers * leaseSlackPerContainer(quotas.minute, input.tracesPerRequest));
   }, 60_000);
 
   it('drain() at a clean shutdown gives back every lease: without dead containers or lost answers, counters end equal to accepted', async () => {
     const quotas: Quotas = { minute: 5_000_000, hour: null, day: null, month: 1e12 };
-    const result = await simulateHotOrg({ design: 'leases', ratePerOrg: 400, orgs: 1, tracesPerRequest: 10, durationMs: 30_000, rampMs: 5_000, quotas, drainAtEnd: true });
+    const result = await simulateHotOrg({ design: 'leases', orgs: 1, tracesPerRequest: 10, rampMs: 5_000, quotas, drainAtEnd: true, ...DRAIN_SIZE });
+    expect(leaseMarkers(result.model)).toBeGreaterThan(0);
     expect(result.p503).toBe(0);
     expect(monthCount(result.model, 'org-0')).toBe(result.acceptedTraces.get('org-0'));
   }, 60_000);
@@ -244,7 +252,8 @@ describe('LeasingRateLimiter near a quota large enough for leases', () => {
       const limiter = new LeasingRateLimiter(new DynamoDbRateLimiter(model.client(), RATE_TABLE_NAME, PATIENT, clock.sleep), clock.now, {
         hotAboveTracesPerSecond: 10,
       });
-      for (let i = 0; ; i++) {
+      // Until refused; bounded (at most all 20,000 traces from each container), so a limiter that never refuses fails the test instead of hanging it.
+      for (let i = 0; i < 2_000; i++) {
         const decision = await limiter.reserve('near', countersFor(quotas, new Date(clock.now())), 10, `near-${c}-${i}`);
         if (!decision.allowed) return;
         accepted += 10;
@@ -295,6 +304,7 @@ class RecordingReservations implements WindowReservations {
 describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
   const quotas: Quotas = { minute: 100_000, hour: 1_000_000, day: null, month: null };
   const counters = countersFor(quotas, new Date(START));
+  const hourly = countersFor({ minute: null, hour: 1_000_000, day: null, month: null }, new Date(START));
 
   it('takes a lease once the probe is turned back by contention (WindowContentionError)', async () => {
     const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
@@ -355,6 +365,19 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     expect(exact.calls.slice(3)).toEqual(['release req-2 20']);
   });
 
+  it('remembers the last rememberedRequests (10,000) requests it admitted from leases: a release of an older one goes to the per-request transaction', async () => {
+    expect(DEFAULT_LEASE_OPTIONS.rememberedRequests).toBe(10_000);
+    const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
+    let now = START;
+    const limiter = new LeasingRateLimiter(exact, () => now, { rememberedRequests: 3 }, undefined, () => 0);
+    // One batch every 20 s (one hour window): r-0's and r-1's lease closed at its deadline.
+    for (let i = 0; i <= 3; i++, now += 20_000) await limiter.reserve('acme', hourly, 10, `r-${i}`);
+    await limiter.release('acme', hourly, 10, 'r-0');
+    await limiter.release('acme', hourly, 10, 'r-1');
+    // r-1 is given back by its own id; r-0 is forgotten, so its release is the per-request one (it finds no marker).
+    expect(exact.calls.filter((call) => !call.includes(' lease '))).toEqual(['release r-0 10', 'give back r-1 10']);
+  });
+
   it('neither reserves nor releases a batch of nothing, or one with no window to count it in', async () => {
     const exact = new RecordingReservations(new WindowContentionError('dynamodb', 'conflict'));
     const limiter = new LeasingRateLimiter(exact, () => START, {}, undefined, () => 0);
@@ -398,5 +421,286 @@ describe('LeasingRateLimiter over its port (no DynamoDB)', () => {
     await expect(limiter.reserve('acme', counters, 10, 'req-1')).resolves.toEqual({ allowed: true });
     await limiter.drain();
     expect(exact.calls).toEqual(['reserve req-1 10']);
+  });
+});
+
+/**
+ * The port as a plain fake on a clock the test sets: every call recorded with the minute it counts in (`lease` for a
+ * lease's id). The reserves numbered in `contended` (from 1) count as turned back by other writers first
+ * (contentionCount grows); `refuseLeases` answers a lease as a window with no room for it; the probe fails with `probeFailure`.
+ */
+class MinuteReservations implements WindowReservations {
+  readonly calls: string[] = [];
+  contended = new Set<number>();
+  failLeases?: Error;
+  refuseLeases = false;
+  probeFailure: Error = new WindowContentionError('dynamodb', 'conflict');
+  private contention = 0;
+  private reserves = 0;
+  private calledFor(op: string, orgId: string, counters: readonly WindowCounter[], count: number, id: string) {
+    const minute = counters.find((c) => c.window === 'minute')?.windowStart.slice(11, 16) ?? '-';
+    this.calls.push(`${orgId === 'acme' ? '' : `${orgId}: `}${op} ${id.startsWith('lease-') ? 'lease' : id} ${count} ${minute}`);
+  }
+  reserve(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<RateDecision> {
+    this.calledFor('reserve', orgId, counters, count, requestId);
+    if (this.contended.has(++this.reserves)) this.contention++;
+    if (!requestId.startsWith('lease-')) return Promise.resolve({ allowed: true });
+    if (this.failLeases) return Promise.reject(this.failLeases);
+    return Promise.resolve(this.refuseLeases ? { allowed: false, overflowing: [] } : { allowed: true });
+  }
+  release(orgId: string, counters: readonly WindowCounter[], count: number, requestId: string): Promise<void> {
+    this.calledFor('release', orgId, counters, count, requestId);
+    return Promise.resolve();
+  }
+  giveBack(orgId: string, counters: readonly WindowCounter[], count: number, giveBackId: string): Promise<void> {
+    this.calledFor('give back', orgId, counters, count, giveBackId);
+    return Promise.resolve();
+  }
+  contentionCount(): number {
+    return this.contention;
+  }
+  withAttempts(): WindowReservations {
+    return { ...this, reserve: () => Promise.reject(this.probeFailure) } as unknown as WindowReservations;
+  }
+}
+
+describe('LeasingRateLimiter over its port, at the moments it acts', () => {
+  const at = (minute: number, second: number, ms = 0) => Date.UTC(2026, 10, 23, 10, minute, second, ms);
+  const quotas: Quotas = { minute: 100_000, hour: 1_000_000, day: null, month: null };
+
+  /** A limiter whose random moment is 0.5: it takes the next minute's lease 10.5 s before a minute ends (1 s + half of 19 s) and gives back 10.5 s after. */
+  function limiterAt(start: number, options: Partial<LeaseOptions> = {}, windows: Quotas = quotas) {
+    const exact = new MinuteReservations();
+    let now = start;
+    const limiter = new LeasingRateLimiter(exact, () => now, { hotForMs: 3_600_000, ...options }, undefined, () => 0.5);
+    let n = 0;
+    /** A batch of `count` at `moment`, after every queued lease transaction of the one before has run. */
+    const send = async (moment: number, count = 10, orgId = 'acme') => {
+      now = moment;
+      const decision = await limiter.reserve(orgId, countersFor(windows, new Date(moment)), count, `req-${++n}`);
+      await new Promise((resolve) => setImmediate(resolve));
+      return decision;
+    };
+    return { exact, limiter, send, setNow: (moment: number) => (now = moment) };
+  }
+
+  it('takes the next minute’s lease at its own moment before the minute ends, and admits from it in that minute', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 499));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00']);
+    await send(at(0, 49, 500));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01']);
+    await send(at(1, 0));
+    await send(at(1, 5));
+    expect(exact.calls).toHaveLength(2);
+  });
+
+  it('gives a past minute’s lease back at its own moment after the minute ends, not at the rollover', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    await send(at(1, 10, 499));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01']);
+    await send(at(1, 10, 500));
+    // 20 of the 10:00 lease were used; the 10:01 lease (prefetched) serves the minute.
+    expect(exact.calls.slice(2)).toEqual(['release lease 40 10:00']);
+  });
+
+  it('without a minute quota, a lease serves past its minute until this container’s deadline, then goes back and a new one is taken', async () => {
+    const { exact, send } = limiterAt(at(0, 5), {}, { minute: null, hour: 1_000_000, day: null, month: null });
+    await send(at(0, 5));
+    await send(at(0, 40));
+    await send(at(1, 10, 499));
+    expect(exact.calls).toEqual(['reserve lease 60 -']);
+    await send(at(1, 10, 500));
+    // 10 traces in the 5 s before make 2/s: the new lease holds 30 s of that.
+    expect(exact.calls.slice(1)).toEqual(['reserve lease 60 -', 'release lease 30 -']);
+  });
+
+  it.each([
+    ['no contention: each lease covers 30 s of the traffic seen, or 4 batches', [], {}, [60, 204, 1632]],
+    ['contention on every refill: each doubles the next', [1, 2], {}, [60, 408, 6528]],
+    ['contention on every refill, maxScale 2: no more than twice', [1, 2], { maxScale: 2 }, [60, 408, 3264]],
+    ['contention on the first only: the next after a calm one is halved again', [1], {}, [60, 408, 1632]],
+  ])('sizes leases by the traffic seen and the contention met: %s', async (_, contended, options, sizes) => {
+    const { exact, send } = limiterAt(at(0, 5), options, { minute: 1_000_000, hour: null, day: null, month: null });
+    exact.contended = new Set(contended);
+    // 10 traces (the probe meets contention), then a batch of 51 and one of 408, each more than the lease has left.
+    for (const count of [10, 51, 408]) await send(at(0, 5), count);
+    expect(exact.calls).toEqual(sizes.map((size) => `reserve lease ${size} 10:00`));
+  });
+
+  it('gives back what a closed pool did not use newest lease first, each lease no more than it holds', async () => {
+    const { exact, limiter, send } = limiterAt(at(0, 5), {}, { minute: 1_000_000, hour: null, day: null, month: null });
+    await send(at(0, 5), 10);
+    await send(at(0, 5), 51);
+    await limiter.release('acme', countersFor({ minute: 1_000_000, hour: null, day: null, month: null }, new Date(at(0, 5))), 51, 'req-2');
+    await limiter.drain();
+    // Leases of 60 and 204, 10 used: 204 back from the newest, 50 from the first.
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'release lease 204 10:00', 'release lease 50 10:00']);
+  });
+
+  it('drain() gives back the open pool and the prefetched next minute’s lease', async () => {
+    const { exact, limiter, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    await limiter.drain();
+    expect(exact.calls.slice(2)).toEqual(['release lease 40 10:00', 'release lease 60 10:01']);
+  });
+
+  it('gives back an idle organization’s pool, then its prefetched lease, each once its own deadline passed, at another organization’s request', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    const acme = () => exact.calls.filter((call) => !call.startsWith('other:'));
+    await send(at(0, 50), 10, 'other');
+    expect(acme()).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01']);
+    for (const moment of [at(1, 10, 499), at(1, 10, 500), at(2, 10, 499)]) await send(moment, 10, 'other');
+    expect(acme()).toEqual(['reserve lease 60 10:00', 'reserve lease 60 10:01', 'release lease 40 10:00']);
+    await send(at(2, 10, 500), 10, 'other');
+    expect(acme().slice(3)).toEqual(['release lease 60 10:01']);
+  });
+
+  it('gives a lease whose outcome is unknown back under its own id, and answers the failure', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    const failure = new DependencyUnavailableError('dynamodb', 'timed out');
+    exact.failLeases = failure;
+    await expect(send(at(0, 5))).rejects.toBe(failure);
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'release lease 60 10:00']);
+    exact.failLeases = undefined;
+    await expect(send(at(0, 6))).resolves.toEqual({ allowed: true });
+  });
+
+  it('takes the next minute’s lease once while requests keep coming as it is taken, as large as the largest lease of the minute', async () => {
+    const { exact, limiter, send, setNow } = limiterAt(at(0, 5));
+    await send(at(0, 5), 10);
+    await send(at(0, 5), 51);
+    setNow(at(0, 50));
+    const counters = countersFor(quotas, new Date(at(0, 50)));
+    await Promise.all(['a', 'b', 'c'].map((id) => limiter.reserve('acme', counters, 10, id)));
+    await limiter.drain();
+    expect(exact.calls.filter((call) => call.startsWith('reserve'))).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'reserve lease 204 10:01']);
+  });
+
+  it('gives back a prefetched lease and the open pool as soon as the quotas change, before the next minute starts', async () => {
+    const { exact, limiter, send, setNow } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await send(at(0, 49, 500));
+    setNow(at(0, 55));
+    await limiter.reserve('acme', countersFor({ ...quotas, minute: 200_000 }, new Date(at(0, 55))), 10, 'raised');
+    await new Promise((resolve) => setImmediate(resolve));
+    // A lease under the new quotas (4 batches: nothing seen in the last 5 s) and the next minute's, then the old two go back.
+    expect(exact.calls.slice(2)).toEqual(['reserve lease 40 10:00', 'reserve lease 40 10:01', 'release lease 60 10:01', 'release lease 40 10:00']);
+  });
+
+  it('admits nothing from a drained lease: the next request takes a new one', async () => {
+    const { exact, limiter, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    await limiter.drain();
+    await send(at(0, 6));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'release lease 50 10:00', 'reserve lease 60 10:00']);
+  });
+
+  it('counts an organization hot after contention met by a per-request reservation: its next request leases without a probe', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    exact.probeFailure = new DependencyUnavailableError('dynamodb', 'timed out');
+    exact.contended = new Set([1]);
+    await send(at(0, 5));
+    await send(at(0, 6));
+    expect(exact.calls).toEqual(['reserve req-1 10 10:00', 'reserve lease 60 10:00']);
+  });
+
+  it('passes on a probe failure that is no dependency’s (a bug) and reserves nothing', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    const bug = new TypeError('not a function');
+    exact.probeFailure = bug;
+    await expect(send(at(0, 5))).rejects.toBe(bug);
+    expect(exact.calls).toEqual([]);
+  });
+
+  it('answers the next minute with an ordinary lease when its prefetch failed, and prefetches again before the minute after', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    exact.failLeases = new DependencyUnavailableError('dynamodb', 'timed out');
+    await expect(send(at(0, 49, 500))).resolves.toEqual({ allowed: true });
+    exact.failLeases = undefined;
+    await expect(send(at(1, 0))).resolves.toEqual({ allowed: true });
+    await send(at(1, 49, 500));
+    expect(exact.calls.filter((call) => call.startsWith('reserve'))).toEqual([
+      'reserve lease 60 10:00',
+      'reserve lease 60 10:01',
+      'reserve lease 40 10:01',
+      'reserve lease 40 10:02',
+    ]);
+  });
+
+  it('takes no next minute’s lease while the quota is too near for leases', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    await send(at(0, 5));
+    exact.refuseLeases = true;
+    await send(at(0, 6), 51);
+    // 50 are left of the lease: a batch of 10 is admitted from them, and no lease is tried for 10:01.
+    await send(at(0, 49, 500));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00', 'reserve lease 204 10:00', 'reserve req-2 51 10:00']);
+    // 10:01 leases again, and takes 10:02's ahead.
+    exact.refuseLeases = false;
+    await send(at(1, 0));
+    await send(at(1, 49, 500));
+    expect(exact.calls.slice(3)).toEqual(['reserve lease 40 10:01', 'reserve lease 40 10:02', 'release lease 40 10:00']);
+  });
+
+  it('counts an organization hot for hotForMs after the contention it met, a contended refill included', async () => {
+    const { exact, send } = limiterAt(at(0, 5), { hotForMs: 10_000 });
+    // The probe at 10:00:05 meets contention: hot until 10:00:15.
+    await send(at(0, 5));
+    await send(at(0, 14, 999));
+    expect(exact.calls).toEqual(['reserve lease 60 10:00']);
+    // Cooled down at 10:00:15: the lease goes back, and the next probe's contention makes it hot again.
+    await send(at(0, 15));
+    expect(exact.calls.slice(1)).toEqual(['reserve lease 120 10:00', 'release lease 40 10:00']);
+    // 110 are left; the refill for a batch of 111 at 10:00:20 meets contention (the 3rd reserve): hot until 10:00:30, not 10:00:25.
+    exact.contended = new Set([3]);
+    await send(at(0, 20), 111);
+    await send(at(0, 27));
+    expect(exact.calls.slice(3)).toEqual(['reserve lease 444 10:00']);
+  });
+
+  it('does not count an organization hot after a per-request reservation that met no contention', async () => {
+    const { exact, send } = limiterAt(at(0, 5));
+    exact.probeFailure = new DependencyUnavailableError('dynamodb', 'timed out');
+    await send(at(0, 5));
+    await send(at(0, 6));
+    expect(exact.calls).toEqual(['reserve req-1 10 10:00', 'reserve req-2 10 10:00']);
+  });
+
+  it('leases only when the smallest of the quotas is at least minQuotaForLeases', async () => {
+    const { exact, send } = limiterAt(at(0, 5), {}, { minute: 9_999, hour: 1_000_000, day: null, month: 100_000_000 });
+    await send(at(0, 5));
+    expect(exact.calls).toEqual(['reserve req-1 10 10:00']);
+  });
+
+  it('states the most a container can hold counted but unused: two leases at their cap and two batches', () => {
+    expect(leaseSlackPerContainer(60_000, 10)).toBe(2 * (3_000 + 10));
+    expect(leaseSlackPerContainer(60_000, 10, { maxLeaseFraction: 0.1 })).toBe(2 * (6_000 + 10));
+  });
+});
+
+describe('LeasingRateLimiter with hotAboveTracesPerSecond', () => {
+  const counters = countersFor({ minute: 100_000, hour: null, day: null, month: null }, new Date(START));
+
+  it('leases for traffic from exactly that many traces a second over the last 5 s, without contention', async () => {
+    const exact = new RecordingReservations();
+    let now = START;
+    const limiter = new LeasingRateLimiter(exact, () => now, { hotAboveTracesPerSecond: 10 }, undefined, () => 0);
+    // 49 traces 5 s ago are no longer seen; 49 now make 9.8/s: per request (the probe, which meets no contention).
+    await limiter.reserve('acme', counters, 49, 'old');
+    now = START + 5_000;
+    await limiter.reserve('acme', counters, 49, 'req-1');
+    await limiter.reserve('acme', counters, 1, 'req-2');
+    expect(exact.calls).toEqual([]);
+    // 50 seen: 10/s, hot. A lease of 30 s of it.
+    await limiter.reserve('acme', counters, 1, 'req-3');
+    expect(exact.calls).toEqual(['reserve lease 300']);
   });
 });

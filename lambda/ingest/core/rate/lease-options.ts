@@ -22,6 +22,8 @@ export interface LeaseOptions {
    * Tests on DynamoDB Local (which never conflicts) lower it to exercise leases.
    */
   hotAboveTracesPerSecond: number;
+  /** Requests admitted from leases remembered for idempotent retries and give-backs (the oldest is forgotten first). */
+  rememberedRequests: number;
 }
 
 export const DEFAULT_LEASE_OPTIONS: LeaseOptions = {
@@ -34,6 +36,7 @@ export const DEFAULT_LEASE_OPTIONS: LeaseOptions = {
   prefetchSeconds: 20,
   minQuotaForLeases: 10_000,
   hotAboveTracesPerSecond: Number.POSITIVE_INFINITY,
+  rememberedRequests: 10_000,
 };
 
 /**

@@ -5,9 +5,6 @@ import type { Quotas } from '../../../shared/domain/tenancy.js';
 import { type RateDecision, type RateLimiter, WindowContentionError, type WindowReservations } from './ports.js';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from './lease-options.js';
 
-/** Requests admitted from leases remembered for idempotent retries and give-backs. */
-const REMEMBERED_REQUESTS = 10_000;
-
 interface Lease {
   id: string;
   size: number;
@@ -297,7 +294,7 @@ export class LeasingRateLimiter implements RateLimiter {
   private admitFrom(state: OrgState, orgId: string, pool: LeasePool, count: number, requestId: string): RateDecision {
     pool.used += count;
     this.admitted.set(requestId, { pool, count });
-    if (this.admitted.size > REMEMBERED_REQUESTS) this.admitted.delete(this.admitted.keys().next().value as string);
+    if (this.admitted.size > this.options.rememberedRequests) this.admitted.delete(this.admitted.keys().next().value as string);
     this.schedulePrefetch(state, orgId, pool);
     return { allowed: true };
   }

@@ -156,18 +156,86 @@ describe('DynamoDbRateLimiter gives up', () => {
     ddb.on(TransactWriteItemsCommand).rejects(cancellation);
     const error = await limiter().reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WindowContentionError);
-    expect(error).toMatchObject({ name: 'WindowContentionError', dependency: 'dynamodb', cause: cancellation });
+    expect(error).toMatchObject({ name: 'WindowContentionError', dependency: 'dynamodb', message: 'rate-window transaction (reserve) failed after retries', cause: cancellation });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 3);
   });
 
+  // Throttling of the table (throughput, request limit) is retried and counts toward the organization being hot
+  // (contentionCount, what the leasing limiter reads), but only a conflict or ThrottlingError gives up as contention.
   it.each([
-    ['a failure of unknown outcome', new Error('socket hang up')],
-    ['a cancellation for provisioned throughput', cancelled('ProvisionedThroughputExceeded', 'None', 'None', 'None', 'None')],
-  ])('on %s with a DependencyUnavailableError that is not contention', async (_, failure) => {
+    ['a failure of unknown outcome', new Error('socket hang up'), 0],
+    ['a cancellation for provisioned throughput', cancelled('ProvisionedThroughputExceeded', 'None', 'None', 'None', 'None'), 3],
+    ['a cancellation for the table\'s request limit', cancelled('RequestLimitExceeded', 'None', 'None', 'None', 'None'), 3],
+    ['a cancellation that names no item', cancelled('None', 'None', 'None', 'None', 'None'), 0],
+  ])('on %s with a DependencyUnavailableError that is not contention, after every attempt', async (_, failure, contended) => {
     ddb.on(TransactWriteItemsCommand).rejects(failure);
+    const reservations = limiter();
+    const error = await reservations.reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnavailableError);
+    expect(error).not.toBeInstanceOf(WindowContentionError);
+    expect(error).toMatchObject({ dependency: 'dynamodb', message: 'rate-window transaction (reserve) failed after retries', cause: failure });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 3);
+    expect(reservations.contentionCount('acme')).toBe(contended);
+  });
+
+  it('at once on a cancellation no retry can change (a validation error on an item)', async () => {
+    ddb.on(TransactWriteItemsCommand).rejects(cancelled('ValidationError', 'None', 'None', 'None', 'None'));
     const error = await limiter().reserve('acme', COUNTERS, 7, 'req-1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyUnavailableError);
     expect(error).not.toBeInstanceOf(WindowContentionError);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
+  });
+});
+
+describe('DynamoDbRateLimiter counts', () => {
+  it('each transaction of an organization turned back by other writers or throttling, for that organization only', async () => {
+    ddb
+      .on(TransactWriteItemsCommand)
+      .rejectsOnce(cancelled('TransactionConflict', 'None', 'None', 'None', 'None'))
+      .rejectsOnce(cancelled('None', 'ThrottlingError', 'None', 'None', 'None'))
+      .rejectsOnce(cancelled('ValidationError', 'None', 'None', 'None', 'None'))
+      .resolves({});
+    const reservations = new DynamoDbRateLimiter(new DynamoDBClient({ region: 'eu-west-1' }), TABLE, { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 1 }, async () => undefined);
+    await expect(reservations.reserve('acme', COUNTERS, 7, 'req-1')).rejects.toBeInstanceOf(DependencyUnavailableError);
+    expect(reservations.contentionCount('acme')).toBe(2);
+    expect(reservations.contentionCount('other')).toBe(0);
+  });
+});
+
+describe('DynamoDbRateLimiter settles without retrying', () => {
+  it('a release of a request whose reservation marker is not there (never applied, or released already)', async () => {
+    ddb.on(TransactWriteItemsCommand).rejects(cancelled('ConditionalCheckFailed', 'None', 'None', 'None', 'None'));
+    await expect(limiter().release('acme', COUNTERS, 7, 'req-1')).resolves.toBeUndefined();
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
+  });
+
+  it('a give-back already applied (its marker is there)', async () => {
+    ddb.on(TransactWriteItemsCommand).rejects(cancelled('ConditionalCheckFailed', 'None', 'None', 'None', 'None'));
+    await expect(limiter().giveBack('acme', COUNTERS, 7, 'req-1')).resolves.toBeUndefined();
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 1);
+  });
+
+  it('a give-back only when its marker is there: one turned back by a conflict is retried under the next token', async () => {
+    ddb.on(TransactWriteItemsCommand).rejectsOnce(cancelled('TransactionConflict', 'None', 'None', 'None', 'None')).resolves({});
+    await limiter().giveBack('acme', COUNTERS, 7, 'req-1');
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 2);
+    expect(ddb).toHaveReceivedNthCommandWith(2, TransactWriteItemsCommand, { ClientRequestToken: token('req-1', 'give-back', 1) });
+  });
+
+  it('a full window whose count DynamoDB did not return: the refusal names it without a count', async () => {
+    ddb.on(TransactWriteItemsCommand).rejects(cancelled('None', 'None', 'None', 'ConditionalCheckFailed', 'None'));
+    await expect(limiter().reserve('acme', COUNTERS, 7, 'req-1')).resolves.toEqual({ allowed: false, overflowing: [{ ...COUNTERS[3], used: undefined }] });
+  });
+
+  it('nothing for a batch of nothing, or one with no window to count it in', async () => {
+    const reservations = limiter();
+    await expect(reservations.reserve('acme', COUNTERS, 0, 'req-1')).resolves.toEqual({ allowed: true });
+    await expect(reservations.reserve('acme', [], 7, 'req-1')).resolves.toEqual({ allowed: true });
+    await reservations.release('acme', COUNTERS, 0, 'req-1');
+    await reservations.release('acme', [], 7, 'req-1');
+    await reservations.giveBack('acme', COUNTERS, 0, 'req-1');
+    await reservations.giveBack('acme', [], 7, 'req-1');
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteItemsCommand, 0);
   });
 });
 

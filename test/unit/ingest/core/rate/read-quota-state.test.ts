@@ -84,6 +84,7 @@ describe('readQuotaState', () => {
       await jest.advanceTimersByTimeAsync(QUOTA_READ_TIMEOUT_MS - 1);
       expect(answered).toBe(false);
       await jest.advanceTimersByTimeAsync(1);
+      expect(answered).toBe(true);
       expect((await states).map((s) => s.remaining)).toEqual([undefined, undefined, undefined, undefined]);
       expect(warnings).toEqual([['Rate-window counters not read in time; answered without RateLimit', { orgId: 'acme' }]]);
       expect(QUOTA_READ_TIMEOUT_MS).toBe(250);
