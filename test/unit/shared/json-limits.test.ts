@@ -13,6 +13,11 @@ describe('bracketsUpTo', () => {
     expect(bracketsUpTo('[[{{', 0)).toBe(1);
     expect(bracketsUpTo('[[[', 3)).toBe(3);
   });
+
+  it('stops counting escaped brackets at one past the limit too', () => {
+    expect(bracketsUpTo('"\\u005b\\u005b\\u005b\\u005b\\u005b"', 2)).toBe(3);
+    expect(bracketsUpTo('["\\u007b\\u007b\\u007b"]', 1)).toBe(2);
+  });
 });
 
 describe('exceedsContainerLimit (JSON.parse memory bound)', () => {
