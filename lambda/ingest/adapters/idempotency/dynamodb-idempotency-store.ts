@@ -26,6 +26,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
+    /** The largest gzip of a response stored; a test sets its own, to hold the bound at its edge. */
+    private readonly maxStoredResponseBytes = MAX_STORED_RESPONSE_BYTES,
   ) {}
 
   private key(orgId: string, key: string) {
@@ -77,7 +79,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
 
   async complete(orgId: string, key: string, response: string, nowSeconds: number, claimToken: string): Promise<boolean> {
     const compressed = gzipSync(response);
-    if (compressed.byteLength > MAX_STORED_RESPONSE_BYTES) return false;
+    if (compressed.byteLength > this.maxStoredResponseBytes) return false;
     try {
       await this.client.send(
         new UpdateItemCommand({

@@ -1,4 +1,4 @@
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -26,7 +26,7 @@ const TABLE = 'rate';
 const NOW = 1_700_000_000;
 const KEY = { pk: { S: 'IDEM#org' }, sk: { S: 'k' } };
 
-function setup(options: { failWith?: (command: unknown) => Error | undefined } = {}) {
+function setup(options: { failWith?: (command: unknown) => Error | undefined; maxStoredResponseBytes?: number } = {}) {
   const clock = new VirtualClock(NOW * 1000);
   const model = new DynamoModel(clock, { random: seededRandom(30) });
   const sent: unknown[] = [];
@@ -38,7 +38,7 @@ function setup(options: { failWith?: (command: unknown) => Error | undefined } =
       return model.client().send(command as never);
     },
   } as unknown as DynamoDBClient;
-  const store = new DynamoDbIdempotencyStore(client, TABLE);
+  const store = new DynamoDbIdempotencyStore(client, TABLE, options.maxStoredResponseBytes);
   /** Runs `work` to its end while the model's virtual clock advances. */
   const settle = async <T>(work: Promise<T>): Promise<T> => {
     const outcome = work.then(
@@ -206,6 +206,19 @@ describe('DynamoDbIdempotencyStore.complete on the DynamoDB model', () => {
     await expect(s.complete('token-a', incompressible)).resolves.toBe(false);
     expect(s.sent.some((c) => c instanceof UpdateItemCommand)).toBe(false);
     expect(s.item()?.state).toEqual({ S: 'in_progress' });
+  });
+
+  it('stores a response whose gzip is exactly the bound, and not one whose gzip is a byte over it', async () => {
+    const response = '{"accepted":3,"rejected":0,"errors":[]}';
+    const size = gzipSync(response).byteLength;
+    const atBound = setup({ maxStoredResponseBytes: size });
+    await atBound.claim('token-a');
+    await expect(atBound.complete('token-a', response)).resolves.toBe(true);
+    expect(atBound.item()?.state).toEqual({ S: 'completed' });
+    const under = setup({ maxStoredResponseBytes: size - 1 });
+    await under.claim('token-a');
+    await expect(under.complete('token-a', response)).resolves.toBe(false);
+    expect(under.item()?.state).toEqual({ S: 'in_progress' });
   });
 
   it('rethrows a failure that is not a condition failure', async () => {
