@@ -1,3 +1,5 @@
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-chars.js';
+
 /**
  * Bounds on what `JSON.parse` is asked to build, checked on the text before it is parsed. `JSON.parse`
  * needs ~50–150 bytes of heap per array or object and is iterative, so nesting alone never overflows the
@@ -18,13 +20,6 @@ export const MAX_JSON_CONTAINERS = 1_000_000;
  * recurse (a query engine's JSON functions) do not fail on what we stored.
  */
 export const MAX_JSON_TEXT_DEPTH = 128;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACKET = 0x5b;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACKET = 0x5d;
-const CLOSE_BRACE = 0x7d;
 
 type Haystack = string | Uint8Array;
 

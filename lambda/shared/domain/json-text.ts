@@ -1,3 +1,4 @@
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-chars.js';
 import { exceedsDepthLimit } from './json-limits.js';
 
 /**
@@ -77,14 +78,6 @@ function scanJsonText(text: string, maxDepth: number): 'json' | 'not_json' | 'to
 
 const OBJECT = 1;
 const ARRAY = 2;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 const LOWER_T = 0x74;
 const LOWER_F = 0x66;
 const LOWER_N = 0x6e;
