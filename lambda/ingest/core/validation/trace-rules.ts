@@ -66,6 +66,13 @@ const notJsonIssue = (path: string, member: JsonTextMember, value: string): Vali
   message: notJsonTextMessage(member, value),
 });
 
+/** {@link jsonTextVerdict} at the text depth limit, with `too_deep` reported at `path`. */
+function textVerdict(text: string, path: string, issues: ValidationIssue[]): ReturnType<typeof jsonTextVerdict> {
+  const verdict = jsonTextVerdict(text, MAX_JSON_TEXT_DEPTH);
+  if (verdict === 'too_deep') issues.push(tooDeepIssue(path));
+  return verdict;
+}
+
 /** A route's string is JSON text when it looks like a JSON object, array or string and parses. */
 const looksLikeJson = (text: string): boolean => {
   const first = text.trimStart()[0];
@@ -75,8 +82,9 @@ const looksLikeJson = (text: string): boolean => {
 type JsonTextMember = 'input' | 'output' | 'attributes';
 
 /**
- * Checks a member stored as JSON text (`input`, `output`, `attributes`). A client's text is parsed; a route's decoded
- * member is not: a {@link DecodedJson} is written with `JSON.stringify`, a {@link JsonOrText} parsed once, here.
+ * Checks a member stored as JSON text (`input`, `output`, `attributes`). A client's `attributes` text is parsed, its
+ * `input` and `output` only scanned; a route's decoded member is not parsed: a {@link DecodedJson} is written with
+ * `JSON.stringify`, a {@link JsonOrText} scanned once, here.
  * Either way the value meets the same rules. Returns the text a decoded member is stored as; `undefined` for a sent
  * one (stored as sent) and for the wrong type (the schema's to report).
  */
@@ -88,9 +96,7 @@ function checkJsonText(value: unknown, member: JsonTextMember, path: string, iss
     if (member !== 'attributes') {
       // Only attributes' value is looked into; input and output need only be JSON text no deeper than the limit,
       // which one scan decides without building the message lists JSON.parse would.
-      const verdict = jsonTextVerdict(value, MAX_JSON_TEXT_DEPTH);
-      if (verdict === 'too_deep') issues.push(tooDeepIssue(path));
-      else if (verdict === 'not_json') issues.push(notJsonIssue(path, member, value));
+      if (textVerdict(value, path, issues) === 'not_json') issues.push(notJsonIssue(path, member, value));
       return undefined;
     }
     if (tooDeep(value, path, issues)) return undefined;
@@ -107,9 +113,7 @@ function checkJsonText(value: unknown, member: JsonTextMember, path: string, iss
     // Only input and output come as text (core/draft.ts): decided as a client's text is, by one scan, and JSON
     // text stored as it is, never built. Plain text, also plain text that happens to start like JSON, is stored
     // as a JSON string holding it.
-    const verdict = looksLikeJson(value.text) ? jsonTextVerdict(value.text, MAX_JSON_TEXT_DEPTH) : 'not_json';
-    if (verdict === 'too_deep') issues.push(tooDeepIssue(path));
-    if (verdict !== 'not_json') return value.text;
+    if (looksLikeJson(value.text) && textVerdict(value.text, path, issues) !== 'not_json') return value.text;
     parsed = value.text;
     stored = JSON.stringify(value.text);
   } else {
