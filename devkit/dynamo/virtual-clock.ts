@@ -35,6 +35,21 @@ export class VirtualClock {
     if (Number.isFinite(untilMs)) this.nowMs = Math.max(this.nowMs, untilMs);
   }
 
+  /**
+   * {@link run} with `work` under way: its value, or its error thrown, once every timer has run. A rejection
+   * while the clock runs is held until then, not reported as unhandled.
+   */
+  async runThrough<T>(work: Promise<T>): Promise<T> {
+    const settled = work.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await this.run();
+    const outcome = await settled;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  }
+
   // A binary heap ordered by (at, seq): equal times wake in the order they were set.
   private push(timer: { at: number; seq: number; wake: () => void }): void {
     const heap = this.timers;

@@ -65,29 +65,17 @@ describe('withIdempotency: a claim released between a failed claim and its read'
     return { clock, model, hooks, store: new DynamoDbIdempotencyStore(client, TABLE) };
   }
 
-  /** Runs `work` to its end while the model's virtual clock advances. */
-  async function onClock<T>(clock: VirtualClock, work: Promise<T>): Promise<T> {
-    const settled = work.then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
-    await clock.run();
-    const outcome = await settled;
-    if ('error' in outcome) throw outcome.error;
-    return outcome.value;
-  }
-
   it('claims again and answers the same-body resend 200 instead of 422 when the holder released the key before the read', async () => {
     const { clock, model, hooks, store } = modelWithHookBeforeRead();
     const body = '{"traces":[1]}';
     const hash = createHash('sha256').update(body, 'utf8').digest('base64url');
     // A holds the key: B's PutItem fails on it.
-    expect(await onClock(clock, store.claim(ORG, 'k', hash, NOW_SECONDS, 'token-a'))).toEqual({ kind: 'claimed' });
+    expect(await clock.runThrough(store.claim(ORG, 'k', hash, NOW_SECONDS, 'token-a'))).toEqual({ kind: 'claimed' });
     // A ends with a 503 and gives the claim up after B's claim failed and before B reads the item.
     hooks.push(() => store.release(ORG, 'k', 'token-a'));
     const run = jest.fn(async () => result);
 
-    const answer = await onClock(clock, withIdempotency({ ...request(store), body, receivedAtMicros: NOW_SECONDS * 1_000_000 }, run));
+    const answer = await clock.runThrough(withIdempotency({ ...request(store), body, receivedAtMicros: NOW_SECONDS * 1_000_000 }, run));
 
     expect(answer).toMatchObject({ accepted: 1, rejected: 0 });
     expect(run).toHaveBeenCalledTimes(1);

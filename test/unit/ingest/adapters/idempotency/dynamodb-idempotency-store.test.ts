@@ -39,17 +39,7 @@ function setup(options: { failWith?: (command: unknown) => Error | undefined; ma
     },
   } as unknown as DynamoDBClient;
   const store = new DynamoDbIdempotencyStore(client, TABLE, options.maxStoredResponseBytes);
-  /** Runs `work` to its end while the model's virtual clock advances. */
-  const settle = async <T>(work: Promise<T>): Promise<T> => {
-    const outcome = work.then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
-    await clock.run();
-    const result = await outcome;
-    if ('error' in result) throw result.error;
-    return result.value;
-  };
+  const settle = <T>(work: Promise<T>): Promise<T> => clock.runThrough(work);
   return {
     model,
     sent,
