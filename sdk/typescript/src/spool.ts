@@ -20,6 +20,8 @@ const ownersInThisProcess = new Set<string>();
 const SEGMENT = /^([^.]+)\.(\d{8})\.seg$/;
 const V1_BATCH = /^([^.]+)\.([^.]+)\.batch$/;
 const OWNER = /^([^.]+)\.owner$/;
+/** `writeAtomically`'s temporary file: `.<name>.<pid>.tmp`. */
+const TEMPORARY = /^\..+\.(\d+)\.tmp$/;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -264,6 +266,10 @@ export class Spool {
       return made;
     };
     for (const name of names) {
+      // A writer killed between a temporary file's write and its rename leaves it behind (a new segment's magic,
+      // an owner file's pid): removed once its pid is gone, as the Python SDK does.
+      const temporary = TEMPORARY.exec(name);
+      if (temporary && Number(temporary[1]) !== process.pid && !pidAlive(Number(temporary[1]))) this.tryUnlink(this.path(name));
       const owner = OWNER.exec(name);
       if (owner) entry(owner[1] as string).ownerFile = true;
       const segment = SEGMENT.exec(name);

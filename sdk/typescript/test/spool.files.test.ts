@@ -518,15 +518,25 @@ it('of two starts at once only one takes an owner: a start that finds the owner 
   assert.deepEqual(recoveredIds(directory, { fs: lostSegment.fs }).ids, ['t2']);
 });
 
-it('leaves foreign files alone: names not of the format, quarantined files, temporary files', () => {
+it("leaves foreign files alone: names not of the format, quarantined files, a live writer's temporary files", () => {
   const directory = spoolDirectory();
-  const foreign = ['notes.txt', 'x.1.seg', 'x.123456789.seg', 'x.0000000a.seg', 'x.00000001.seg.bak', 'a.b.00000001.seg', 'x.00000001.seg.unreadable', 'x.k.batch.unreadable', 'a.b.k.batch', 'x.batch', '.x.owner.77.tmp', 'gone.owner.old', 'a.gone.owner'];
+  const live = `.x.00000001.seg.${process.ppid}.tmp`; // the test runner's pid: alive while this runs
+  const foreign = ['notes.txt', 'x.1.seg', 'x.123456789.seg', 'x.0000000a.seg', 'x.00000001.seg.bak', 'a.b.00000001.seg', 'x.00000001.seg.unreadable', 'x.k.batch.unreadable', 'a.b.k.batch', 'x.batch', live, `.x.owner.${process.pid}.tmp`, '.x.owner.tmp', 'gone.owner.old', 'a.gone.owner'];
   for (const name of foreign) fs.writeFileSync(path.join(directory, name), segment(frame(traceRecord(`in ${name}`))));
   orphan(directory, 'gone', ['t1']);
   const { spool: s, ids } = recoveredIds(directory);
   assert.deepEqual(ids, ['t1']);
   assert.deepEqual(fs.readdirSync(directory).filter((name) => !name.startsWith(s.owner)).sort(), [...foreign].sort());
   for (const name of foreign) assert.deepEqual(fs.readFileSync(path.join(directory, name)), segment(frame(traceRecord(`in ${name}`))), name);
+});
+
+it('removes the temporary files of writers that are gone (a kill between write and rename), and only those', () => {
+  const directory = spoolDirectory();
+  const dead = [`.x.00000002.seg.${2 ** 31 - 1}.tmp`, `.x.owner.${2 ** 31 - 1}.tmp`];
+  const kept = [`.x.00000003.seg.${process.ppid}.tmp`, `.x.owner.${process.pid}.tmp`];
+  for (const name of [...dead, ...kept]) fs.writeFileSync(path.join(directory, name), SPOOL_MAGIC);
+  const { spool: s } = recoveredIds(directory);
+  assert.deepEqual(fs.readdirSync(directory).filter((name) => !name.startsWith(s.owner)).sort(), [...kept].sort());
 });
 
 it('claims dead owners oldest first by their oldest file, equal times by owner name, and the v1 files of one owner by time', () => {
