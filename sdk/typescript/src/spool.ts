@@ -269,7 +269,7 @@ export class Spool {
       // A writer killed between a temporary file's write and its rename leaves it behind (a new segment's magic,
       // an owner file's pid): removed once its pid is gone, as the Python SDK does.
       const temporary = TEMPORARY.exec(name);
-      if (temporary && Number(temporary[1]) !== process.pid && !pidAlive(Number(temporary[1]))) this.tryUnlink(this.path(name));
+      if (temporary && !pidAlive(Number(temporary[1]))) this.tryUnlink(this.path(name));
       const owner = OWNER.exec(name);
       if (owner) entry(owner[1] as string).ownerFile = true;
       const segment = SEGMENT.exec(name);

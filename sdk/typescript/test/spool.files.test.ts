@@ -522,6 +522,8 @@ it("leaves foreign files alone: names not of the format, quarantined files, a li
   const directory = spoolDirectory();
   const live = `.x.00000001.seg.${process.ppid}.tmp`; // the test runner's pid: alive while this runs
   const foreign = ['notes.txt', 'x.1.seg', 'x.123456789.seg', 'x.0000000a.seg', 'x.00000001.seg.bak', 'a.b.00000001.seg', 'x.00000001.seg.unreadable', 'x.k.batch.unreadable', 'a.b.k.batch', 'x.batch', live, `.x.owner.${process.pid}.tmp`, '.x.owner.tmp', 'gone.owner.old', 'a.gone.owner'];
+  // Shaped like a gone writer's temporary file but for the leading dot, or with something after `.tmp`.
+  foreign.push(`x.owner.${2 ** 31 - 1}.tmp`, `.x.owner.${2 ** 31 - 1}.tmp.bak`);
   for (const name of foreign) fs.writeFileSync(path.join(directory, name), segment(frame(traceRecord(`in ${name}`))));
   orphan(directory, 'gone', ['t1']);
   const { spool: s, ids } = recoveredIds(directory);
