@@ -114,8 +114,9 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     runner: 'jest',
     // The focused tests of the manifest, the keys and the switch (tiny hours, ~0.1 s a case). The tests that run the
     // switch on whole hours (compact-slice, erasure/compact-and-erase, plan-compaction, compact-queued-slices) guard
-    // the rewrite, the erasure flow, the planner and the worker, and stay in npm test: under mutation Stryker runs
-    // every test that covers a mutant (jest has no bail), which cost ~10 s for each of compactSlice's mutants.
+    // the rewrite, the erasure flow, the planner and the worker, and stay in npm test: a mutant that survives runs
+    // every test that covers it (a killed one stops at its first failure), which cost ~10 s for each of
+    // compactSlice's surviving mutants.
     tests: ['test/unit/compaction/manifest.test.ts', 'test/unit/compaction/slice-switch.test.ts'],
   },
   {

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MUTATION_MODULES, type MutationModule } from './mutation-modules.js';
@@ -50,7 +50,9 @@ function strykerConfig(module: MutationModule, dir: string): Record<string, unkn
   const common = {
     $schema: '../../../node_modules/@stryker-mutator/core/schema/stryker-schema.json',
     mutate: module.mutate,
-    checkers: ['typescript'],
+    // Stryker's TypeScript checker with tsc's timers made prompt (the file says why).
+    checkers: ['typescript-prompt'],
+    plugins: ['@stryker-mutator/*', join(root, 'test/support/stryker-typescript-checker.mjs')],
     coverageAnalysis: 'perTest',
     incremental: true,
     incrementalFile: relative(root, join(dir, 'incremental.json')),
@@ -65,7 +67,7 @@ function strykerConfig(module: MutationModule, dir: string): Record<string, unkn
     cleanTempDir: true,
     // The sandbox is a copy of the project: leave out what no unit test reads.
     tsconfigFile: CHECKER_TSCONFIG,
-    ignorePatterns: ['/cdk.out', '/.local/*', `!/${CHECKER_TSCONFIG}`, '/sdk/.tmp', '/sdk/python', '/sdk/typescript/build', '/third_party', '/.git'],
+    ignorePatterns: ['/cdk.out', '/.local/*', `!/${CHECKER_TSCONFIG}`, '/sdk/.tmp', '/sdk/python', '/third_party', '/.git', ...(module.runner === 'jest' ? ['/sdk/typescript/build'] : [])],
   };
   if (module.runner === 'jest') {
     return {
@@ -77,25 +79,41 @@ function strykerConfig(module: MutationModule, dir: string): Record<string, unkn
       disableTypeChecks: false,
     };
   }
+  // The SDK's tests are tsc's output. Built in the project before the run (buildSdk), they are among the files Stryker
+  // reads: its incremental diff finds them unchanged and reuses their results. Left out, they were "removed" tests to
+  // it, and every run of these modules was a full one.
   return {
     ...common,
     testRunner: 'tap',
     // The SDK's tests are node:test files run from tsc's output, as `npm run test:sdk` runs them.
     // execa splits this on spaces, no shell: the paths must have none.
-    buildCommand: `${process.execPath} ${join(root, 'node_modules/typescript/bin/tsc')} -p sdk/typescript/tsconfig.json`,
+    buildCommand: SDK_BUILD.join(' '),
     tap: { testFiles: module.tests, nodeArgs: ['--test-reporter=tap', '{{testFile}}'], forceBail: true },
   };
+}
+
+/** tsc over the TypeScript SDK, its sources and tests, into `sdk/typescript/build/` (as `npm run test:sdk` builds it). */
+const SDK_BUILD = [process.execPath, join(root, 'node_modules/typescript/bin/tsc'), '-p', 'sdk/typescript/tsconfig.json'];
+
+function buildSdk(): void {
+  const [command, ...args] = SDK_BUILD as [string, ...string[]];
+  const built = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error(`building the TypeScript SDK failed (exit ${built.status})`);
 }
 
 function runStryker(module: MutationModule, dir: string): Promise<void> {
   const configFile = join(dir, 'stryker.config.json');
   writeCheckerTsconfig(module);
+  if (module.runner === 'sdk-typescript') buildSdk();
   writeFileSync(configFile, `${JSON.stringify(strykerConfig(module, dir), null, 2)}\n`);
+  // Which file holds each test, written afresh by each run's first run of all the tests (jest-mutation-sequencer.cjs).
+  const testIndex = join(dir, 'test-index.jsonl');
+  rmSync(testIndex, { force: true });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'node_modules/@stryker-mutator/core/bin/stryker.js'), 'run', relative(root, configFile)], {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, MUTATION_TESTS: module.tests.join(','), TRACE_INGEST_CONFORMANCE_DIR: join(root, 'sdk/conformance') },
+      env: { ...process.env, MUTATION_TESTS: module.tests.join(','), MUTATION_TEST_INDEX: testIndex, TRACE_INGEST_CONFORMANCE_DIR: join(root, 'sdk/conformance') },
     });
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`stryker failed on ${module.name} (exit ${code})`))));
