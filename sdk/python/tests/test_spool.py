@@ -19,7 +19,7 @@ import pytest
 
 from trace_ingest import TraceIngest
 from trace_ingest._policy import Answer
-from trace_ingest._spool import MAGIC, Spool, _owners_in_this_process, frame
+from trace_ingest._spool import MAGIC, Spool, _owners_in_this_process, frame, read_segment
 
 from .conftest import CONFORMANCE, Recorder
 from .fake_service import FakeService
@@ -88,6 +88,31 @@ def test_a_record_whose_checksum_fails_ends_the_readable_part(tmp_path: Path) ->
     client = TraceIngest("tik_x", transport=Recorder(), serverless=True, spool_dir=tmp_path)
     report = client.flush()
     assert (report.recovered, report.torn_spool_records) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"t": "trace", "id": 7, "trace": {}},
+        {"t": "trace", "id": "b", "trace": "not an object"},
+        {"t": "batch", "key": "k", "ids": ["b", 7], "body": "{}"},
+        {"t": "batch", "key": "k", "ids": "b", "body": "{}"},
+        {"t": "batch", "key": "k", "ids": ["b"], "body": 7},
+        {"t": "done", "key": 7, "ids": []},
+        {"t": "done", "ids": ["b"]},
+        {"t": "done", "key": None, "ids": ["b", None]},
+    ],
+)
+def test_a_whole_record_of_a_known_kind_with_a_field_of_the_wrong_type_ends_the_readable_part(payload: dict[str, Any]) -> None:
+    # The TypeScript SDK draws the same line (shared fixture spool-fixtures/typescript/skipped-and-torn).
+    records, readable = read_segment(MAGIC + trace_record("a") + frame(json.dumps(payload).encode()) + trace_record("c"))
+    assert ([r["id"] for r in records], readable) == (["a"], len(MAGIC) + len(trace_record("a")))
+
+
+def test_a_record_of_a_kind_this_version_does_not_know_is_read_past() -> None:
+    data = MAGIC + trace_record("a") + frame(b'{"t":"checkpoint","ids":7}') + trace_record("c")
+    records, readable = read_segment(data)
+    assert ([r["t"] for r in records], readable) == (["trace", "checkpoint", "trace"], len(data))
 
 
 def test_unreadable_files_are_quarantined_counted_logged_and_never_claimed_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -525,7 +525,7 @@ export class TraceIngest implements TraceSink {
       this.ledger.recovered += found.batches.reduce((sum, batch) => sum + batch.traceIds.length, 0) + found.traces.length;
       this.ledger.tornSpoolRecords += found.tornRecords;
       this.ledger.unreadableSpoolFiles += found.unreadableFiles;
-      if (found.tornRecords > 0) this.log.warn('spool:torn', `${found.tornRecords} spool file(s) in ${directory} ended in a cut-short record (a crash mid-write): the records before it were recovered`);
+      if (found.tornRecords > 0) this.log.warn('spool:torn', `${found.tornRecords} spool file(s) in ${directory} ended in a cut-short or unusable record (a crash mid-write, or a record this SDK cannot use): the records before it were recovered`);
       for (const item of this.unspooled ?? []) spool.trace(item);
     } catch (error) {
       this.spoolOff(directory, error);

@@ -90,13 +90,19 @@ function skippedAndTorn(directory: string): void {
   write(3, record(traceRecord(t6)), record('"trace"'), record(traceRecord(t7)));
   // A record header cut short (a kill mid-write).
   write(4, record(traceRecord(t8)), Buffer.from([0, 0, 0, 42, 1]));
+  // Whole records (the CRC holds) of a known kind with a field of the wrong type: the same as a payload that is not
+  // an object. Neither SDK writes one; what follows it is not trusted either.
+  const [t9, t10, t11, t12, t13, t14] = ['19', '20', '21', '22', '23', '24'].map(trace) as [QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace, QueuedTrace];
+  write(5, record(traceRecord(t9)), record('{"t":"batch","key":"k","ids":["x",7],"body":"{}"}'), record(traceRecord(t10)));
+  write(6, record(traceRecord(t11)), record('{"t":"trace","id":7,"trace":{}}'), record(traceRecord(t12)));
+  write(7, record(traceRecord(t13)), record('{"t":"done","key":"k","ids":"x"}'), record(traceRecord(t14)));
   expect(directory, {
-    comment: 'Written by the TypeScript SDK\'s fixture script: one dead owner\'s four segments. A record of an unknown kind is skipped and reading goes on; a record whose CRC fails, a payload that is not a JSON object, and a header cut short each end their file\'s readable part (the records before are recovered, one torn record counted per file).',
-    recovered: 5,
-    trace_ids: [t1, t2, t3, t6, t8].map((item) => item.traceId),
+    comment: 'Written by the TypeScript SDK\'s fixture script: one dead owner\'s seven segments. A record of an unknown kind is skipped and reading goes on; a record whose CRC fails, a payload that is not a JSON object, a header cut short, and a whole record of a known kind with a field of the wrong type each end their file\'s readable part (the records before are recovered, one torn record counted per file).',
+    recovered: 8,
+    trace_ids: [t1, t2, t3, t6, t8, t9, t11, t13].map((item) => item.traceId),
     batches: {},
     unreadable_spool_files: 0,
-    torn_spool_records: 3,
+    torn_spool_records: 6,
   });
 }
 

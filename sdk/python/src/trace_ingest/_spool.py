@@ -78,9 +78,29 @@ def frame(payload: bytes) -> bytes:
     return _RECORD_HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _usable(record: Any) -> bool:
+    """A record of a known kind has its fields' types; a kind this version does not know is usable
+    (skipped by recovery). The TypeScript SDK's ``parseRecord`` draws the same line."""
+    if not isinstance(record, dict):
+        return False
+    kind = record.get("t")
+    if kind == "trace":
+        return isinstance(record.get("id"), str) and isinstance(record.get("trace"), dict)
+    if kind == "batch":
+        return isinstance(record.get("key"), str) and _is_str_list(record.get("ids")) and isinstance(record.get("body"), str)
+    if kind == "done":
+        return "key" in record and (record["key"] is None or isinstance(record["key"], str)) and _is_str_list(record.get("ids"))
+    return True
+
+
 def read_segment(data: bytes) -> tuple[list[dict[str, Any]], int]:
     """The records of a segment (`data` starts with the magic) and where its readable part ends: a
-    record that runs past the end, fails its CRC or is not a JSON object ends it."""
+    record that runs past the end, fails its CRC, is not a JSON object, or is of a known kind with a
+    field of the wrong type ends it (neither SDK writes one: what follows is not trusted either)."""
     records: list[dict[str, Any]] = []
     offset = len(MAGIC)
     while offset + _RECORD_HEADER.size <= len(data):
@@ -93,7 +113,7 @@ def read_segment(data: bytes) -> tuple[list[dict[str, Any]], int]:
             record = json.loads(payload)
         except ValueError:
             break
-        if not isinstance(record, dict):
+        if not _usable(record):
             break
         records.append(record)
         offset = end
@@ -405,15 +425,15 @@ class Spool:
                 self._segments[seq] = _Segment(path)
             for record in records:
                 kind = record.get("t")
-                if kind == "trace" and isinstance(record.get("id"), str) and isinstance(record.get("trace"), dict):
+                # read_segment passed only records whose fields have their types.
+                if kind == "trace":
                     traces[record["id"]] = (seq, _encode_json(record["trace"]))
-                elif kind == "batch" and isinstance(record.get("key"), str) and isinstance(record.get("ids"), list) and isinstance(record.get("body"), str):
-                    batches[record["key"]] = (seq, SpooledBatch(record["key"], [str(i) for i in record["ids"]], record["body"].encode("utf-8", "surrogatepass")))
+                elif kind == "batch":
+                    batches[record["key"]] = (seq, SpooledBatch(record["key"], list(record["ids"]), record["body"].encode("utf-8", "surrogatepass")))
                 elif kind == "done":
-                    if isinstance(record.get("key"), str):
+                    if record["key"] is not None:
                         done_keys.add(record["key"])
-                    if isinstance(record.get("ids"), list):
-                        done_ids.update(i for i in record["ids"] if isinstance(i, str))
+                    done_ids.update(record["ids"])
         v1 = [b for b in (self._read_v1(path, recovery) for path in claimed_batches) if b is not None]
 
         # A batch whose traces reappear in a later batch was split, its `done` lost in a crash: its
@@ -512,7 +532,7 @@ class Spool:
             recovery.torn_records += 1
             notices.warn(
                 ("torn_spool_record", str(self.directory)),
-                "trace_ingest: spool segment %s ends in a torn record (a write cut short); its %d readable records are recovered (logged at most once a minute)",
+                "trace_ingest: spool segment %s ends in a torn record (a write cut short, or a record it cannot use); its %d readable records are recovered (logged at most once a minute)",
                 path.name,
                 len(records),
             )
