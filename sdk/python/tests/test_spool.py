@@ -21,7 +21,7 @@ from trace_ingest import TraceIngest
 from trace_ingest._policy import Answer
 from trace_ingest._spool import MAGIC, Spool, _owners_in_this_process, frame, read_segment
 
-from .conftest import CONFORMANCE, Recorder
+from .conftest import CONFORMANCE, Recorder, conformance
 from .fake_service import FakeService
 from .test_client import SRC, run_python, traces
 
@@ -90,29 +90,33 @@ def test_a_record_whose_checksum_fails_ends_the_readable_part(tmp_path: Path) ->
     assert (report.recovered, report.torn_spool_records) == (1, 1)
 
 
-@pytest.mark.parametrize(
-    "payload",
-    [
-        {"t": "trace", "id": 7, "trace": {}},
-        {"t": "trace", "id": "b", "trace": "not an object"},
-        {"t": "batch", "key": "k", "ids": ["b", 7], "body": "{}"},
-        {"t": "batch", "key": "k", "ids": "b", "body": "{}"},
-        {"t": "batch", "key": "k", "ids": ["b"], "body": 7},
-        {"t": "done", "key": 7, "ids": []},
-        {"t": "done", "ids": ["b"]},
-        {"t": "done", "key": None, "ids": ["b", None]},
-    ],
-)
-def test_a_whole_record_of_a_known_kind_with_a_field_of_the_wrong_type_ends_the_readable_part(payload: dict[str, Any]) -> None:
-    # The TypeScript SDK draws the same line (shared fixture spool-fixtures/typescript/skipped-and-torn).
-    records, readable = read_segment(MAGIC + trace_record("a") + frame(json.dumps(payload).encode()) + trace_record("c"))
+SPOOL_RECORDS = conformance("spool-records.json")
+
+
+@pytest.mark.parametrize("case", SPOOL_RECORDS["torn"], ids=lambda case: case["case"])
+def test_a_whole_record_both_sdks_cannot_use_ends_the_readable_part(case: dict[str, str]) -> None:
+    # sdk/conformance/spool-records.json: the TypeScript SDK's tests read the same cases.
+    records, readable = read_segment(MAGIC + trace_record("a") + frame(case["payload"].encode()) + trace_record("c"))
     assert ([r["id"] for r in records], readable) == (["a"], len(MAGIC) + len(trace_record("a")))
 
 
-def test_a_record_of_a_kind_this_version_does_not_know_is_read_past() -> None:
-    data = MAGIC + trace_record("a") + frame(b'{"t":"checkpoint","ids":7}') + trace_record("c")
+@pytest.mark.parametrize("case", SPOOL_RECORDS["read_past"], ids=lambda case: case["case"])
+def test_a_record_of_a_kind_this_version_does_not_know_is_read_past(case: dict[str, str]) -> None:
+    data = MAGIC + trace_record("a") + frame(case["payload"].encode()) + trace_record("c")
     records, readable = read_segment(data)
-    assert ([r["t"] for r in records], readable) == (["trace", "checkpoint", "trace"], len(data))
+    assert ([r.get("id") for r in records], readable) == (["a", None, "c"], len(data))
+
+
+def test_a_trace_id_that_is_not_a_string_is_dropped_at_hand_over_and_never_reaches_the_spool(tmp_path: Path, recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True, spool_dir=tmp_path, spool_sync="write")
+    with client.trace("bad", trace_id=123):  # type: ignore[arg-type]
+        pass
+    [good] = traces(client, 1)
+    records = [r for seg in sorted(tmp_path.glob("*.seg")) for r in read_segment(seg.read_bytes())[0]]
+    assert [r["id"] for r in records if r["t"] == "trace"] == [good]
+    report = client.flush()
+    assert (report.dropped, recorder.trace_ids) == ({"not_serialisable": 1}, [good])
+    client.shutdown()
 
 
 def test_unreadable_files_are_quarantined_counted_logged_and_never_claimed_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

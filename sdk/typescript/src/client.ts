@@ -259,6 +259,12 @@ export class TraceIngest implements TraceSink {
         this.ledger.drop('shut_down', 'handed over after shutdown()', [trace.traceId]);
         return undefined;
       }
+      if (typeof trace.traceId !== 'string') {
+        // The service takes a UUID string (or none, then one is made here): no other type can be stored, and the
+        // spool keeps ids as strings (a record holding another type ends its segment's readable part).
+        this.ledger.drop('not_serialisable', `traceId must be a string (a UUID), not ${typeof trace.traceId}`, [String(trace.traceId)]);
+        return undefined;
+      }
       let data: Uint8Array;
       try {
         data = encoder.encode(JSON.stringify(trace.toWire(this.options.mask)));

@@ -522,20 +522,25 @@ function segmentName(owner: string, seq: number): string {
   return `${owner}.${String(seq).padStart(8, '0')}.seg`;
 }
 
+/** A JSON object: not null, not an array (the Python SDK's `dict`). */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /** A record, null for a kind this version does not know (skipped), undefined for bytes that are not a record. */
 function parseRecord(payload: Uint8Array): SpoolRecord | null | undefined {
-  let record: Record<string, unknown>;
+  let record: unknown;
   try {
-    record = JSON.parse(decoder.decode(payload)) as Record<string, unknown>;
+    record = JSON.parse(decoder.decode(payload));
   } catch {
     return undefined;
   }
-  if (typeof record !== 'object' || record === null) return undefined;
-  if (record.t === 'trace') return typeof record.id === 'string' && typeof record.trace === 'object' && record.trace !== null ? (record as SpoolRecord) : undefined;
+  if (!isObject(record)) return undefined;
+  if (record.t === 'trace') return typeof record.id === 'string' && isObject(record.trace) ? (record as SpoolRecord) : undefined;
   if (record.t === 'batch') return typeof record.key === 'string' && isStringArray(record.ids) && typeof record.body === 'string' ? (record as SpoolRecord) : undefined;
   if (record.t === 'done') return (record.key === null || typeof record.key === 'string') && isStringArray(record.ids) ? (record as SpoolRecord) : undefined;
   return null;

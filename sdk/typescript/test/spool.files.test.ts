@@ -9,6 +9,10 @@ import { it, mock } from 'node:test';
 import { tableCrc32 } from '../src/crc32.js';
 import { Batch, type QueuedTrace } from '../src/delivery.js';
 import { SEGMENT_BYTES, SPOOL_MAGIC, Spool, type SpoolOptions } from '../src/spool.js';
+import { conformance } from './support.js';
+
+/** Payloads in whole frames and what both SDKs make of them. */
+const spoolRecords = conformance<Record<'torn' | 'read_past', { case: string; payload: string }[]>>('spool-records.json');
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -685,19 +689,8 @@ it('ends the readable part of a segment at bytes that are not a whole record: th
     'a header cut short': Buffer.from([0, 0, 0]),
     'a payload cut short': frame(traceRecord('cut')).subarray(0, 20),
     'a CRC that fails': frame(traceRecord('bad-crc'), 12345),
-    'a payload that is not JSON': frame('{"t":"trace",'),
-    'JSON that is not an object: a number': frame('5'),
-    'JSON that is not an object: null': frame('null'),
-    'JSON that is not an object: a string': frame('"trace"'),
-    'a trace without a string id': frame('{"t":"trace","id":5,"trace":{}}'),
-    'a trace whose trace is not an object': frame('{"t":"trace","id":"bad","trace":"x"}'),
-    'a trace whose trace is null': frame('{"t":"trace","id":"bad","trace":null}'),
-    'a batch without a string key': frame('{"t":"batch","key":5,"ids":["bad"],"body":"{}"}'),
-    'a batch whose ids are not a list': frame('{"t":"batch","key":"bad","ids":"bad","body":"{}"}'),
-    'a batch whose ids are not all strings': frame('{"t":"batch","key":"bad","ids":["bad",5],"body":"{}"}'),
-    'a batch without a string body': frame('{"t":"batch","key":"bad","ids":["bad"],"body":{}}'),
-    'a done whose key is neither null nor a string': frame('{"t":"done","key":5,"ids":["ok"]}'),
-    'a done whose ids are not a list': frame('{"t":"done","key":null,"ids":"ok"}'),
+    // Whole frames whose payload is not a record both SDKs can use (sdk/conformance/spool-records.json).
+    ...Object.fromEntries(spoolRecords.torn.map(({ case: name, payload }) => [name, frame(payload)])),
   };
   Object.values(tails).forEach((tail, index) => {
     const name = `gone.${String(index + 1).padStart(8, '0')}.seg`;
@@ -709,7 +702,9 @@ it('ends the readable part of a segment at bytes that are not a whole record: th
 
 it('skips a record of a kind it does not know, and reads on', () => {
   const directory = spoolDirectory();
-  fs.writeFileSync(path.join(directory, 'gone.00000001.seg'), segment(frame(traceRecord('t1')), frame('{"t":"checkpoint","at":1}'), frame(traceRecord('t2'))));
+  const unknown = spoolRecords.read_past.map(({ payload }) => frame(payload));
+  assert.ok(unknown.length > 0);
+  fs.writeFileSync(path.join(directory, 'gone.00000001.seg'), segment(frame(traceRecord('t1')), ...unknown, frame(traceRecord('t2'))));
   const found = spool(directory).recover();
   assert.deepEqual([found.traces.map((trace) => trace.traceId), found.tornRecords], [['t1', 't2'], 0]);
 });

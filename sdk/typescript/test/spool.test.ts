@@ -38,6 +38,29 @@ it('quarantines an unreadable spool file under a name no start claims, and start
   assert.equal(warnings.filter((warning) => warning.includes('unreadable')).length, 1); // once per cause per minute
 });
 
+/** The ids of the trace records in a segment's bytes (frames after the 8-byte magic: length, CRC, JSON payload). */
+function spooledTraceIds(segment: Buffer): unknown[] {
+  const ids: unknown[] = [];
+  for (let at = 8; at + 8 <= segment.length; at += 8 + segment.readUInt32BE(at)) {
+    const record = JSON.parse(segment.subarray(at + 8, at + 8 + segment.readUInt32BE(at)).toString('utf8')) as { t: string; id?: unknown };
+    if (record.t === 'trace') ids.push(record.id);
+  }
+  return ids;
+}
+
+it('drops a trace whose traceId is not a string at hand-over: it never reaches the spool, where it would end its segment', async () => {
+  const directory = spoolDirectory();
+  const recorder = new Recorder();
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, spoolDir: directory, spoolSync: 'write', serverless: true, logger: () => undefined });
+  client.trace('bad', { traceId: 123 as unknown as string }, () => undefined); // a JavaScript caller's number
+  const good = client.trace('good', (trace) => trace.traceId);
+  const segments = readdirSync(directory).filter((name) => name.endsWith('.seg'));
+  assert.deepEqual(segments.flatMap((name) => spooledTraceIds(readFileSync(path.join(directory, name)))), [good]);
+  const report = await client.flush();
+  assert.deepEqual([report.dropped, recorder.traceIds], [{ not_serialisable: 1 }, [good]]);
+  await client.shutdown();
+});
+
 it('removes the owner file of a process killed before it wrote its first segment, so a clean close leaves the directory empty', async () => {
   const directory = spoolDirectory();
   // A pid no process can have (above every system's pid limit): kill(pid, 0) answers ESRCH, as for a process gone.

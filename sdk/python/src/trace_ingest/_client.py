@@ -319,6 +319,11 @@ class TraceIngest:
                     "with @client.wrap_handler (it flushes before each result is returned), or pass serverless=True and call client.flush() "
                     "before returning."
                 )
+            if not isinstance(trace.trace_id, str):
+                # The service takes a UUID string (or none, then one is made here): no other type can be stored, and
+                # the spool keeps ids as strings (a record holding another type ends its segment's readable part).
+                self.ledger.drop("not_serialisable", f"trace_id must be a string (a UUID), not {type(trace.trace_id).__name__}", [str(trace.trace_id)])
+                return
             try:
                 data = encode_trace(trace._wire(self.mask))
             except Exception as error:

@@ -78,6 +78,11 @@ def frame(payload: bytes) -> bytes:
     return _RECORD_HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
+def _not_json(constant: str) -> Any:
+    # Python's json reads NaN and Infinity; JSON, the TypeScript SDK and the trace encoder (allow_nan=False) do not.
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _is_str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -110,7 +115,7 @@ def read_segment(data: bytes) -> tuple[list[dict[str, Any]], int]:
         if end > len(data) or zlib.crc32(payload) != crc:
             break
         try:
-            record = json.loads(payload)
+            record = json.loads(payload, parse_constant=_not_json)
         except ValueError:
             break
         if not _usable(record):
