@@ -2,7 +2,8 @@
 // test. Stryker needs one failing test to count a mutant killed, and asks its runners to stop there (`disableBail`
 // false), but jest cannot be told to from the API Stryker drives (jestjs/jest#11766): every test covering the mutant
 // ran, the slow simulations too, for each killed mutant. Here the tests that would start after a failure are skipped
-// instead. Stryker's first run of all the tests (no mutant active) never stops.
+// instead. Stryker's first run of all the tests (no mutant active) never stops. A retried test (jest.retryTimes) would
+// be skipped on its retry: the modules' tests retry none (test/unit/bench/mutation-modules.test.ts).
 const { TestEnvironment } = require('jest-environment-node');
 
 /** The mutant whose run saw a failing test: jest loads this module once per process, for every file of every run. */

@@ -3,7 +3,8 @@
 // to find that most of their tests do not match. That loading was most of a mutant's ~0.4 s. The mutation setup
 // (jest-mutation-setup.cjs) writes, during Stryker's first run of all the tests, which file holds each test
 // (MUTATION_TEST_INDEX); a mutant's run then loads only the files holding a test its pattern matches, matched as jest
-// matches it (case-insensitive, anywhere in the name). Every test jest would have run still runs.
+// matches it (case-insensitive, anywhere in the name). Every test jest would have run still runs. A concurrent test
+// would be missing from the index (no beforeEach runs for it): the modules' tests have none (mutation-modules.test.ts).
 const { existsSync, readFileSync } = require('node:fs');
 const Sequencer = require('@jest/test-sequencer').default;
 const { startRun } = require('./jest-mutation-environment.cjs');

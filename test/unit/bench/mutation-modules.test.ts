@@ -25,3 +25,20 @@ describe("the mutation registry's line ranges (bench/mutation-modules.ts)", () =
     expect(lines.slice(from, to - 1).filter((line) => line === '}')).toEqual([]);
   });
 });
+
+// A mutant's jest run skips the tests after its first failure and loads only the files holding the tests that cover
+// it (test/support/jest-mutation-{environment,sequencer}.cjs). A retried test (jest.retryTimes) would be skipped on its
+// retry, and a concurrent test is never written in the test index (no beforeEach runs for it): either could let a
+// mutant live that its tests kill. The modules' tests use neither.
+describe("the mutation modules' jest tests", () => {
+  const files = MUTATION_MODULES.filter((module) => module.runner === 'jest').flatMap((module) => module.tests);
+
+  it('are listed', () => {
+    expect(files.length).toBeGreaterThan(0);
+  });
+
+  it.each(files)('%s retries no test and runs none concurrently', (file) => {
+    const source = readFileSync(path.join(ROOT, file), 'utf8');
+    expect(source).not.toMatch(/retryTimes|\.concurrent\b/);
+  });
+});
