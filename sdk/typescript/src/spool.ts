@@ -1,6 +1,7 @@
 import type * as Fs from 'node:fs';
 import type { Crc32 } from './crc32.js';
 import { Batch, type QueuedTrace } from './delivery.js';
+import { isRecord } from './policy.js';
 
 /**
  * When a trace handed over reaches the file: `interval` within `spoolIntervalMs` (write(2), no fsync: survives
@@ -522,11 +523,6 @@ function segmentName(owner: string, seq: number): string {
   return `${owner}.${String(seq).padStart(8, '0')}.seg`;
 }
 
-/** A JSON object: not null, not an array (the Python SDK's `dict`). */
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
@@ -539,8 +535,8 @@ function parseRecord(payload: Uint8Array): SpoolRecord | null | undefined {
   } catch {
     return undefined;
   }
-  if (!isObject(record)) return undefined;
-  if (record.t === 'trace') return typeof record.id === 'string' && isObject(record.trace) ? (record as SpoolRecord) : undefined;
+  if (!isRecord(record)) return undefined;
+  if (record.t === 'trace') return typeof record.id === 'string' && isRecord(record.trace) ? (record as SpoolRecord) : undefined;
   if (record.t === 'batch') return typeof record.key === 'string' && isStringArray(record.ids) && typeof record.body === 'string' ? (record as SpoolRecord) : undefined;
   if (record.t === 'done') return (record.key === null || typeof record.key === 'string') && isStringArray(record.ids) ? (record as SpoolRecord) : undefined;
   return null;
