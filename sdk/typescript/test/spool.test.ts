@@ -11,7 +11,7 @@ import { Batch } from '../src/delivery.js';
 import { TraceIngest } from '../src/index.js';
 import { Spool } from '../src/spool.js';
 import { FakeService } from './fake-service.js';
-import { CONFORMANCE, exitOf, program, Recorder } from './support.js';
+import { CONFORMANCE, exitOf, payloads, program, Recorder } from './support.js';
 
 /** Set by bench/mutation.ts: tests that start child processes are left out where a focused test guards the same. */
 const underMutation = process.env.MUTATION_TESTS !== undefined;
@@ -38,24 +38,16 @@ it('quarantines an unreadable spool file under a name no start claims, and start
   assert.equal(warnings.filter((warning) => warning.includes('unreadable')).length, 1); // once per cause per minute
 });
 
-/** The ids of the trace records in a segment's bytes (frames after the 8-byte magic: length, CRC, JSON payload). */
-function spooledTraceIds(segment: Buffer): unknown[] {
-  const ids: unknown[] = [];
-  for (let at = 8; at + 8 <= segment.length; at += 8 + segment.readUInt32BE(at)) {
-    const record = JSON.parse(segment.subarray(at + 8, at + 8 + segment.readUInt32BE(at)).toString('utf8')) as { t: string; id?: unknown };
-    if (record.t === 'trace') ids.push(record.id);
-  }
-  return ids;
-}
-
 it('drops a trace whose traceId is not a string at hand-over: it never reaches the spool, where it would end its segment', async () => {
   const directory = spoolDirectory();
   const recorder = new Recorder();
   const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, spoolDir: directory, spoolSync: 'write', serverless: true, logger: () => undefined });
   client.trace('bad', { traceId: 123 as unknown as string }, () => undefined); // a JavaScript caller's number
   const good = client.trace('good', (trace) => trace.traceId);
-  const segments = readdirSync(directory).filter((name) => name.endsWith('.seg'));
-  assert.deepEqual(segments.flatMap((name) => spooledTraceIds(readFileSync(path.join(directory, name)))), [good]);
+  const records = readdirSync(directory)
+    .filter((name) => name.endsWith('.seg'))
+    .flatMap((name) => payloads(path.join(directory, name)).map((payload) => JSON.parse(payload) as { t: string; id?: unknown }));
+  assert.deepEqual(records.filter((record) => record.t === 'trace').map((record) => record.id), [good]);
   const report = await client.flush();
   assert.deepEqual([report.dropped, recorder.traceIds], [{ not_serialisable: 1 }, [good]]);
   await client.shutdown();

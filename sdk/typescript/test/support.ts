@@ -1,12 +1,31 @@
+import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { tableCrc32 } from '../src/crc32.js';
 import type { Answer, Transport } from '../src/index.js';
+import { SPOOL_MAGIC } from '../src/spool.js';
 
 export const CONFORMANCE = process.env.TRACE_INGEST_CONFORMANCE_DIR ?? new URL('../../../conformance/', import.meta.url).pathname;
 
 export function conformance<T>(name: string): T {
   return JSON.parse(readFileSync(`${CONFORMANCE}/${name}`, 'utf8')) as T;
+}
+
+/** The payloads of a spool segment file, read by the format (not by the Spool): every record whole, its CRC right. */
+export function payloads(file: string): string[] {
+  const content = readFileSync(file);
+  assert.equal(content.toString('latin1', 0, 8), SPOOL_MAGIC);
+  const found: string[] = [];
+  for (let at = 8; at < content.length; ) {
+    const length = content.readUInt32BE(at);
+    const payload = content.subarray(at + 8, at + 8 + length);
+    assert.equal(payload.length, length, `record at ${at} cut short`);
+    assert.equal(tableCrc32(payload), content.readUInt32BE(at + 4), `record at ${at}: CRC`);
+    found.push(payload.toString('utf8'));
+    at += 8 + length;
+  }
+  return found;
 }
 
 export interface Recorded {
