@@ -104,7 +104,6 @@ function buildSdk(): void {
 function runStryker(module: MutationModule, dir: string): Promise<void> {
   const configFile = join(dir, 'stryker.config.json');
   writeCheckerTsconfig(module);
-  if (module.runner === 'sdk-typescript') buildSdk();
   writeFileSync(configFile, `${JSON.stringify(strykerConfig(module, dir), null, 2)}\n`);
   // Which file holds each test, written afresh by each run's first run of all the tests (jest-mutation-sequencer.cjs).
   const testIndex = join(dir, 'test-index.jsonl');
@@ -160,7 +159,10 @@ function wantedModules(argv: readonly string[]): readonly MutationModule[] {
 export async function runMutationBench(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   const started = performance.now();
-  for (const module of wantedModules(process.argv.slice(2))) {
+  const modules = wantedModules(process.argv.slice(2));
+  // The SDK's modules all test the same build: made once, before the first of them.
+  if (modules.some((module) => module.runner === 'sdk-typescript')) buildSdk();
+  for (const module of modules) {
     const score = await measureModule(module);
     const total = score.killed + score.survivors.length;
     const ratio = total === 0 ? 1 : score.killed / total;
