@@ -55,4 +55,3 @@ class MutationSequencer extends Sequencer {
 }
 
 module.exports = MutationSequencer;
-module.exports.filesMatching = filesMatching;
