@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import kinesalite from 'kinesalite';
 import S3rver from 's3rver';
+import { countKinesaliteRequests } from './kinesalite-requests.js';
+import { refuseOperationsWhenNotOpen } from './leveldown-closed-guard.js';
 import { localClientConfig } from './provision.js';
 import { type S3rverFilesystemStore, writeObjectsAtomically } from './s3rver-atomic-writes.js';
 import { type S3rverListingInternals, encodeContinuationTokensPortably } from './s3rver-continuation-tokens.js';
@@ -217,6 +219,8 @@ function once(stop: () => Promise<void>): () => Promise<void> {
  */
 export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine> {
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
+  // A persisted store is LevelDB, which segfaults on an operation after its close (see the guard).
+  refuseOperationsWhenNotOpen();
   const http1 = kinesalite({
     ...(opts.dataDir ? { path: opts.dataDir } : {}),
     shardLimit: 1_000,
@@ -225,7 +229,7 @@ export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine>
     updateStreamMs: 10,
   });
   const http2 = createHttp2Server();
-  for (const listener of http1.listeners('request')) http2.on('request', listener as (...args: unknown[]) => void);
+  const requests = countKinesaliteRequests(http1, [http1, http2]);
   const sessions = new Set<Http2Session>();
   http2.on('session', (session: Http2Session) => {
     sessions.add(session);
@@ -252,6 +256,8 @@ export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine>
     endpoint: `http://${HOST}:${port}`,
     stop: once(async () => {
       const closed = new Promise<void>((resolve) => front.close(() => resolve()));
+      // The store closes with the HTTP/1.1 server below: first let what kinesalite is doing on it finish.
+      await requests.drain(STOP_GRACE_MS);
       http1.closeAllConnections();
       for (const session of sessions) session.destroy();
       await closed;

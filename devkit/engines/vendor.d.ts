@@ -39,3 +39,13 @@ declare module 's3rver' {
   }
   export default S3rver;
 }
+
+declare module 'leveldown' {
+  /** leveldown 5's constructor; its prototype is what devkit/engines/leveldown-closed-guard.ts guards. */
+  interface LevelDownConstructor {
+    (location: string): unknown;
+    prototype: Record<string | symbol, unknown>;
+  }
+  const leveldown: LevelDownConstructor;
+  export default leveldown;
+}
