@@ -26,3 +26,16 @@ export function describeValue(value: unknown): string {
   if (value === undefined) return 'no value';
   return `a ${typeof value}`;
 }
+
+/**
+ * The reason `JSON.parse` gives for refusing a text, without the excerpt of that text V8 quotes after an unexpected
+ * token (`Unexpected token 'c', "card 4111-"... is not valid JSON` becomes `Unexpected token 'c'`). Reasons that give
+ * a position instead (`Unterminated string in JSON at position 7 (line 1 column 8)`) stay whole.
+ */
+export function jsonSyntaxReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  // Everything from the first double quote: V8 puts every excerpt it quotes between double quotes.
+  const cut = message.indexOf('"');
+  const reason = cut === -1 ? message : message.slice(0, cut).replace(/[\s,.]+$/, '');
+  return reason === '' ? 'unexpected text' : reason;
+}

@@ -1,5 +1,6 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { DATA_PREFIXES } from '../service-constants.js';
+import { jsonSyntaxReason } from './describe-value.js';
 import type { AcceptedTrace, TraceContext } from './trace.js';
 
 /**
@@ -81,7 +82,7 @@ export function decodeTraceRecord(data: Uint8Array): TraceRecord {
     parsed = JSON.parse(decompress(data).toString('utf8'));
   } catch (error) {
     if (error instanceof TraceRecordDecodeError) throw error;
-    throw new TraceRecordDecodeError(`record is not valid compressed JSON: ${(error as Error).message}`, { cause: error });
+    throw new TraceRecordDecodeError(`record is not valid compressed JSON: ${jsonSyntaxReason(error)}`, { cause: error });
   }
   if (typeof parsed !== 'object' || parsed === null) {
     throw new TraceRecordDecodeError('record is not a JSON object');

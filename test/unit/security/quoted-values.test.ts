@@ -131,4 +131,15 @@ describe('values sent are never quoted back', () => {
     expect(JSON.parse(response.body)).toMatchObject({ partialSuccess: { rejectedSpans: '3' } });
     expect(quoted(response.body)).toEqual([]);
   });
+
+  it.each([
+    ['JSON', 'ingest', `{"traces":[{"input": ${CARD}}]}`],
+    ['OTLP/JSON', 'otlp', `{"resourceSpans": ${CARD}}`],
+  ] as const)('keeps it out of the 400 that refuses a %s body that is not JSON', async (_, route, body) => {
+    const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body, route, headers: { 'Content-Type': 'application/json' } }));
+
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toContain("not valid JSON (Unexpected token 'c')");
+    expect(quoted(response.body)).toEqual([]);
+  });
 });

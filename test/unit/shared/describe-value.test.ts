@@ -1,4 +1,4 @@
-import { describeValue } from '../../../lambda/shared/domain/describe-value.js';
+import { describeValue, jsonSyntaxReason } from '../../../lambda/shared/domain/describe-value.js';
 
 describe('describeValue names a value by its type and size, never its content', () => {
   it.each([
@@ -19,5 +19,31 @@ describe('describeValue names a value by its type and size, never its content', 
 
   it('names an array nested a million deep without overflowing the stack', () => {
     expect(describeValue(JSON.parse(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`))).toBe('an array of 1 item');
+  });
+});
+
+describe('jsonSyntaxReason gives JSON.parse\'s reason without the excerpt of the text V8 quotes', () => {
+  const refusal = (text: string): unknown => {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      return error;
+    }
+    throw new Error(`${text} parsed`);
+  };
+
+  it.each([
+    ['an unexpected token at the start', 'card 4111-1111-1111-1111 exp 12/29', "Unexpected token 'c'"],
+    ['an unexpected token inside', '{"traces":[{"input": card 4111-1111-1111-1111 exp 12/29}]}', "Unexpected token 'c'"],
+    ['an unexpected token in a short text', 'card', "Unexpected token 'c'"],
+    ['a reason with a position', '{"a":"4111', 'Unterminated string in JSON at position 10 (line 1 column 11)'],
+    ['an empty text', '', 'Unexpected end of JSON input'],
+  ])('%s', (_, text, reason) => {
+    expect(jsonSyntaxReason(refusal(text))).toBe(reason);
+  });
+
+  it('says "unexpected text" when nothing is left once the excerpt is cut, or nothing was an Error', () => {
+    expect(jsonSyntaxReason(new SyntaxError('"4111-1111" is not valid JSON'))).toBe('unexpected text');
+    expect(jsonSyntaxReason('4111-1111')).toBe('unexpected text');
   });
 });
