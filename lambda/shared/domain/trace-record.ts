@@ -1,6 +1,6 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { DATA_PREFIXES } from '../service-constants.js';
-import { jsonSyntaxReason } from './describe-value.js';
+import { describeValue, jsonSyntaxReason } from './describe-value.js';
 import type { AcceptedTrace, TraceContext } from './trace.js';
 
 /**
@@ -89,7 +89,7 @@ export function decodeTraceRecord(data: Uint8Array): TraceRecord {
   }
   const record = parsed as Partial<InlineTraceRecord & TraceReferenceRecord>;
   if (record.v !== TRACE_RECORD_VERSION) {
-    throw new TraceRecordDecodeError(`unsupported record version ${String(record.v)}`);
+    throw new TraceRecordDecodeError(`unsupported record version ${typeof record.v === 'number' ? record.v : describeValue(record.v)}`);
   }
   if (typeof record.context !== 'object' || record.context === null) {
     throw new TraceRecordDecodeError('record has no context');
