@@ -1,3 +1,4 @@
+import { describeValue } from '../shared/domain/describe-value.js';
 import { exceedsContainerLimit, exceedsDepthLimit } from '../shared/domain/json-limits.js';
 import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';
 import { type ColumnType, type LandableTrace, type LandedColumn, type LandedDataset, SPANS, type SpanRowSource, TRACES } from '../datasets/registry.js';
@@ -28,7 +29,7 @@ export function timestampMicros(value: unknown, path: string): bigint {
   }
   const seconds = valid ? digit(value, 17) * 10 + digit(value, 18) : NaN;
   if (!valid || Number.isNaN(cachedMinuteMillis) || !(seconds < 60)) {
-    throw new UnlandableRecordError(`${path} is not a UTC timestamp: ${JSON.stringify(value)}`);
+    throw new UnlandableRecordError(`${path} is not a UTC timestamp: ${describeValue(value)}`);
   }
   // Microseconds: the first six digits after the dot (index 20 on), zeros where there are fewer.
   let fraction = 0;

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { describeValue } from '../../shared/domain/describe-value.js';
 import { DATA_PREFIXES } from '../../shared/service-constants.js';
 import type { Slice } from '../compaction-keys.js';
 
@@ -108,7 +109,8 @@ export function parseRequest(bytes: Uint8Array): ErasureRequest {
     !isStrings(parsed.selector_hmacs) ||
     (parsed.hours !== undefined && !isStrings(parsed.hours))
   ) {
-    throw new InvalidErasureError(`erasure request ${String(parsed.erasure_id)} has another shape`);
+    const id = typeof parsed.erasure_id === 'string' ? parsed.erasure_id : `with erasure_id ${describeValue(parsed.erasure_id)}`;
+    throw new InvalidErasureError(`erasure request ${id} has another shape`);
   }
   return parsed as ErasureRequest;
 }

@@ -1,3 +1,4 @@
+import { jsonSyntaxReason } from '../../shared/domain/describe-value.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import type { TraceDraft } from '../core/draft.js';
 import { MalformedBodyError } from '../core/errors.js';
@@ -19,7 +20,7 @@ export function parseBatch(text: string): unknown[] {
   try {
     body = JSON.parse(text);
   } catch (error) {
-    throw new MalformedBodyError(`Malformed body: not valid JSON (${(error as Error).message})`, { cause: error });
+    throw new MalformedBodyError(`Malformed body: not valid JSON (${jsonSyntaxReason(error)})`, { cause: error });
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new MalformedBodyError('Malformed body: the body must be a JSON object with a "traces" array');

@@ -1,3 +1,4 @@
+import { jsonSyntaxReason } from '../../shared/domain/describe-value.js';
 import { isJsonObject as isObject, type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
@@ -166,7 +167,7 @@ export function decodeExportRequestJson(text: string): OtlpExport {
   try {
     body = JSON.parse(text);
   } catch (error) {
-    throw new UndecodableRequestError(`not valid JSON (${(error as Error).message})`, { cause: error });
+    throw new UndecodableRequestError(`not valid JSON (${jsonSyntaxReason(error)})`, { cause: error });
   }
   if (!isObject(body)) throw new UndecodableRequestError('the body must be a JSON ExportTraceServiceRequest object');
   return {

@@ -1,5 +1,6 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { DATA_PREFIXES } from '../service-constants.js';
+import { describeValue, jsonSyntaxReason } from './describe-value.js';
 import type { AcceptedTrace, TraceContext } from './trace.js';
 
 /**
@@ -81,14 +82,14 @@ export function decodeTraceRecord(data: Uint8Array): TraceRecord {
     parsed = JSON.parse(decompress(data).toString('utf8'));
   } catch (error) {
     if (error instanceof TraceRecordDecodeError) throw error;
-    throw new TraceRecordDecodeError(`record is not valid compressed JSON: ${(error as Error).message}`, { cause: error });
+    throw new TraceRecordDecodeError(`record is not valid compressed JSON: ${jsonSyntaxReason(error)}`, { cause: error });
   }
   if (typeof parsed !== 'object' || parsed === null) {
     throw new TraceRecordDecodeError('record is not a JSON object');
   }
   const record = parsed as Partial<InlineTraceRecord & TraceReferenceRecord>;
   if (record.v !== TRACE_RECORD_VERSION) {
-    throw new TraceRecordDecodeError(`unsupported record version ${String(record.v)}`);
+    throw new TraceRecordDecodeError(`unsupported record version ${typeof record.v === 'number' ? record.v : describeValue(record.v)}`);
   }
   if (typeof record.context !== 'object' || record.context === null) {
     throw new TraceRecordDecodeError('record has no context');

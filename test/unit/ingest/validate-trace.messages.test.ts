@@ -20,6 +20,7 @@ const withoutTimestamp = () => {
 const ID = '11111111-2222-4333-8444-555555555555';
 const HEX_ID = 'abcdef01-2345-4678-9abc-def012345678';
 const HOW = 'send JSON.stringify(value) (Python: json.dumps(value))';
+const PLAIN = (what: string) => `must be a string holding JSON text, or "": plain text is not JSON (this is ${what}); to store text, ${HOW}`;
 const LONE = 'holds a UTF-16 surrogate without its pair (\\uD800-\\uDFFF), which cannot be stored as UTF-8; send the pair or escape it inside JSON text';
 
 describe('validateTrace answers each mistake with its path, code and message', () => {
@@ -48,7 +49,7 @@ describe('validateTrace answers each mistake with its path, code and message', (
     ['a timestamp in another form', buildTrace({ timestamp: '2026-11-22 12:00:00Z' }), '/timestamp', 'invalid_timestamp', 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z'],
     ['a timestamp a day and 1 ms ahead', buildTrace({ timestamp: iso(24 * 3600 * 1000 + 1) }), '/timestamp', 'timestamp_out_of_range', 'must be within 24 hours of the server clock'],
     ['a span timestamp a day and 1 ms behind', buildTrace({ spans: [buildSpan({ timestamp: iso(-24 * 3600 * 1000 - 1) })] }), '/spans/0/timestamp', 'timestamp_out_of_range', 'must be within 24 hours of the server clock'],
-    ['input that is not JSON', buildTrace({ spans: [buildSpan({ input: '{x' })] }), '/spans/0/input', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}, here "\\"{x\\""`],
+    ['input that is not JSON', buildTrace({ spans: [buildSpan({ input: '{x' })] }), '/spans/0/input', 'not_json_string', PLAIN('a string of 2 characters')],
     ['attributes holding an array', buildTrace({ attributes: '[1]' }), '/attributes', 'not_json_object', 'must hold a JSON object, not another JSON value'],
     ['attributes that are not JSON', buildTrace({ attributes: 'nope' }), '/attributes', 'not_json_string', `must be a string holding a JSON object, or "": ${HOW}`],
     ['a span\'s attributes that are not JSON', buildTrace({ spans: [buildSpan({ attributes: 'nope' })] }), '/spans/0/attributes', 'not_json_string', `must be a string holding a JSON object, or "": ${HOW}`],
@@ -69,19 +70,27 @@ describe('validateTrace answers each mistake with its path, code and message', (
     expect(issues(trace)).toEqual([{ path, code, message }]);
   });
 
-  // A JSON value sent where its JSON text is wanted, and plain text: the message names what was sent and quotes what to
-  // send instead, while the quote (as it would stand in the request's JSON) is at most 60 characters.
+  // A JSON value sent where its JSON text is wanted, and plain text: the message says what to send instead and names
+  // what was sent by its type and size, never by its content (a message is kept with the response).
   it.each([
-    ['input as a number', { input: 5 }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not a number: ${HOW}, here "5"`],
-    ['output as a boolean', { output: true }, '/spans/0/output', 'invalid_type', `must be a string holding JSON text, not a boolean: ${HOW}, here "true"`],
-    ['input as an array', { input: [1] }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an array: ${HOW}, here "[1]"`],
-    ['span attributes as an array', { attributes: ['a'] }, '/spans/0/attributes', 'invalid_type', `must be a string holding a JSON object, not an array: ${HOW}, here "[\\"a\\"]"`],
-    ['an object whose quote is 60 characters', { input: { k: 'a'.repeat(46) } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}, here "{\\"k\\":\\"${'a'.repeat(46)}\\"}"`],
-    ['an object whose quote would be 61 characters', { input: { k: 'a'.repeat(47) } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}`],
-    ['plain text whose quote is 60 characters', { output: 'a'.repeat(54) }, '/spans/0/output', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}, here "\\"${'a'.repeat(54)}\\""`],
-    ['plain text whose quote would be 61 characters', { output: 'a'.repeat(55) }, '/spans/0/output', 'not_json_string', `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}`],
+    ['input as a number', { input: 4111111111111111 }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not a number: ${HOW}`],
+    ['output as a boolean', { output: true }, '/spans/0/output', 'invalid_type', `must be a string holding JSON text, not a boolean: ${HOW}`],
+    ['input as an array', { input: [1] }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an array of 1 item: ${HOW}`],
+    ['span attributes as an array', { attributes: ['a', 'b'] }, '/spans/0/attributes', 'invalid_type', `must be a string holding a JSON object, not an array of 2 items: ${HOW}`],
+    ['input as an object', { input: { card: '4111-1111-1111-1111' } }, '/spans/0/input', 'invalid_type', `must be a string holding JSON text, not an object: ${HOW}`],
+    ['plain text', { output: 'card 4111-1111-1111-1111 exp 12/29' }, '/spans/0/output', 'not_json_string', PLAIN('a string of 34 characters')],
+    ['plain text of one character', { output: 'a' }, '/spans/0/output', 'not_json_string', PLAIN('a string of 1 character')],
+    // Characters as too_long counts them: a surrogate pair is one.
+    ['plain text with an emoji', { output: '\u{1F600}!' }, '/spans/0/output', 'not_json_string', PLAIN('a string of 2 characters')],
   ])('teaches %s', (_, span, path, code, message) => {
     expect(issues(buildTrace({ spans: [buildSpan(span)] }))).toEqual([{ path, code, message }]);
+  });
+
+  it('names an array nested 100,000 deep by its type, where quoting it would overflow the stack', () => {
+    const deep: unknown = JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+    expect(issues(buildTrace({ attributes: deep }))).toEqual([
+      { path: '/attributes', code: 'invalid_type', message: `must be a string holding a JSON object, not an array of 1 item: ${HOW}` },
+    ]);
   });
 
   it('names the first of the spans a span id repeats, whichever case each is in', () => {
@@ -98,7 +107,7 @@ describe('validateTrace answers each mistake with its path, code and message', (
       { path: '/status', code: 'invalid_enum', message: 'must be one of ok, error, timeout' },
       { path: '/spans/0/kind', code: 'invalid_enum', message: 'must be one of llm, tool, chain, retriever, agent, custom' },
       { path: '/timestamp', code: 'invalid_timestamp', message: 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z' },
-      { path: '/spans/0/input', code: 'not_json_string', message: `must be a string holding JSON text, or "": plain text is not JSON; to store text, ${HOW}, here "\\"{x\\""` },
+      { path: '/spans/0/input', code: 'not_json_string', message: PLAIN('a string of 2 characters') },
     ]);
   });
 });

@@ -19,18 +19,22 @@ describe('timestampMicros', () => {
     expect(timestampMicros('2026-11-23T10:01:30Z', '/t')).toBe(1_795_428_090_000_000n);
   });
 
+  // The reason is logged and written into the dead letter: it names the value by type and size, never quotes it.
   it.each([
-    '2026-11-22T10:00:60Z',
-    '2026-13-22T10:00:00Z',
-    '2026-11-22T10:00:00+01:00',
-    '2026-11-22 10:00:00Z',
-    '2026-11-22T10:00:00.Z',
-    '2026-11-22T10:00:00.1234567890Z',
-    42,
-    null,
-  ])('rejects %p, also right after a valid value of the same minute', (value) => {
+    ['2026-11-22T10:00:60Z', 'a string of 20 characters'],
+    ['2026-13-22T10:00:00Z', 'a string of 20 characters'],
+    ['2026-11-22T10:00:00+01:00', 'a string of 25 characters'],
+    ['2026-11-22 10:00:00Z', 'a string of 20 characters'],
+    ['2026-11-22T10:00:00.Z', 'a string of 21 characters'],
+    ['2026-11-22T10:00:00.1234567890Z', 'a string of 31 characters'],
+    [42, 'a number'],
+    [null, 'null'],
+    // JSON.stringify would overflow the stack on it, and String() throw a TypeError: neither is a reason.
+    [JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), 'an array of 1 item'],
+    [JSON.parse('{"toString": 1}'), 'an object'],
+  ])('rejects %p, also right after a valid value of the same minute', (value, described) => {
     timestampMicros('2026-11-22T10:00:00Z', '/t');
-    expect(() => timestampMicros(value, '/spans/3/timestamp')).toThrow(new UnlandableRecordError(`/spans/3/timestamp is not a UTC timestamp: ${JSON.stringify(value)}`));
+    expect(() => timestampMicros(value, '/spans/3/timestamp')).toThrow(new UnlandableRecordError(`/spans/3/timestamp is not a UTC timestamp: ${described}`));
   });
 });
 

@@ -1,4 +1,4 @@
-import { doneRequest, newRequest, rowMatcher } from '../../../../lambda/compaction/erasure/erasure-record.js';
+import { doneRequest, InvalidErasureError, newRequest, parseRequest, rowMatcher, serializeRecord } from '../../../../lambda/compaction/erasure/erasure-record.js';
 
 const SECRET = Buffer.alloc(32, 5);
 const at = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
@@ -39,5 +39,26 @@ describe('which rows an erasure request matches', () => {
     expect(rowMatcher([done], SECRET)(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toBe(false);
     expect(rowMatcher([done], Buffer.alloc(32, 6))(row({ user_id: 'alice' }))).toBe(false);
     expect(rowMatcher([done], undefined)(row({ user_id: 'alice' }))).toBe(false);
+  });
+});
+
+describe('parseRequest', () => {
+  /** A stored request with `erasure_id` replaced by this JSON text, and other members by these values. */
+  const stored = (erasureId: string, overrides: Record<string, unknown> = {}) => {
+    const request = { ...newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-23T00:00:00Z')), ...overrides, erasure_id: 'ID' };
+    return Buffer.from(JSON.stringify(request).replace('"ID"', erasureId));
+  };
+
+  it('reads back a request as it was written', () => {
+    const request = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-23T00:00:00Z'));
+    expect(parseRequest(serializeRecord(request))).toEqual(request);
+  });
+
+  it.each([
+    ['its id, when that is a string', stored('"er-1"', { status: 'lost' }), 'erasure request er-1 has another shape'],
+    ['an id that is not a string by its type', stored('{"toString": 1}'), 'erasure request with erasure_id an object has another shape'],
+    ['an id nested 100,000 deep', stored(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), 'erasure request with erasure_id an array of 1 item has another shape'],
+  ])('refuses a request of another shape naming %s', (_, bytes, message) => {
+    expect(() => parseRequest(bytes)).toThrow(new InvalidErasureError(message));
   });
 });
