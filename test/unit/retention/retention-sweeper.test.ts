@@ -74,6 +74,12 @@ describe('the deployed retention sweep', () => {
     expect(() => retentionConfigFromEnv({ ...env, [ENV.dataRetentionDays]: 'forever' })).toThrow("DATA_RETENTION_DAYS must be a whole number of days, not 'forever'");
     expect(() => retentionConfigFromEnv({ [ENV.dataBucket]: 'b' })).toThrow('Missing required environment variable TENANCY_TABLE');
   });
+
+  it.each(['0', '-1', '1.5', '36501'])('refuses a ceiling of %s at cold start, which would sweep every ended hour of every organization (or more)', (ceiling) => {
+    // lib/config.ts refuses these at synth; an environment edited by hand must not reach the sweep either.
+    const env = { [ENV.dataBucket]: 'b', [ENV.tenancyTable]: 't', [ENV.compactionQueueUrl]: 'q', [ENV.dataRetentionDays]: ceiling };
+    expect(() => retentionConfigFromEnv(env)).toThrow(`DATA_RETENTION_DAYS must be a whole number of days, not '${ceiling}'`);
+  });
 });
 
 describe('S3RetentionBucket', () => {
