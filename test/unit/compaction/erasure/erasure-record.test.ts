@@ -1,18 +1,19 @@
 import { doneRequest, newRequest, rowMatcher } from '../../../../lambda/compaction/erasure/erasure-record.js';
 
 const SECRET = Buffer.alloc(32, 5);
+const T9 = '00000000-0000-4000-8000-000000000009';
 const at = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const row = (fields: Partial<{ trace_id: string; user_id: string; session_id: string; received_at: bigint }>) => ({ trace_id: 't0', user_id: '', session_id: '', received_at: at('2026-11-22T10:00:00Z'), ...fields });
 
 describe('which rows an erasure request matches', () => {
-  const early = newRequest('org-a', { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: ['t9'] }, new Date('2026-11-23T00:00:00Z'));
+  const early = newRequest('org-a', { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: [T9] }, new Date('2026-11-23T00:00:00Z'));
   const later = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-25T00:00:00Z'));
 
   it('matches a member of the selector received no later than the request, and nothing received after it', () => {
     const matches = rowMatcher([early], undefined);
     expect(matches(row({ user_id: 'alice' }))).toBe(true);
     expect(matches(row({ session_id: 'conv-1' }))).toBe(true);
-    expect(matches(row({ trace_id: 't9' }))).toBe(true);
+    expect(matches(row({ trace_id: T9 }))).toBe(true);
     expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') }))).toBe(true);
     expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') + 1n }))).toBe(false);
     expect(matches(row({ user_id: 'bob' }))).toBe(false);
