@@ -1,6 +1,6 @@
 import { AdminCommandError, type TenancyAdminStore } from '../../../scripts/admin/commands.js';
 import { createErasure, listErasures, showErasure } from '../../../scripts/admin/erase-commands.js';
-import { parseAdminArgs, runAdminCommand } from '../../../scripts/admin/run-command.js';
+import { parseAdminArgs, runAdminCommand, usageFor } from '../../../scripts/admin/run-command.js';
 import { compactAndErase } from '../../../lambda/compaction/erasure/apply-erasures.js';
 import { newRequest } from '../../../lambda/compaction/erasure/erasure-record.js';
 import { StoredErasures, erasureStatus } from '../../../lambda/compaction/erasure/stored-erasures.js';
@@ -100,4 +100,10 @@ describe('admin erase --trace-id', () => {
       expect(bucket.keys()).toEqual([]);
     },
   );
+
+  it('says in its --help which forms a trace id takes, and that user and session ids match exactly', () => {
+    const help = usageFor(['erase', 'create']);
+    expect(help).toContain('A trace id is a UUID or 32 hex digits (OpenTelemetry), in either case');
+    expect(help).toContain('User and session ids match exactly as sent: case and Unicode form included');
+  });
 });

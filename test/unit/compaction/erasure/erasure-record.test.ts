@@ -21,6 +21,18 @@ describe('which rows an erasure request matches', () => {
     expect(rowMatcher([newRequest('org-a', { user_ids: [''], session_ids: [''], trace_ids: [] }, new Date())], undefined)(row({}))).toBe(false);
   });
 
+  it('matches user and session ids exactly as sent, case and Unicode form included (as erase create --help and docs/operations.md say)', () => {
+    const composed = 'ren\u00e9';
+    const decomposed = 're\u006e\u0065\u0301';
+    const request = newRequest('org-a', { user_ids: ['Alice', composed], session_ids: ['Conv-1'], trace_ids: [] }, new Date('2026-11-23T00:00:00Z'));
+    expect(request).toMatchObject({ user_ids: ['Alice', composed], session_ids: ['Conv-1'] });
+    for (const secret of [undefined, SECRET]) {
+      const matches = rowMatcher([secret ? doneRequest(request, secret, new Date('2026-11-23T01:00:00Z')) : request], secret);
+      expect([matches(row({ user_id: 'Alice' })), matches(row({ user_id: composed })), matches(row({ session_id: 'Conv-1' }))]).toEqual([true, true, true]);
+      expect([matches(row({ user_id: 'alice' })), matches(row({ user_id: 'ALICE' })), matches(row({ user_id: decomposed })), matches(row({ session_id: 'conv-1' }))]).toEqual([false, false, false, false]);
+    }
+  });
+
   it('takes, for an id named by several requests, the latest request', () => {
     for (const requests of [[early, later], [later, early]]) {
       const matches = rowMatcher(requests, undefined);
