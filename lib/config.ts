@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { isRetentionDays, MAX_RETENTION_DAYS } from '../lambda/shared/domain/retention.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../lambda/shared/service-constants.js';
 
 /** Settings of the consumer that lands stream records as Parquet. */
@@ -121,7 +122,7 @@ export function validateConfig(config: TraceIngestConfig): TraceIngestConfig {
   }
   if (config.streamCapacity.mode !== 'provisioned' && config.streamCapacity.mode !== 'on-demand') problems.push("streamCapacityMode must be 'on-demand' or 'provisioned'");
   if (!isIntIn(config.accessLogRetentionDays, 1, 3650)) problems.push('accessLogRetentionDays must be an integer in 1..3650');
-  if (config.dataRetentionDays !== undefined && !isIntIn(config.dataRetentionDays, 1, 36500)) problems.push('dataRetentionDays must be a positive integer');
+  if (config.dataRetentionDays !== undefined && !isRetentionDays(config.dataRetentionDays)) problems.push(`dataRetentionDays must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}`);
   if (ingest.timeout.toSeconds() >= 29) problems.push('ingest.timeout must be below the 29 s API Gateway integration timeout');
   if (!isIntIn(ingest.memorySize, 128, 10240)) problems.push('ingest.memorySize must be an integer in 128..10240');
   if (!isIntIn(ingest.keyCacheSeconds, 0, 3600)) problems.push('ingest.keyCacheSeconds must be an integer in 0..3600');

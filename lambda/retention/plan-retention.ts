@@ -1,5 +1,5 @@
 import { sliceId } from '../compaction/compaction-keys.js';
-import { type AppliedRetention, appliedRetention, retentionCutoff } from '../shared/domain/retention.js';
+import { type AppliedRetention, type InvalidRetention, appliedRetention, invalidRetention, retentionCutoff } from '../shared/domain/retention.js';
 import { settleLimited } from '../shared/runtime/limited.js';
 import { DATA_PREFIXES } from '../shared/service-constants.js';
 import type { HourExpiry, HourExpirySink, RetentionBucket, RetentionLogger, RetentionTenancy } from './ports.js';
@@ -18,6 +18,14 @@ export const ORGANIZATIONS_SWEPT_IN_PARALLEL = 8;
 /** Some organizations could not be swept; the others were. The next run tries them again. */
 export class RetentionSweepError extends Error {
   override name = 'RetentionSweepError';
+
+  constructor(
+    message: string,
+    /** What the run did for the others, so that its metrics still count it. */
+    readonly plan: RetentionPlan,
+  ) {
+    super(message);
+  }
 }
 
 export interface RetentionPlanDeps {
@@ -44,12 +52,22 @@ export interface OrganizationSweep {
   overflowBytesDeleted: number;
 }
 
+/** An organization the sweep did not touch: its item or its plan's holds a `retention_days` that is not a retention. */
+export interface SkippedOrganization {
+  org_id: string;
+  item: InvalidRetention['item'];
+  plan: string;
+  stored_retention_days: string;
+}
+
 export interface RetentionPlan {
   at: string;
   /** Organizations with a finite retention, looked at. */
   organizations: OrganizationSweep[];
   /** Organizations that keep their data (no retention anywhere): not listed at all. */
   kept: number;
+  /** Organizations with an invalid stored retention: not listed, nothing of theirs deleted. */
+  skipped: SkippedOrganization[];
 }
 
 /**
@@ -93,15 +111,24 @@ async function sweepOrganization(deps: RetentionPlanDeps, orgId: string, retenti
  * The retention sweep's plan: every organization's retention (its override, else its plan's, under the stack's
  * ceiling), and for each with one, its hours past it handed to `deps.sink`, in two steps an hour apart at least
  * (raw objects and manifest first, compacted objects on a later run). Rewrites nothing: every step is a delete.
+ * An organization whose item or plan item holds an invalid `retention_days` is skipped whole, logged and reported.
  */
 export async function planRetention(deps: RetentionPlanDeps): Promise<RetentionPlan> {
   const now = (deps.now ?? (() => new Date()))();
   const [organizations, plans] = await Promise.all([deps.tenancy.listOrganizations(), deps.tenancy.listPlans()]);
   const planOf = new Map(plans.map((plan) => [plan.name, plan]));
-  const result: RetentionPlan = { at: now.toISOString(), organizations: [], kept: 0 };
+  const result: RetentionPlan = { at: now.toISOString(), organizations: [], kept: 0, skipped: [] };
   const swept: { orgId: string; retention: AppliedRetention & { days: number } }[] = [];
   for (const org of organizations.sort((a, b) => a.orgId.localeCompare(b.orgId))) {
-    const retention = appliedRetention(org, planOf.get(org.plan), deps.stackCeilingDays);
+    const plan = planOf.get(org.plan);
+    const invalid = invalidRetention(org, plan);
+    if (invalid) {
+      const skipped: SkippedOrganization = { org_id: org.orgId, item: invalid.item, plan: org.plan, stored_retention_days: invalid.stored };
+      result.skipped.push(skipped);
+      deps.logger?.error('Retention: a stored retention_days is not a retention; nothing of the organization is deleted until it is fixed', { ...skipped });
+      continue;
+    }
+    const retention = appliedRetention(org, plan, deps.stackCeilingDays);
     if (retention.days === null) result.kept++;
     else swept.push({ orgId: org.orgId, retention: { ...retention, days: retention.days } });
   }
@@ -119,6 +146,6 @@ export async function planRetention(deps: RetentionPlanDeps): Promise<RetentionP
       deps.logger?.error('Retention: an organization could not be swept; the next run tries again', { org_id: orgId, error: outcome?.reason });
     }
   });
-  if (failed.length > 0) throw new RetentionSweepError(`could not sweep ${failed.length} of ${swept.length} organizations (${failed.slice(0, 10).join(', ')}); the others were swept`);
+  if (failed.length > 0) throw new RetentionSweepError(`could not sweep ${failed.length} of ${swept.length} organizations (${failed.slice(0, 10).join(', ')}); the others were swept`, result);
   return result;
 }

@@ -16,6 +16,9 @@ export const ROUTES_SENTENCE = `The API has two routes: ${INGEST_ROUTE.method} $
 export const METRICS_NAMESPACE = 'TraceIngest';
 export const SERVICE_NAMES = { ingest: 'trace-ingest', landing: 'trace-landing', compaction: 'trace-compaction', retention: 'trace-retention' } as const;
 
+/** Organizations a retention sweep left alone for a stored `retention_days` that is not one: the sweeper counts them, an alarm watches the count. */
+export const INVALID_RETENTION_METRIC = 'OrganizationsWithInvalidRetention';
+
 /** Key prefixes of the data bucket: the key builders write under them, the grants and lifecycle rules name them. */
 export const DATA_PREFIXES = {
   overflow: 'overflow/',

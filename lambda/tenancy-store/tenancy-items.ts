@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ApiKey, BillingStatus, Organization, Plan, PlanStatus, QuotaOverrides, Quotas } from '../shared/domain/tenancy.js';
 import { RATE_WINDOWS } from '../shared/domain/tenancy.js';
+import { isRetentionDays } from '../shared/domain/retention.js';
 
 /** One item of the tenancy table (`lib/` defines the table, `lambda/shared/tables.ts` its keys). */
 export type Item = Record<string, AttributeValue>;
@@ -16,10 +17,19 @@ export function keyOf(key: { pk: string; sk: string }): Item {
   return { pk: s(key.pk), sk: s(key.sk) };
 }
 
-function retentionOf(item: Item): number | null | undefined {
+/**
+ * A stored retention, checked with the admin CLI's rule: days, `null` (NULL: kept) or absent; anything else the CLI
+ * would never write (0, a negative or fractional number, more than the maximum, a string) comes back as `invalid`,
+ * the attribute as stored, and never as days, so that nothing acts on it. A number attribute may hold 38 digits
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html, "Number"),
+ * beyond a safe integer: `isRetentionDays` refuses those too.
+ */
+function retentionOf(item: Item): { days?: number | null; invalid?: string } {
   const value = item[RETENTION_DAYS];
-  if (value?.N !== undefined) return Number(value.N);
-  return value?.NULL ? null : undefined;
+  if (value === undefined) return {};
+  if (value.NULL === true) return { days: null };
+  if (value.N !== undefined && isRetentionDays(Number(value.N))) return { days: Number(value.N) };
+  return { invalid: JSON.stringify(value) };
 }
 
 /** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */
@@ -46,12 +56,13 @@ function overridesOfItem(item: Item): QuotaOverrides {
 }
 
 export function toOrganization(item: Item): Organization {
-  const retentionDays = retentionOf(item);
+  const retention = retentionOf(item);
   return {
     orgId: str(item, 'org_id') ?? '',
     plan: str(item, 'plan') ?? '',
     overrides: overridesOfItem(item),
-    ...(retentionDays === undefined ? {} : { retentionDays }),
+    ...(retention.days === undefined ? {} : { retentionDays: retention.days }),
+    ...(retention.invalid === undefined ? {} : { invalidRetention: retention.invalid }),
     planStatus: (str(item, 'plan_status') ?? 'inactive') as PlanStatus,
     billingStatus: (str(item, 'billing_status') ?? 'ok') as BillingStatus,
     createdAt: str(item, 'created_at') ?? '',
@@ -60,11 +71,13 @@ export function toOrganization(item: Item): Organization {
 }
 
 export function toPlan(item: Item): Plan {
-  const retentionDays = retentionOf(item);
+  const retention = retentionOf(item);
   return {
     name: str(item, 'plan_name') ?? '',
     quotas: quotasOf(item),
-    ...(typeof retentionDays === 'number' ? { retentionDays } : {}),
+    // A plan's NULL keeps, as an absent one does.
+    ...(typeof retention.days === 'number' ? { retentionDays: retention.days } : {}),
+    ...(retention.invalid === undefined ? {} : { invalidRetention: retention.invalid }),
     createdAt: str(item, 'created_at') ?? '',
     updatedAt: str(item, 'updated_at') ?? '',
   };

@@ -19,7 +19,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
+import { INVALID_RETENTION_METRIC, METRICS_NAMESPACE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
 
 export interface MonitoringProps {
   readonly api: RestApi;
@@ -146,6 +146,20 @@ export class Monitoring extends Construct {
     if (props.retentionSweeper) {
       const sweepErrors = props.retentionSweeper.metricErrors({ period: Duration.hours(1), statistic: 'Sum' });
       this.alarm('RetentionSweepErrors', sweepErrors, 1, 2, 'The retention sweep failed two hourly runs in a row: data past its organization\'s retention is kept until a run succeeds');
+      // Each hourly run publishes the count, 0 included: the largest in the hour is the last run's (a doubled run
+      // counts the same organizations). An hour without a run keeps the state ("IGNORE: The current alarm state is
+      // maintained", https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_cloudwatch.TreatMissingData.html;
+      // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html, "Configuring how
+      // CloudWatch alarms treat missing data"): a run that slips past the hour's end does not clear a value still stored.
+      const invalidRetention = new Metric({ namespace: METRICS_NAMESPACE, metricName: INVALID_RETENTION_METRIC, dimensionsMap: { service: SERVICE_NAMES.retention }, period: Duration.hours(1), statistic: 'Maximum' });
+      this.alarm(
+        'RetentionInvalidSetting',
+        invalidRetention,
+        1,
+        1,
+        'An organization\'s or its plan\'s stored retention_days is not a retention (0, negative, fractional, over 36500, not a number): the retention sweep deletes nothing of that organization until it is fixed',
+        { missingData: TreatMissingData.IGNORE },
+      );
     }
     this.alarm('FailureQueueNotEmpty', failureDepth, 1, 1, 'Stream batches the consumer gave up on: replay them before the stream retention runs out');
 

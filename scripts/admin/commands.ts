@@ -1,6 +1,6 @@
 import { TenancyNotFoundError, type DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { DEFAULT_TENANCY_CACHE } from '../../lambda/ingest/core/tenancy/tenancy-cache.js';
-import { type AppliedRetention, appliedRetention, isRetentionDays, MAX_RETENTION_DAYS } from '../../lambda/shared/domain/retention.js';
+import { type AppliedRetention, appliedRetention, type InvalidRetention, invalidRetention, isRetentionDays, MAX_RETENTION_DAYS } from '../../lambda/shared/domain/retention.js';
 import {
   type ApiKey,
   type BillingStatus,
@@ -82,6 +82,11 @@ export interface RetentionView extends AppliedRetention {
   organization_days?: number | null;
   /** The stack's `dataRetentionDays`, the ceiling over both (`null`: not set). */
   stack_ceiling_days: number | null;
+  /**
+   * Present when the organization's item or its plan's holds a `retention_days` that is not a retention (a console
+   * edit, a migration): the sweep deletes nothing of the organization (`days: null`) until it is fixed.
+   */
+  invalid?: { item: InvalidRetention['item']; stored_retention_days: string };
 }
 
 export interface OrganizationView {
@@ -105,6 +110,8 @@ export interface PlanView {
   quotas: Quotas;
   /** Days the data of its organizations is kept after each hour ends; `null`: kept. */
   retention_days: number | null;
+  /** The stored `retention_days` when it is not a retention: nothing of its organizations is swept until it is fixed. */
+  invalid_retention_days?: string;
   created_at: string;
   updated_at: string;
 }
@@ -128,12 +135,16 @@ export interface ApiKeyView {
 }
 
 /** What retention applies to an organization and where it comes from. */
-export const retentionView = (org: Organization, plan: Plan | undefined, stackCeilingDays: number | undefined): RetentionView => ({
-  ...appliedRetention(org, plan, stackCeilingDays),
-  plan_days: plan?.retentionDays ?? null,
-  ...(org.retentionDays === undefined ? {} : { organization_days: org.retentionDays }),
-  stack_ceiling_days: stackCeilingDays ?? null,
-});
+export function retentionView(org: Organization, plan: Plan | undefined, stackCeilingDays: number | undefined): RetentionView {
+  const invalid = invalidRetention(org, plan);
+  return {
+    ...(invalid ? { days: null, source: invalid.item } : appliedRetention(org, plan, stackCeilingDays)),
+    plan_days: plan?.retentionDays ?? null,
+    ...(org.retentionDays === undefined ? {} : { organization_days: org.retentionDays }),
+    stack_ceiling_days: stackCeilingDays ?? null,
+    ...(invalid ? { invalid: { item: invalid.item, stored_retention_days: invalid.stored } } : {}),
+  };
+}
 
 export const toOrganizationView = (org: Organization, plan: Plan | undefined, stackCeilingDays?: number): OrganizationView => ({
   org_id: org.orgId,
@@ -147,7 +158,24 @@ export const toOrganizationView = (org: Organization, plan: Plan | undefined, st
   updated_at: org.updatedAt,
 });
 
-const toPlanView = (plan: Plan): PlanView => ({ plan: plan.name, quotas: plan.quotas, retention_days: plan.retentionDays ?? null, created_at: plan.createdAt, updated_at: plan.updatedAt });
+const toPlanView = (plan: Plan): PlanView => ({
+  plan: plan.name,
+  quotas: plan.quotas,
+  retention_days: plan.retentionDays ?? null,
+  ...(plan.invalidRetention === undefined ? {} : { invalid_retention_days: plan.invalidRetention }),
+  created_at: plan.createdAt,
+  updated_at: plan.updatedAt,
+});
+
+/**
+ * A write replaces the whole item, so a change that does not set the retention would silently turn a stored value
+ * that is not a retention (which the sweep leaves alone) into "follows the plan" or "kept": the operator decides it.
+ */
+function refuseKeepingInvalidRetention(what: string, stored: string | undefined, given: unknown, choices: string): void {
+  if (stored !== undefined && given === undefined) {
+    throw new AdminCommandError(`${what} has a stored retention_days of ${stored}, which is not a retention (the sweep deletes nothing of it until it is fixed): give --retention-days ${choices} with this change`);
+  }
+}
 
 const toWorkspaceView = (workspace: Workspace): WorkspaceView => ({
   org_id: workspace.orgId,
@@ -199,7 +227,7 @@ function checkSettings(settings: OrganizationSettings): void {
 /** The organization's retention override after a change: a value, or none (follows the plan). */
 function withRetention(org: Organization, change: OrganizationSettings['retentionDays']): Organization {
   if (change === undefined) return org;
-  const { retentionDays: _dropped, ...rest } = org;
+  const { retentionDays: _dropped, invalidRetention: _replaced, ...rest } = org;
   return change === FOLLOW_PLAN ? rest : { ...rest, retentionDays: change };
 }
 
@@ -290,6 +318,7 @@ export async function updateOrganization(deps: AdminDeps, orgId: string, setting
   }
   checkSettings(settings);
   const current = await requireOrganization(deps, orgId);
+  refuseKeepingInvalidRetention(`organization '${orgId}'`, current.invalidRetention, settings.retentionDays, 'N, none or plan');
   const plan = settings.plan !== undefined ? await requirePlan(deps, settings.plan) : await deps.store.getPlan(current.plan);
   const org: Organization = withRetention(
     {
@@ -370,7 +399,8 @@ export async function updatePlan(deps: AdminDeps, name: string, quotas: PlanQuot
   checkPlanQuotas(quotas);
   checkRetention(settings.retentionDays);
   const current = await requirePlan(deps, name);
-  const { retentionDays: currentRetention, ...unchanged } = current;
+  refuseKeepingInvalidRetention(`plan '${name}'`, current.invalidRetention, settings.retentionDays, 'N or none');
+  const { retentionDays: currentRetention, invalidRetention: _replaced, ...unchanged } = current;
   const retentionDays = settings.retentionDays === undefined ? currentRetention : (settings.retentionDays ?? undefined);
   const plan: Plan = { ...unchanged, quotas: { ...current.quotas }, ...(retentionDays === undefined ? {} : { retentionDays }), updatedAt: deps.now().toISOString() };
   for (const window of RATE_WINDOWS) {

@@ -1,4 +1,4 @@
-import { type ErasureRequest, type ErasureSelector, newRequest } from '../../lambda/compaction/erasure/erasure-record.js';
+import { type ErasureRequest, type ErasureSelector, InvalidErasureError, newRequest } from '../../lambda/compaction/erasure/erasure-record.js';
 import { type ErasureStatusView, type StoredErasures, erasureStatus } from '../../lambda/compaction/erasure/stored-erasures.js';
 import { type AdminDeps, AdminCommandError, requireOrganization } from './commands.js';
 
@@ -20,7 +20,13 @@ export async function createErasure(deps: EraseDeps, orgId: string, selector: Er
   if (count > MAX_SELECTOR_VALUES) throw new AdminCommandError(`'erase create' takes at most ${MAX_SELECTOR_VALUES} ids per request, not ${count}`);
   if ([...selector.user_ids, ...selector.session_ids, ...selector.trace_ids].some((value) => value === '')) throw new AdminCommandError('an id to erase must not be empty');
   await requireOrganization(deps, orgId);
-  const request = newRequest(orgId, selector, deps.now());
+  let request: ErasureRequest;
+  try {
+    request = newRequest(orgId, selector, deps.now());
+  } catch (error) {
+    if (error instanceof InvalidErasureError) throw new AdminCommandError(`--trace-id ${error.message}`, { cause: error });
+    throw error;
+  }
   await deps.erasures.put(request);
   return { erasure_id: request.erasure_id, status: request.status, org_id: orgId, requested_at: request.requested_at };
 }

@@ -91,7 +91,10 @@ export const COMMAND_SPECS = {
   'key list': { synopsis: '--org ID', summary: 'list an organization\'s keys (never their secrets)', allowed: ['org'], required: ['org'] },
   'erase create': {
     synopsis: '--org ID (--user-id U | --session-id S | --trace-id T)…',
-    summary: 'erase the traces of users, conversations or traces received until now; the views hide them at once, compaction rewrites their hours',
+    summary:
+      'erase the traces of users, conversations or traces received until now; the views hide them at once, compaction rewrites their hours. ' +
+      'User and session ids match exactly as sent: case and Unicode form included (Alice is not alice; an é composed is not an e and a combining accent). ' +
+      'A trace id is a UUID or 32 hex digits (OpenTelemetry), in either case; it is stored as the lower-case UUID that ingest writes',
     allowed: ['org', 'user-id', 'session-id', 'trace-id'],
     required: ['org'],
   },

@@ -26,6 +26,14 @@ describe('validateConfig', () => {
     expect(() => validateConfig(withLanding({ maxBatchingWindow: Duration.seconds(301), batchSize: 10_001 }))).toThrow(/maxBatchingWindow[\s\S]*batchSize|batchSize[\s\S]*maxBatchingWindow/);
   });
 
+  it.each([0, -1, 1.5, 36_501])('rejects a dataRetentionDays of %s, as the admin CLI and the sweeper refuse it', (days) => {
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, dataRetentionDays: days })).toThrow('dataRetentionDays must be a whole number of days from 1 to 36500');
+  });
+
+  it('accepts a dataRetentionDays of 1 to 36,500', () => {
+    for (const days of [1, 36_500]) expect(validateConfig({ ...DEFAULT_CONFIG, dataRetentionDays: days }).dataRetentionDays).toBe(days);
+  });
+
   it('rejects a stage name API Gateway would refuse', () => {
     expect(() => validateConfig({ ...DEFAULT_CONFIG, stageName: 'prod stage' })).toThrow(/stageName/);
   });

@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { describeValue } from '../../shared/domain/describe-value.js';
+import { storedTraceId } from '../../shared/domain/trace-ids.js';
 import { DATA_PREFIXES } from '../../shared/service-constants.js';
 import type { Slice } from '../compaction-keys.js';
 
@@ -123,7 +124,23 @@ export function parseOutcome(bytes: Uint8Array): ErasureHourOutcome {
   return parsed;
 }
 
-/** A new request: pending, its selector as given (deduplicated, sorted). */
+/**
+ * A trace id of a request in the form the lake stores it, so that it can match: matching is exact, and an upper-case
+ * UUID or an OpenTelemetry trace id taken as given would leave the request done with 0 rows and the trace in place.
+ */
+function requestTraceId(value: string): string {
+  const stored = storedTraceId(value);
+  if (stored === undefined) {
+    throw new InvalidErasureError(`'${value.slice(0, 80)}' is not a trace id: give a UUID (0639ad5e-ce3c-4e4d-9a34-1efb185b9d8b) or the 32 hex digits of an OpenTelemetry trace id (0639ad5ece3c4e4d9a341efb185b9d8b), in either case`);
+  }
+  return stored;
+}
+
+/**
+ * A new request: pending, its selector deduplicated and sorted; its trace ids in their stored form (refused,
+ * {@link InvalidErasureError}, when they have none), its user and session ids as given: those match exactly, case
+ * and Unicode form included, as the rows hold them.
+ */
 export function newRequest(orgId: string, selector: ErasureSelector, now: Date, erasureId = newErasureId()): ErasureRequest {
   const unique = (values: string[]) => [...new Set(values)].sort();
   return {
@@ -135,7 +152,7 @@ export function newRequest(orgId: string, selector: ErasureSelector, now: Date, 
     requested_at_micros: now.getTime() * 1000,
     user_ids: unique(selector.user_ids),
     session_ids: unique(selector.session_ids),
-    trace_ids: unique(selector.trace_ids),
+    trace_ids: unique(selector.trace_ids.map(requestTraceId)),
     selector_hmacs: [],
   };
 }

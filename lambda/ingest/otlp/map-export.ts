@@ -2,23 +2,9 @@ import { type JsonObject, type JsonValue, setMember } from '../../shared/domain/
 import { MalformedBodyError } from '../core/errors.js';
 import { DecodedJson, DecodedTime, type SpanDraft, type TraceDraft, type TraceMembersDraft } from '../core/draft.js';
 import { formatMicros, withinDayOfClock } from '../core/validation/timestamps.js';
+import { spanUuid, traceUuid } from '../../shared/domain/trace-ids.js';
 import { takeGenAiFields, type GenAiFields } from './map-genai.js';
 import type { OtlpExport, OtlpSpan } from './otlp-model.js';
-
-/**
- * OTLP ids as our UUIDs, deterministically (docs/api.md, "Send from OpenTelemetry"):
- * - `trace_id` is the 32 hex digits of the 16-byte trace id, in 8-4-4-4-12 form;
- * - `span_id` (and `parent_span_id`) is the first 16 hex digits of the trace id followed by the
- *   16 hex digits of the 8-byte span id.
- * Both are reversible: the OTel ids are the UUID without dashes (its last 16 digits for a span).
- */
-export function traceUuid(traceHex: string): string {
-  return `${traceHex.slice(0, 8)}-${traceHex.slice(8, 12)}-${traceHex.slice(12, 16)}-${traceHex.slice(16, 20)}-${traceHex.slice(20)}`;
-}
-
-export function spanUuid(traceHex: string, spanHex: string): string {
-  return `${traceHex.slice(0, 8)}-${traceHex.slice(8, 12)}-${traceHex.slice(12, 16)}-${spanHex.slice(0, 4)}-${spanHex.slice(4)}`;
-}
 
 const ZERO_TRACE_ID = '00000000000000000000000000000000';
 const ZERO_SPAN_ID = '0000000000000000';

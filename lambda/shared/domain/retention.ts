@@ -29,6 +29,24 @@ export function isRetentionDays(days: unknown): days is number {
   return Number.isSafeInteger(days) && (days as number) >= 1 && (days as number) <= MAX_RETENTION_DAYS;
 }
 
+/** A stored retention that {@link isRetentionDays} refuses, and the item it is stored on. */
+export interface InvalidRetention {
+  item: 'organization' | 'plan';
+  /** The value as stored, for the operator who fixes it. */
+  stored: string;
+}
+
+/**
+ * Why an organization's retention must not be acted on: its own item or its plan's holds a `retention_days` the admin
+ * CLI would refuse (a console edit, a migration). Its plan's counts even under an override of its own: a plan item
+ * that is wrong is fixed before anything on it is deleted.
+ */
+export function invalidRetention(org: Pick<Organization, 'invalidRetention'>, plan: Pick<Plan, 'invalidRetention'> | undefined): InvalidRetention | undefined {
+  if (org.invalidRetention !== undefined) return { item: 'organization', stored: org.invalidRetention };
+  if (plan?.invalidRetention !== undefined) return { item: 'plan', stored: plan.invalidRetention };
+  return undefined;
+}
+
 /** The moment before which an hour (by its end) or a day (by its end) is past a retention of `days`, at `now`. */
 export function retentionCutoff(days: number, now: Date): Date {
   return new Date(now.getTime() - days * DAY_MS);

@@ -17,6 +17,8 @@ export interface Plan {
   quotas: Quotas;
   /** Days an organization's data is kept after its hour ends; absent: kept (see retention.ts). */
   retentionDays?: number;
+  /** The stored `retention_days` when it is not a retention (see retention.ts, `invalidRetention`); `retentionDays` is then absent. */
+  invalidRetention?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +36,8 @@ export interface Organization {
   overrides: QuotaOverrides;
   /** Overrides the plan's retention: days, or `null` to keep; absent follows the plan (see retention.ts). */
   retentionDays?: number | null;
+  /** The stored `retention_days` when it is not a retention (see retention.ts, `invalidRetention`); `retentionDays` is then absent. */
+  invalidRetention?: string;
   planStatus: PlanStatus;
   billingStatus: BillingStatus;
   createdAt: string;

@@ -1,4 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
+import { INVALID_RETENTION_METRIC, SERVICE_NAMES } from '../../../lambda/shared/service-constants.js';
+import { runbookLink } from '../../../lib/constructs/monitoring.js';
 import { defaultStack } from '../support/synth-stack.js';
 
 describe('Monitoring', () => {
@@ -37,13 +39,16 @@ describe('Monitoring', () => {
     );
   });
 
-  it('notifies the alarm topic on alarm and on recovery, and treats missing data as fine except where it is the failure', () => {
+  it('notifies the alarm topic on alarm and on recovery, and treats missing data as fine except where it is the failure or says nothing', () => {
     expect(alarms.length).toBeGreaterThanOrEqual(15);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topicRef]);
       expect(alarm.Properties.OKActions).toEqual([topicRef]);
-      const silenceIsFailure = (alarm.Properties.AlarmDescription ?? "").startsWith('The compaction schedule has not run');
-      expect(alarm.Properties.TreatMissingData).toBe(silenceIsFailure ? 'breaching' : 'notBreaching');
+      const description = alarm.Properties.AlarmDescription ?? '';
+      const silenceIsFailure = description.startsWith('The compaction schedule has not run');
+      // Its metric comes once an hour from the sweep: an hour without a run says nothing about the stored value.
+      const silenceKeepsState = description.includes('stored retention_days is not a retention');
+      expect(alarm.Properties.TreatMissingData).toBe(silenceIsFailure ? 'breaching' : silenceKeepsState ? 'ignore' : 'notBreaching');
     }
   });
 
@@ -80,6 +85,23 @@ describe('Monitoring', () => {
       ComparisonOperator: 'LessThanThreshold',
       Threshold: 1,
       EvaluationPeriods: 2,
+    });
+  });
+
+  it('alarms when the retention sweep left an organization alone for a stored retention_days that is not one, linking its runbook', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'TraceIngest',
+      MetricName: INVALID_RETENTION_METRIC,
+      Dimensions: [{ Name: 'service', Value: SERVICE_NAMES.retention }],
+      Statistic: 'Maximum',
+      Period: 3600,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      TreatMissingData: 'ignore',
+      AlarmDescription: Match.stringLikeRegexp(`stored retention_days is not a retention.* Runbook: ${runbookLink('RetentionInvalidSetting')}$`),
+      AlarmActions: [topicRef],
     });
   });
 

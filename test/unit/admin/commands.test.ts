@@ -416,4 +416,36 @@ describe('retention of plans and organizations', () => {
     await expect(updateOrganization(deps(), 'acme', { retentionDays: 'plan' })).resolves.toMatchObject({ retention: { days: 30, source: 'plan' } });
     expect(dynamodb.commandCalls(PutItemCommand).at(-1)!.args[0].input.Item!.retention_days).toBeUndefined();
   });
+
+  it('shows a stored retention_days that is not a retention as such, and as kept: the sweep deletes nothing of the organization', async () => {
+    dynamodb.on(QueryCommand).resolves({ Items: [] });
+    const plan = (retention: AttributeValue) => dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: { ...planItem('team', { minute: '5' }), retention_days: retention } });
+    plan({ N: '30' });
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean({ ...planOrgItem(), retention_days: { N: '0' } }) });
+    await expect(showOrganization(deps(), 'acme')).resolves.toMatchObject({ retention: { days: null, source: 'organization', plan_days: 30, invalid: { item: 'organization', stored_retention_days: '{"N":"0"}' } } });
+
+    plan({ S: '30' });
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean({ ...planOrgItem(), retention_days: { N: '400' } }) });
+    await expect(showOrganization({ ...deps(), retentionCeilingDays: 90 }, 'acme')).resolves.toMatchObject({ retention: { days: null, source: 'plan', plan_days: null, organization_days: 400, invalid: { item: 'plan', stored_retention_days: '{"S":"30"}' } } });
+    await expect(showPlan(deps(), 'team')).resolves.toMatchObject({ retention_days: null, invalid_retention_days: '{"S":"30"}' });
+  });
+
+  it('refuses a change that would silently replace an invalid stored retention_days, and replaces it when told', async () => {
+    dynamodb.on(GetItemCommand, PLAN_KEY('team')).resolves({ Item: { ...planItem('team', { minute: '5' }), retention_days: { N: '-1' } } });
+    dynamodb.on(GetItemCommand, ORG_KEY).resolves({ Item: clean({ ...planOrgItem(), retention_days: { N: '0' } }) });
+    dynamodb.on(PutItemCommand).resolves({});
+    await expect(updateOrganization(deps(), 'acme', { billingStatus: 'past_due' })).rejects.toThrow(
+      new AdminCommandError(`organization 'acme' has a stored retention_days of {"N":"0"}, which is not a retention (the sweep deletes nothing of it until it is fixed): give --retention-days N, none or plan with this change`),
+    );
+    await expect(updatePlan(deps(), 'team', { minute: 9 })).rejects.toThrow(`plan 'team' has a stored retention_days of {"N":"-1"}, which is not a retention`);
+    expect(dynamodb).not.toHaveReceivedCommand(PutItemCommand);
+
+    // Its own item fixed, the organization still waits for its plan's.
+    await expect(updateOrganization(deps(), 'acme', { retentionDays: null })).resolves.toMatchObject({ retention: { days: null, source: 'plan', organization_days: null, invalid: { item: 'plan', stored_retention_days: '{"N":"-1"}' } } });
+    expect(dynamodb).toHaveReceivedCommandWith(PutItemCommand, { Item: expect.objectContaining({ org_id: { S: 'acme' }, retention_days: { NULL: true } }) });
+    const updated = await updatePlan(deps(), 'team', { minute: 9 }, { retentionDays: 14 });
+    expect(updated).toMatchObject({ retention_days: 14 });
+    expect(updated).not.toHaveProperty('invalid_retention_days');
+    expect(dynamodb.commandCalls(PutItemCommand).at(-1)!.args[0].input.Item!.retention_days).toEqual({ N: '14' });
+  });
 });

@@ -22,6 +22,25 @@ describe('the admin CLI and its docs agree', () => {
   });
 });
 
+describe('docs/operations.md on how erase create matches ids', () => {
+  const operations = read('docs/operations.md');
+  const erasure = operations.slice(operations.indexOf('\n## Erasure\n')).replace(/\s+/g, ' ');
+
+  it('says user and session ids match exactly, case and Unicode form included', () => {
+    expect(erasure).toContain('`--user-id` and `--session-id` match **exactly as sent** by the traces: case and Unicode form included.');
+  });
+
+  it('says which forms a trace id takes and that anything else is refused', () => {
+    expect(erasure).toContain('`--trace-id` takes a UUID (`0639ad5e-ce3c-4e4d-9a34-1efb185b9d8b`) or the 32 hex digits of an OpenTelemetry trace id');
+    expect(erasure).toContain('is refused with the forms to use');
+  });
+
+  it('tells operators to re-issue the trace-id erasures made before the fix that report rows_removed: 0', () => {
+    expect(erasure).toContain('**Trace-id erasures made before trace ids were normalised.**');
+    expect(erasure).toMatch(/`rows_removed: 0`[^.]*`requested_at` before you upgraded[^.]*; a done request keeps only keyed hashes of its ids \(`selector: null`\), so take the trace ids from your own record of the request, and issue `erase create` again with them\./);
+  });
+});
+
 describe('every admin command line the docs show parses as the CLI reads it', () => {
   const files = ['README.md', 'docs/local.md', 'docs/deploy.md', 'docs/api.md', 'docs/operations.md'];
   /** `admin -- …` up to a backtick, a pipe, a comment or the end of the line; placeholders (`<org>`, `N`, `…`) become sample values. */

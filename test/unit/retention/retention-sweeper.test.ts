@@ -1,3 +1,4 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
@@ -7,6 +8,9 @@ import { parseCompactionMessage, sliceGroupId } from '../../../lambda/compaction
 import type { SliceMessage } from '../../../lambda/compaction/slice-message.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import type { Organization } from '../../../lambda/shared/domain/tenancy.js';
+import { INVALID_RETENTION_METRIC } from '../../../lambda/shared/service-constants.js';
+import { RetentionSweepError } from '../../../lambda/retention/plan-retention.js';
 import { composeRetentionSweeper, retentionConfigFromEnv } from '../../../lambda/retention/compose.js';
 import { expiryMessage } from '../../../lambda/retention/expiry-message.js';
 import { listedRetentionBucket } from '../../../lambda/retention/listed-retention-bucket.js';
@@ -60,6 +64,31 @@ describe('the deployed retention sweep', () => {
     expect(bucket.keys()).toEqual([]);
   });
 
+  it('counts the organizations it left alone for an invalid stored retention, also in a run that fails for another', async () => {
+    const bucket = await lakeWithOldHour();
+    const telemetry = quietTelemetry('retention');
+    const added = jest.spyOn(telemetry.metrics, 'addMetric');
+    const org = (orgId: string, extra: Partial<Organization> = {}): Organization => ({ orgId, plan: 'team', overrides: {}, planStatus: 'active', billingStatus: 'ok', createdAt: '', updatedAt: '', ...extra });
+    const listed = listedRetentionBucket(bucket);
+    const sweep = (failing: boolean) =>
+      composeRetentionSweeper({
+        bucket: failing ? { ...listed, listBefore: (prefix, bound) => (prefix.includes('org_id=acme/') ? Promise.reject(new Error('SlowDown')) : listed.listBefore(prefix, bound)) } : listed,
+        tenancy: {
+          listOrganizations: async () => [org('acme'), org('zero', { invalidRetention: '{"N":"0"}' })],
+          listPlans: async () => [{ name: 'team', quotas: { minute: null, hour: null, day: null, month: null }, retentionDays: 7, createdAt: '', updatedAt: '' }],
+        },
+        queue: { send: async () => undefined },
+        now: () => NOW,
+        ...telemetry,
+      })();
+    const invalidCounts = () => added.mock.calls.filter(([name]) => name === INVALID_RETENTION_METRIC).map(([, unit, value]) => [unit, value]);
+
+    await expect(sweep(false)).resolves.toMatchObject({ skipped: [{ org_id: 'zero', item: 'organization', stored_retention_days: '{"N":"0"}' }] });
+    expect(invalidCounts()).toEqual([[MetricUnit.Count, 1]]);
+    await expect(sweep(true)).rejects.toThrow(RetentionSweepError);
+    expect(invalidCounts()).toEqual([[MetricUnit.Count, 1], [MetricUnit.Count, 1]]);
+  });
+
   it('deduplicates a doubled run within the minute, and not the next hourly run', () => {
     const hour = { slice: SLICE, deleteCompacted: false };
     expect(expiryMessage(hour, NOW).deduplicationId).toBe(expiryMessage(hour, new Date(NOW.getTime() + 30_000)).deduplicationId);
@@ -73,6 +102,12 @@ describe('the deployed retention sweep', () => {
     expect(retentionConfigFromEnv({ ...env, [ENV.dataRetentionDays]: '90' })).toMatchObject({ stackCeilingDays: 90 });
     expect(() => retentionConfigFromEnv({ ...env, [ENV.dataRetentionDays]: 'forever' })).toThrow("DATA_RETENTION_DAYS must be a whole number of days, not 'forever'");
     expect(() => retentionConfigFromEnv({ [ENV.dataBucket]: 'b' })).toThrow('Missing required environment variable TENANCY_TABLE');
+  });
+
+  it.each(['0', '-1', '1.5', '36501'])('refuses a ceiling of %s at cold start, which would sweep every ended hour of every organization (or more)', (ceiling) => {
+    // lib/config.ts refuses these at synth; an environment edited by hand must not reach the sweep either.
+    const env = { [ENV.dataBucket]: 'b', [ENV.tenancyTable]: 't', [ENV.compactionQueueUrl]: 'q', [ENV.dataRetentionDays]: ceiling };
+    expect(() => retentionConfigFromEnv(env)).toThrow(`DATA_RETENTION_DAYS must be a whole number of days, not '${ceiling}'`);
   });
 });
 

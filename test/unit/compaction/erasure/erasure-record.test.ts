@@ -1,23 +1,36 @@
 import { doneRequest, InvalidErasureError, newRequest, parseRequest, rowMatcher, serializeRecord } from '../../../../lambda/compaction/erasure/erasure-record.js';
 
 const SECRET = Buffer.alloc(32, 5);
+const T9 = '00000000-0000-4000-8000-000000000009';
 const at = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const row = (fields: Partial<{ trace_id: string; user_id: string; session_id: string; received_at: bigint }>) => ({ trace_id: 't0', user_id: '', session_id: '', received_at: at('2026-11-22T10:00:00Z'), ...fields });
 
 describe('which rows an erasure request matches', () => {
-  const early = newRequest('org-a', { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: ['t9'] }, new Date('2026-11-23T00:00:00Z'));
+  const early = newRequest('org-a', { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: [T9] }, new Date('2026-11-23T00:00:00Z'));
   const later = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-25T00:00:00Z'));
 
   it('matches a member of the selector received no later than the request, and nothing received after it', () => {
     const matches = rowMatcher([early], undefined);
     expect(matches(row({ user_id: 'alice' }))).toBe(true);
     expect(matches(row({ session_id: 'conv-1' }))).toBe(true);
-    expect(matches(row({ trace_id: 't9' }))).toBe(true);
+    expect(matches(row({ trace_id: T9 }))).toBe(true);
     expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') }))).toBe(true);
     expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') + 1n }))).toBe(false);
     expect(matches(row({ user_id: 'bob' }))).toBe(false);
     // An empty id names nobody: rows without a user or session are never matched through them.
     expect(rowMatcher([newRequest('org-a', { user_ids: [''], session_ids: [''], trace_ids: [] }, new Date())], undefined)(row({}))).toBe(false);
+  });
+
+  it('matches user and session ids exactly as sent, case and Unicode form included (as erase create --help and docs/operations.md say)', () => {
+    const composed = 'ren\u00e9';
+    const decomposed = 're\u006e\u0065\u0301';
+    const request = newRequest('org-a', { user_ids: ['Alice', composed], session_ids: ['Conv-1'], trace_ids: [] }, new Date('2026-11-23T00:00:00Z'));
+    expect(request).toMatchObject({ user_ids: ['Alice', composed], session_ids: ['Conv-1'] });
+    for (const secret of [undefined, SECRET]) {
+      const matches = rowMatcher([secret ? doneRequest(request, secret, new Date('2026-11-23T01:00:00Z')) : request], secret);
+      expect([matches(row({ user_id: 'Alice' })), matches(row({ user_id: composed })), matches(row({ session_id: 'Conv-1' }))]).toEqual([true, true, true]);
+      expect([matches(row({ user_id: 'alice' })), matches(row({ user_id: 'ALICE' })), matches(row({ user_id: decomposed })), matches(row({ session_id: 'conv-1' }))]).toEqual([false, false, false, false]);
+    }
   });
 
   it('takes, for an id named by several requests, the latest request', () => {

@@ -1,18 +1,5 @@
-import { buildTrace, groupSpans, spanUuid, traceUuid } from '../../../../lambda/ingest/otlp/map-export.js';
+import { buildTrace, groupSpans } from '../../../../lambda/ingest/otlp/map-export.js';
 import { decodeExportRequestJson } from '../../../../lambda/ingest/otlp/otlp-json.js';
-
-describe('the OTel id rule', () => {
-  it('writes the trace id as the UUID it already is, and a span id after the first half of its trace id', () => {
-    expect(traceUuid('5b8efff798038103d269b633813fc60c')).toBe('5b8efff7-9803-8103-d269-b633813fc60c');
-    expect(spanUuid('5b8efff798038103d269b633813fc60c', 'a1b2c3d4e5f60718')).toBe('5b8efff7-9803-8103-a1b2-c3d4e5f60718');
-  });
-
-  it('is reversible: the dashes removed give the trace id, the last 16 digits the span id', () => {
-    const span = spanUuid('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331').replaceAll('-', '');
-    expect(span.slice(16)).toBe('b7ad6b7169203331');
-    expect(traceUuid('0af7651916cd43dd8448eb211c80319c').replaceAll('-', '')).toBe('0af7651916cd43dd8448eb211c80319c');
-  });
-});
 
 describe('OTLP/JSON decoding', () => {
   it('accepts proto field names, enum names and 64-bit times as numbers, as protobuf JSON parsers do', () => {
