@@ -136,7 +136,7 @@ export class Compaction extends Construct {
 
     // Once, and asynchronous: on a new stack the bucket is empty and the run takes seconds, on an upgraded one it
     // takes what the bucket's listing takes, and the update does not wait for it (docs/deploy.md "Upgrading").
-    this.firstPlannerRun = new FirstRunTrigger(this, 'FirstPlannerRun', { handler: this.planner });
+    this.firstPlannerRun = new FirstRunTrigger(this, 'FirstPlannerRun', { handler: this.planner, logRetention: props.logRetention });
     this.firstPlannerRun.executeAfter(this.queue);
     // The trigger names the planner's version; the schedule, the only resource-based permission, invokes the function itself.
     Annotations.of(this.planner).acknowledgeWarning('@aws-cdk/aws-lambda:addPermissionsToVersionOrAlias', 'the schedule invokes the unqualified planner; only the first-run trigger names its version');

@@ -1,5 +1,6 @@
-import { type CfnResource, Duration } from 'aws-cdk-lib';
+import { type CfnResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { InvocationType, Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 
@@ -17,8 +18,17 @@ const INVOKE_TIMEOUT = Duration.minutes(1);
 /** How long Lambda keeps the queued run before dropping it, as for the function's scheduled runs. */
 const MAX_EVENT_AGE = Duration.minutes(15);
 
+/**
+ * Where aws-cdk-lib 2.276 puts the provider every Trigger of a stack shares: `TriggerProvider.getOrCreateProvider(scope,
+ * 'AWSCDK.TriggerCustomResourceProvider')` in triggers/lib/trigger.js, a CustomResourceProviderBase whose function is its
+ * child `Handler`. Not public API: `providerLogs` fails the synth if it moves, and test/infra holds the result.
+ */
+const TRIGGER_PROVIDER_ID = 'AWSCDK.TriggerCustomResourceProviderCustomResourceProvider';
+
 export interface FirstRunTriggerProps {
   readonly handler: LambdaFunction;
+  /** Retention of the log group of CDK's trigger provider, which the stack creates. */
+  readonly logRetention: RetentionDays;
 }
 
 /**
@@ -41,5 +51,23 @@ export class FirstRunTrigger extends Trigger {
     // Trigger has no prop for it; its custom resource is the construct's one CloudFormation resource.
     (this.node.findChild('Default').node.defaultChild as CfnResource).addPropertyOverride('ServiceTimeout', FIRST_RUN_SERVICE_TIMEOUT.toSeconds());
     props.handler.currentVersion.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: MAX_EVENT_AGE });
+    providerLogs(this, props.logRetention);
   }
+}
+
+/**
+ * Gives CDK's trigger provider a log group of the stack, once per stack. Its function has no LoggingConfig, so
+ * Lambda would write to `/aws/lambda/<name>`, a group it creates outside the stack, kept forever
+ * (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html); the provider's role
+ * (AWSLambdaBasicExecutionRole) may write to any group.
+ */
+function providerLogs(trigger: Trigger, retention: RetentionDays): void {
+  const provider = Stack.of(trigger).node.tryFindChild(TRIGGER_PROVIDER_ID);
+  const handler = provider?.node.tryFindChild('Handler') as CfnResource | undefined;
+  if (provider === undefined || handler?.cfnResourceType !== 'AWS::Lambda::Function') {
+    throw new Error(`aws-cdk-lib's trigger provider is no longer at ${TRIGGER_PROVIDER_ID}/Handler: update lib/constructs/first-run-trigger.ts for this aws-cdk-lib`);
+  }
+  if (provider.node.tryFindChild('Logs') !== undefined) return;
+  const logs = new LogGroup(provider, 'Logs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+  handler.addPropertyOverride('LoggingConfig', { LogGroup: logs.logGroupName });
 }

@@ -53,6 +53,17 @@ describe('functions', () => {
     });
   });
 
+  it('logs every function of the template, CDK\'s trigger provider included, to a log group of the stack with the retention, deleted with it', () => {
+    const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: { LoggingConfig?: { LogGroup?: { Ref?: string } } }; DeletionPolicy?: string }>;
+    const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.map(([id]) => id)).toContainEqual(expect.stringMatching(/^AWSCDKTriggerCustomResourceProvider/));
+    for (const [id, fn] of functions) {
+      // Without a LoggingConfig, Lambda writes to /aws/lambda/<name>, a group it creates outside the stack and keeps forever.
+      const group = resources[fn.Properties.LoggingConfig?.LogGroup?.Ref ?? ''];
+      expect([id, group?.Type, (group?.Properties as { RetentionInDays?: number } | undefined)?.RetentionInDays, group?.DeletionPolicy]).toEqual([id, 'AWS::Logs::LogGroup', DEFAULT_CONFIG.logRetention, 'Delete']);
+    }
+  });
+
   it('gives the ingest function the names of its resources under the shared ENV names', () => {
     expect(template.toJSON().Resources[logicalId(ingest)].Properties.Environment.Variables).toEqual(
       expect.objectContaining({
