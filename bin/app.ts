@@ -30,6 +30,14 @@ function str(key: string, fallback: string): string {
   return value === undefined ? fallback : String(value);
 }
 
+function bool(key: string, fallback: boolean): boolean {
+  const value = context(key);
+  if (value === undefined) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);
+}
+
 function retention(key: string, fallback: RetentionDays): RetentionDays {
   const days = num(key, fallback);
   if (!Object.values(RetentionDays).includes(days)) throw new Error(`Context ${key}: ${days} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …)`);
@@ -62,6 +70,7 @@ const config: TraceIngestConfig = validateConfig({
   streamCapacity: streamCapacity(),
   streamRemovalPolicy: str('streamRemovalPolicy', defaults.streamRemovalPolicy) as TraceIngestConfig['streamRemovalPolicy'],
   accessLogRetentionDays: num('accessLogRetentionDays', defaults.accessLogRetentionDays),
+  apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
   ...(dataRetentionDays === undefined ? {} : { dataRetentionDays }),
   ...(alarmEmail === undefined ? {} : { alarmEmail: String(alarmEmail) }),
   ingest: {

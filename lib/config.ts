@@ -76,6 +76,13 @@ export interface TraceIngestConfig {
   readonly dataRetentionDays?: number;
   /** E-mail subscribed to the alarm topic; undefined leaves the topic without subscribers. */
   readonly alarmEmail?: string;
+  /**
+   * Whether the stack sets the account's API Gateway CloudWatch role (AWS::ApiGateway::Account), one setting per
+   * account and region that every REST API there logs through. Off by default: a second stack in the region would
+   * take the setting over, and a failed first create of that stack deletes its role while the setting still names
+   * it, silencing every REST API's logs. Off, the account must have the role set already (docs/deploy.md).
+   */
+  readonly apiGatewayCloudWatchRole: boolean;
   readonly ingest: IngestSettings;
   readonly landing: LandingSettings;
   readonly compaction: CompactionSettings;
@@ -90,6 +97,7 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
   streamCapacity: { mode: 'on-demand' },
   streamRemovalPolicy: 'destroy',
   accessLogRetentionDays: 90,
+  apiGatewayCloudWatchRole: false,
   ingest: {
     memorySize: 1024,
     timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.ingest),

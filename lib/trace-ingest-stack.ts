@@ -103,6 +103,7 @@ export class TraceIngestStack extends Stack {
       overflowPrefix: DATA_PREFIXES.overflow,
       settings: config.ingest,
       stageName: config.stageName,
+      ownsAccountCloudWatchRole: config.apiGatewayCloudWatchRole,
       throttlingRateLimit: config.throttlingRateLimit,
       throttlingBurstLimit: config.throttlingBurstLimit,
       logRetention: config.logRetention,
