@@ -18,6 +18,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { INGEST_ROUTE, OTLP_ROUTE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
+import { tenancyKeys } from '../../lambda/shared/tables.js';
 import type { IngestSettings } from '../config.js';
 import { BINARY_MEDIA_TYPES, type GatewayAnswer, GATEWAY_ANSWERS, gatewayAnswerHeaders, gatewayAnswerTemplate } from '../gateway-responses.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
@@ -176,7 +177,17 @@ export class IngestApi extends Construct {
   }
 
   private grantHandler(props: IngestApiProps): void {
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.tenancyTable.tableArn] }));
+    // The partitions the per-request reads name (DynamoDbTenancyReader): an API key, an organization and its
+    // workspaces, the plans; not the erasure secret's (SECRETS) beside them. GetItem always names its partition key,
+    // so dynamodb:LeadingKeys holds it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+    const partitions = [tenancyKeys.apiKey('*').pk, tenancyKeys.organization('*').pk, tenancyKeys.plan('*').pk];
+    this.handler.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem'],
+        resources: [props.tenancyTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } },
+      }),
+    );
     // TransactWriteItems is authorized per contained action; idempotency records use the same table;
     // BatchGetItem reads the window counters for the RateLimit header.
     this.handler.addToRolePolicy(

@@ -1,5 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import { tenancyKeys } from '../../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG } from '../../../lib/config.js';
 import { COMPACTION_NODE_OPTIONS } from '../../../lib/constructs/compaction.js';
 import type { HouseFunction } from '../../../lib/constructs/house-function.js';
@@ -111,6 +112,20 @@ describe('functions', () => {
         { actions: ['s3:PutObject'], resources: [objects('overflow/')] },
       ]),
     );
+  });
+
+  it('lets the ingest function read only the partitions of API keys, organizations (their workspaces too) and plans of the tenancy table, never the erasure secret', () => {
+    const tenancyId = logicalId(stack.tables.tenancyTable);
+    const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId(ingest) }] } }));
+    const statements = policies.flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: { Resource: unknown; Condition?: Record<string, Record<string, string[]>> }[] } } }).Properties.PolicyDocument.Statement);
+    const onTenancy = statements.filter((statement) => JSON.stringify(statement.Resource).includes(`"${tenancyId}"`));
+    expect(onTenancy).toHaveLength(1);
+    const patterns = onTenancy[0]?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? [];
+    // IAM's StringLike: * is any run of characters, ? one.
+    const admits = (pk: string) => patterns.some((pattern) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(pk));
+    const read = [tenancyKeys.apiKey('0f'.repeat(32)), tenancyKeys.organization('acme'), tenancyKeys.workspace('acme', 'prod'), tenancyKeys.plan('team')];
+    expect(read.map((key) => [key.pk, admits(key.pk)])).toEqual(read.map((key) => [key.pk, true]));
+    expect(admits(tenancyKeys.erasureSecret().pk)).toBe(false);
   });
 
   it('lets the consumer read the stream and overflow objects (a missing one answered 404: ListBucket), write only its datasets and dead letters, and report failures', () => {
