@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DEFAULT_CONFIG, type StreamCapacity, validateConfig, type TraceIngestConfig } from '../lib/config.js';
+import { DEFAULT_CONFIG, DEFAULT_STACK_NAME, type StreamCapacity, validateConfig, type TraceIngestConfig } from '../lib/config.js';
 import { TraceIngestStack } from '../lib/trace-ingest-stack.js';
 
 const app = new App();
@@ -61,6 +61,7 @@ function streamCapacity(): StreamCapacity {
 const defaults = DEFAULT_CONFIG;
 const dataRetentionDays = optionalNum('dataRetentionDays');
 const alarmEmail = context('alarmEmail');
+const glueDatabaseName = context('glueDatabaseName');
 const config: TraceIngestConfig = validateConfig({
   stageName: str('stage', defaults.stageName),
   throttlingRateLimit: num('throttlingRateLimit', defaults.throttlingRateLimit),
@@ -73,6 +74,7 @@ const config: TraceIngestConfig = validateConfig({
   apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
   ...(dataRetentionDays === undefined ? {} : { dataRetentionDays }),
   ...(alarmEmail === undefined ? {} : { alarmEmail: String(alarmEmail) }),
+  ...(glueDatabaseName === undefined ? {} : { glueDatabaseName: String(glueDatabaseName) }),
   ingest: {
     memorySize: num('ingestMemoryMb', defaults.ingest.memorySize),
     timeout: Duration.seconds(num('ingestTimeoutSeconds', defaults.ingest.timeout.toSeconds())),
@@ -92,7 +94,7 @@ const config: TraceIngestConfig = validateConfig({
   },
 });
 
-const stack = new TraceIngestStack(app, str('stackName', 'TraceIngest'), {
+const stack = new TraceIngestStack(app, str('stackName', DEFAULT_STACK_NAME), {
   description: 'Trace Ingest: HTTP ingest of agent and LLM traces, landed as Parquet for Athena',
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   config,

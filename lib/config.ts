@@ -55,6 +55,9 @@ export type StreamRemovalPolicy = 'destroy' | 'retain';
  */
 export type StreamCapacity = { readonly mode: 'on-demand' } | { readonly mode: 'provisioned'; readonly shards: number };
 
+/** The stack `bin/app.ts` deploys without `-c stackName=…`. */
+export const DEFAULT_STACK_NAME = 'TraceIngest';
+
 /** Everything the stack can be told; `bin/app.ts` builds it from CDK context. */
 export interface TraceIngestConfig {
   /** API Gateway stage name, part of the URL. */
@@ -83,6 +86,11 @@ export interface TraceIngestConfig {
    * it, silencing every REST API's logs. Off, the account must have the role set already (docs/deploy.md).
    */
   readonly apiGatewayCloudWatchRole: boolean;
+  /**
+   * The Glue database a deployed stack keeps when the synth refuses its name's Glue form (`catalogDatabaseName` in
+   * lib/constructs/trace-catalog.ts): the name it has (output `GlueDatabaseName`), or the synth fails.
+   */
+  readonly glueDatabaseName?: string;
   readonly ingest: IngestSettings;
   readonly landing: LandingSettings;
   readonly compaction: CompactionSettings;
