@@ -10,7 +10,7 @@ import type { Construct } from 'constructs';
  * ServiceTimeout). The provider's work is one asynchronous Invoke: its retries of an AccessDenied while IAM propagates
  * (12 × 5 s) and three attempts at `INVOKE_TIMEOUT` fit.
  */
-export const FIRST_RUN_SERVICE_TIMEOUT = Duration.minutes(5);
+const FIRST_RUN_SERVICE_TIMEOUT = Duration.minutes(5);
 
 /** The provider's socket timeout per Invoke attempt; an asynchronous Invoke answers 202 as soon as Lambda has queued the event. */
 const INVOKE_TIMEOUT = Duration.minutes(1);

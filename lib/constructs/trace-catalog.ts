@@ -98,14 +98,14 @@ export interface TraceCatalogProps {
  * that give the same one cannot both be created. Refused, with what to do: a stack name of which that form loses
  * something (letter case, runs of hyphens), except the default's, which owns its form; another name with the
  * default's form. Stack names of lower-case letters, digits and single hyphens map one to one. A deployed stack
- * keeps the name it has with `keptDatabaseName` (DatabaseName forces replacement,
- * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-glue-database.html).
+ * keeps the name it has with `keptDatabaseName`: the views' SQL and every saved query name the database, and
+ * another name is another database, with new tables.
  */
 export function catalogDatabaseName(stackName: string, keptDatabaseName?: string): string {
   const glueForm = (name: string) => `trace_ingest_${name.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`;
   const name = glueForm(stackName);
   if (keptDatabaseName !== undefined) {
-    if (keptDatabaseName !== name) throw new Error(`glueDatabaseName ${keptDatabaseName} is not the database of stack '${stackName}', ${name}: another name would replace the database and its tables`);
+    if (keptDatabaseName !== name) throw new Error(`glueDatabaseName ${keptDatabaseName} is not the database of stack '${stackName}', ${name}: another name would be another database, with new tables`);
     return name;
   }
   const refusal = (candidate: string): string | undefined => {

@@ -50,7 +50,7 @@ describe('the catalog\'s names', () => {
 
   it('keeps a deployed stack\'s database (and workgroup) when its name is pinned, and refuses a pin that would rename it', () => {
     expect(namesOf('Trace-Ingest', 'trace_ingest_trace_ingest')).toEqual({ database: 'trace_ingest_trace_ingest', workGroup: 'trace-ingest-trace-ingest' });
-    expect(() => namesOf('Trace-Ingest', 'trace_ingest_trace_ingest_2')).toThrow(/replace/);
+    expect(() => namesOf('Trace-Ingest', 'trace_ingest_trace_ingest_2')).toThrow(/is not the database of stack 'Trace-Ingest', trace_ingest_trace_ingest: another name would be another database/);
   });
 
   it('takes the pin from the stack\'s configuration (context glueDatabaseName)', () => {
