@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DEFAULT_CONFIG, type StreamCapacity, validateConfig, type TraceIngestConfig } from '../lib/config.js';
+import { DEFAULT_CONFIG, DEFAULT_STACK_NAME, type StreamCapacity, validateConfig, type TraceIngestConfig } from '../lib/config.js';
 import { TraceIngestStack } from '../lib/trace-ingest-stack.js';
 
 const app = new App();
@@ -30,6 +30,14 @@ function str(key: string, fallback: string): string {
   return value === undefined ? fallback : String(value);
 }
 
+function bool(key: string, fallback: boolean): boolean {
+  const value = context(key);
+  if (value === undefined) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);
+}
+
 function retention(key: string, fallback: RetentionDays): RetentionDays {
   const days = num(key, fallback);
   if (!Object.values(RetentionDays).includes(days)) throw new Error(`Context ${key}: ${days} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …)`);
@@ -53,6 +61,7 @@ function streamCapacity(): StreamCapacity {
 const defaults = DEFAULT_CONFIG;
 const dataRetentionDays = optionalNum('dataRetentionDays');
 const alarmEmail = context('alarmEmail');
+const glueDatabaseName = context('glueDatabaseName');
 const config: TraceIngestConfig = validateConfig({
   stageName: str('stage', defaults.stageName),
   throttlingRateLimit: num('throttlingRateLimit', defaults.throttlingRateLimit),
@@ -62,8 +71,10 @@ const config: TraceIngestConfig = validateConfig({
   streamCapacity: streamCapacity(),
   streamRemovalPolicy: str('streamRemovalPolicy', defaults.streamRemovalPolicy) as TraceIngestConfig['streamRemovalPolicy'],
   accessLogRetentionDays: num('accessLogRetentionDays', defaults.accessLogRetentionDays),
+  apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', defaults.apiGatewayCloudWatchRole),
   ...(dataRetentionDays === undefined ? {} : { dataRetentionDays }),
   ...(alarmEmail === undefined ? {} : { alarmEmail: String(alarmEmail) }),
+  ...(glueDatabaseName === undefined ? {} : { glueDatabaseName: String(glueDatabaseName) }),
   ingest: {
     memorySize: num('ingestMemoryMb', defaults.ingest.memorySize),
     timeout: Duration.seconds(num('ingestTimeoutSeconds', defaults.ingest.timeout.toSeconds())),
@@ -83,7 +94,7 @@ const config: TraceIngestConfig = validateConfig({
   },
 });
 
-const stack = new TraceIngestStack(app, str('stackName', 'TraceIngest'), {
+const stack = new TraceIngestStack(app, str('stackName', DEFAULT_STACK_NAME), {
   description: 'Trace Ingest: HTTP ingest of agent and LLM traces, landed as Parquet for Athena',
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   config,

@@ -56,6 +56,9 @@ export type StreamRemovalPolicy = 'destroy' | 'retain';
  */
 export type StreamCapacity = { readonly mode: 'on-demand' } | { readonly mode: 'provisioned'; readonly shards: number };
 
+/** The stack `bin/app.ts` deploys without `-c stackName=…`. */
+export const DEFAULT_STACK_NAME = 'TraceIngest';
+
 /** Everything the stack can be told; `bin/app.ts` builds it from CDK context. */
 export interface TraceIngestConfig {
   /** API Gateway stage name, part of the URL. */
@@ -77,6 +80,18 @@ export interface TraceIngestConfig {
   readonly dataRetentionDays?: number;
   /** E-mail subscribed to the alarm topic; undefined leaves the topic without subscribers. */
   readonly alarmEmail?: string;
+  /**
+   * Whether the stack sets the account's API Gateway CloudWatch role (AWS::ApiGateway::Account), one setting per
+   * account and region that every REST API there logs through. Off by default: a second stack in the region would
+   * take the setting over, and a failed first create of that stack deletes its role while the setting still names
+   * it, silencing every REST API's logs. Off, the account must have the role set already (docs/deploy.md).
+   */
+  readonly apiGatewayCloudWatchRole: boolean;
+  /**
+   * The Glue database a deployed stack keeps when the synth refuses its name's Glue form (`catalogDatabaseName` in
+   * lib/constructs/trace-catalog.ts): the name it has (output `GlueDatabaseName`), or the synth fails.
+   */
+  readonly glueDatabaseName?: string;
   readonly ingest: IngestSettings;
   readonly landing: LandingSettings;
   readonly compaction: CompactionSettings;
@@ -91,6 +106,7 @@ export const DEFAULT_CONFIG: TraceIngestConfig = {
   streamCapacity: { mode: 'on-demand' },
   streamRemovalPolicy: 'destroy',
   accessLogRetentionDays: 90,
+  apiGatewayCloudWatchRole: false,
   ingest: {
     memorySize: 1024,
     timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.ingest),

@@ -72,6 +72,7 @@ export class TraceIngestStack extends Stack {
       metricsNamespace: METRICS_NAMESPACE,
       accessLogRetentionDays: config.accessLogRetentionDays,
       ...(config.dataRetentionDays === undefined ? {} : { dataRetentionDays: config.dataRetentionDays }),
+      ...(config.glueDatabaseName === undefined ? {} : { keptGlueDatabaseName: config.glueDatabaseName }),
     });
     this.compaction = new Compaction(this, 'Compaction', {
       projectRoot,
@@ -103,6 +104,7 @@ export class TraceIngestStack extends Stack {
       overflowPrefix: DATA_PREFIXES.overflow,
       settings: config.ingest,
       stageName: config.stageName,
+      ownsAccountCloudWatchRole: config.apiGatewayCloudWatchRole,
       throttlingRateLimit: config.throttlingRateLimit,
       throttlingBurstLimit: config.throttlingBurstLimit,
       logRetention: config.logRetention,
@@ -121,7 +123,7 @@ export class TraceIngestStack extends Stack {
       throttledResponses: new Metric({ namespace: METRICS_NAMESPACE, metricName: THROTTLED_METRIC_NAME, statistic: 'Sum' }),
       ...(config.alarmEmail === undefined ? {} : { alarmEmail: config.alarmEmail }),
     });
-    // The alarms are created after the planner's first run: a new stack does not start with CompactionNotRunning in ALARM.
+    // The alarms are created after the planner's first run has started: a new stack does not start with CompactionNotRunning in ALARM.
     this.compaction.firstPlannerRun.executeBefore(this.monitoring);
 
     new CfnOutput(this, OUTPUTS.apiUrl, { value: this.ingest.api.url, description: 'Base URL of the stage; POST traces to <ApiUrl>v1/traces/ingest' });

@@ -1,10 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AttributeDefinition as DynamoAttributeDefinition,
   type CreateTableCommandInput,
   CreateTableCommand,
+  DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
@@ -15,7 +18,7 @@ import {
   ResourceInUseException as StreamInUseException,
 } from '@aws-sdk/client-kinesis';
 import { BucketAlreadyExists, BucketAlreadyOwnedByYou, CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { RATE_TABLE, TENANCY_TABLE, type AttributeDefinition, type TableDefinition } from '../../lambda/shared/tables.js';
+import { RATE_TABLE, TENANCY_TABLE, type AttributeDefinition, type GlobalIndexDefinition, type TableDefinition } from '../../lambda/shared/tables.js';
 
 export const LOCAL_REGION = 'us-east-1';
 /** Dummy credentials: DynamoDB Local and kinesalite take any, s3rver only these. */
@@ -38,41 +41,54 @@ export function localClientConfig(endpoint: string): LocalClientConfig {
   };
 }
 
+const keySchema = (partitionKey: AttributeDefinition, sortKey?: AttributeDefinition) => [
+  { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
+  ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : []),
+];
+
+/** The attribute definitions of the given keys, each name once. */
+function attributeDefinitions(keys: (AttributeDefinition | undefined)[]): DynamoAttributeDefinition[] {
+  const attributes = new Map<string, AttributeDefinition>();
+  for (const key of keys) if (key) attributes.set(key.name, key);
+  return [...attributes.values()].map((a) => ({ AttributeName: a.name, AttributeType: a.type }));
+}
+
+function indexInput(index: GlobalIndexDefinition) {
+  return { IndexName: index.indexName, KeySchema: keySchema(index.partitionKey, index.sortKey), Projection: { ProjectionType: 'ALL' as const } };
+}
+
 /** The CreateTable input for one of the shared table definitions. */
 export function createTableInput(definition: TableDefinition, tableName: string): CreateTableCommandInput {
-  const attributes = new Map<string, AttributeDefinition>();
-  const use = (attribute: AttributeDefinition | undefined) => {
-    if (attribute) attributes.set(attribute.name, attribute);
-  };
-  use(definition.partitionKey);
-  use(definition.sortKey);
-  for (const index of definition.globalIndexes) {
-    use(index.partitionKey);
-    use(index.sortKey);
-  }
-  const keySchema = (partitionKey: AttributeDefinition, sortKey?: AttributeDefinition) => [
-    { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
-    ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : []),
-  ];
-  const attributeDefinitions: DynamoAttributeDefinition[] = [...attributes.values()].map((a) => ({
-    AttributeName: a.name,
-    AttributeType: a.type,
-  }));
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: attributeDefinitions,
+    AttributeDefinitions: attributeDefinitions([definition.partitionKey, definition.sortKey, ...definition.globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey])]),
     KeySchema: keySchema(definition.partitionKey, definition.sortKey),
-    ...(definition.globalIndexes.length > 0
-      ? {
-          GlobalSecondaryIndexes: definition.globalIndexes.map((index) => ({
-            IndexName: index.indexName,
-            KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: { ProjectionType: 'ALL' as const },
-          })),
-        }
-      : {}),
+    ...(definition.globalIndexes.length > 0 ? { GlobalSecondaryIndexes: definition.globalIndexes.map(indexInput) } : {}),
   };
+}
+
+/**
+ * Adds the indexes the definition has and a table kept from before it lacks, one per UpdateTable as DynamoDB
+ * requires, as a CloudFormation update adds them to the deployed table; waits until each is ACTIVE.
+ */
+async function addMissingIndexes(dynamodb: DynamoDBClient, definition: TableDefinition, tableName: string): Promise<void> {
+  const describe = async () => (await dynamodb.send(new DescribeTableCommand({ TableName: tableName }))).Table?.GlobalSecondaryIndexes ?? [];
+  const existing = new Set((await describe()).map((index) => index.IndexName));
+  for (const index of definition.globalIndexes.filter((candidate) => !existing.has(candidate.indexName))) {
+    await dynamodb.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: attributeDefinitions([index.partitionKey, index.sortKey]),
+        GlobalSecondaryIndexUpdates: [{ Create: indexInput(index) }],
+      }),
+    );
+    const deadline = Date.now() + 60_000;
+    while ((await describe()).find((found) => found.IndexName === index.indexName)?.IndexStatus !== 'ACTIVE') {
+      if (Date.now() > deadline) throw new Error(`index ${index.indexName} of ${tableName} is not ACTIVE after 60 s`);
+      await sleep(200);
+    }
+  }
 }
 
 /** Creates a table from its definition unless it exists, then enables its TTL where defined. */
@@ -83,6 +99,7 @@ export async function createTable(dynamodb: DynamoDBClient, definition: TableDef
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   await waitUntilTableExists({ client: dynamodb, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
+  await addMissingIndexes(dynamodb, definition, tableName);
   if (definition.timeToLiveAttribute) {
     const { TimeToLiveDescription } = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
     if (TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {

@@ -25,6 +25,14 @@ export interface TableDefinition {
   globalIndexes: GlobalIndexDefinition[];
 }
 
+/**
+ * Every organization and nothing else: only organization items carry both `plan` and `org_id` (a plan has
+ * `plan_name`, a key or workspace no `plan`, the erasure secret neither), and an index holds only the items that
+ * carry its key attributes. The retention sweep scans it, never the table, whose scan would also return every key
+ * hash and the erasure secret.
+ */
+export const ORGANIZATIONS_INDEX = 'orgs-by-plan';
+
 /** Plans, organizations, workspaces and API keys. */
 export const TENANCY_TABLE: TableDefinition = {
   logicalName: 'Tenancy',
@@ -35,6 +43,8 @@ export const TENANCY_TABLE: TableDefinition = {
     { indexName: 'keys-by-org', partitionKey: { name: 'key_org', type: 'S' }, sortKey: { name: 'key_id', type: 'S' } },
     // Finds a key by its public id (`key revoke`).
     { indexName: 'keys-by-id', partitionKey: { name: 'key_id', type: 'S' } },
+    // Lists the organizations (the retention sweep, and `org migrate` for those from before plans).
+    { indexName: ORGANIZATIONS_INDEX, partitionKey: { name: 'plan', type: 'S' }, sortKey: { name: 'org_id', type: 'S' } },
   ],
 };
 

@@ -1,6 +1,6 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { ApiKey, Organization, Plan, Workspace } from '../shared/domain/tenancy.js';
-import { PLANS_PARTITION, tenancyKeys } from '../shared/tables.js';
+import { ORGANIZATIONS_INDEX, PLANS_PARTITION, tenancyKeys } from '../shared/tables.js';
 import { DynamoDbTenancyReader } from './dynamodb-tenancy-reader.js';
 import { type Item, OVERRIDES, s, str, toApiKey, toOrganization, toPlan } from './tenancy-items.js';
 
@@ -19,12 +19,12 @@ export class DynamoDbTenancyListing extends DynamoDbTenancyReader {
     return items.map(toPlan);
   }
 
-  /** Every organization (a scan: the retention sweep and admin commands, never the ingest path). */
+  /** Every organization (a scan of their index: the retention sweep and admin commands, never the ingest path). */
   async listOrganizations(): Promise<Organization[]> {
     return (await this.scanOrganizations()).map(toOrganization);
   }
 
-  /** Every organization whose item predates plans as records (a scan: an admin command, never the ingest path). */
+  /** Every organization whose item predates plans as records (a scan of their index: an admin command, never the ingest path). */
   async listLegacyOrganizations(): Promise<Organization[]> {
     return (await this.scanOrganizations({ expression: 'attribute_not_exists(#overrides)', names: { '#overrides': OVERRIDES } })).map(toOrganization);
   }
@@ -55,6 +55,8 @@ export class DynamoDbTenancyListing extends DynamoDbTenancyReader {
       const page = await this.client.send(
         new ScanCommand({
           TableName: this.tableName,
+          // The index, never the table: the sweeper's role may scan nothing else (lib/constructs/retention.ts).
+          IndexName: ORGANIZATIONS_INDEX,
           FilterExpression: `sk = :org${filter ? ` AND ${filter.expression}` : ''}`,
           ...(filter ? { ExpressionAttributeNames: filter.names } : {}),
           ExpressionAttributeValues: { ':org': s('ORG') },

@@ -7,7 +7,6 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { InvocationType, Trigger } from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { tenancyKeys } from '../../lambda/shared/tables.js';
@@ -15,6 +14,7 @@ import { COMPACTION_MAX_RECEIVE_COUNT, COMPACTION_QUEUE_VISIBILITY_SECONDS, DATA
 import type { CompactionSettings } from '../config.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { failureQueue } from './failure-queue.js';
+import { FirstRunTrigger } from './first-run-trigger.js';
 import { HouseFunction } from './house-function.js';
 
 /** Key prefixes compaction reads or writes; raw ones are the landing's. */
@@ -59,10 +59,11 @@ export class Compaction extends Construct {
   public readonly eventSource: SqsEventSource;
   public readonly schedule: Rule;
   /**
-   * The planner's first run, during the create that makes the stack: `CompactionNotRunning` treats no data as the
-   * failure it watches for, so anything created after this (the stack puts its monitoring after it) finds a run.
+   * The planner's first run, started during the create that makes the stack: `CompactionNotRunning` treats no data
+   * as the failure it watches for, so anything created after this (the stack puts its monitoring after it) comes
+   * after a run has started.
    */
-  public readonly firstPlannerRun: Trigger;
+  public readonly firstPlannerRun: FirstRunTrigger;
 
   constructor(scope: Construct, id: string, props: CompactionProps) {
     super(scope, id);
@@ -133,14 +134,9 @@ export class Compaction extends Construct {
     // No retries: the next scheduled run plans whatever is still pending.
     this.schedule.addTarget(new LambdaFunction(this.planner, { retryAttempts: 0, maxEventAge: Duration.minutes(15) }));
 
-    // Synchronous, so the run has ended when what depends on it is created; on a new stack the bucket is empty and
-    // the run takes seconds. Once: a planner run on a busy bucket during an update could outlast the trigger's wait.
-    this.firstPlannerRun = new Trigger(this, 'FirstPlannerRun', {
-      handler: this.planner,
-      invocationType: InvocationType.REQUEST_RESPONSE,
-      executeOnHandlerChange: false,
-      timeout: Duration.minutes(5),
-    });
+    // Once, and asynchronous: on a new stack the bucket is empty and the run takes seconds, on an upgraded one it
+    // takes what the bucket's listing takes, and the update does not wait for it (docs/deploy.md "Upgrading").
+    this.firstPlannerRun = new FirstRunTrigger(this, 'FirstPlannerRun', { handler: this.planner, logRetention: props.logRetention });
     this.firstPlannerRun.executeAfter(this.queue);
     // The trigger names the planner's version; the schedule, the only resource-based permission, invokes the function itself.
     Annotations.of(this.planner).acknowledgeWarning('@aws-cdk/aws-lambda:addPermissionsToVersionOrAlias', 'the schedule invokes the unqualified planner; only the first-run trigger names its version');

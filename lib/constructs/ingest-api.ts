@@ -18,6 +18,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { INGEST_ROUTE, OTLP_ROUTE, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
+import { tenancyKeys } from '../../lambda/shared/tables.js';
 import type { IngestSettings } from '../config.js';
 import { BINARY_MEDIA_TYPES, type GatewayAnswer, GATEWAY_ANSWERS, gatewayAnswerHeaders, gatewayAnswerTemplate } from '../gateway-responses.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
@@ -62,6 +63,8 @@ export interface IngestApiProps {
   readonly overflowPrefix: string;
   readonly settings: IngestSettings;
   readonly stageName: string;
+  /** Whether the stack sets the account's API Gateway CloudWatch role (lib/config.ts `apiGatewayCloudWatchRole`). */
+  readonly ownsAccountCloudWatchRole: boolean;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
   readonly logRetention: RetentionDays;
@@ -111,9 +114,11 @@ export class IngestApi extends Construct {
       description: 'Trace Ingest API',
       endpointTypes: [EndpointType.REGIONAL],
       binaryMediaTypes: [...BINARY_MEDIA_TYPES],
-      cloudWatchRole: true,
+      // The setting is the account's, one per region (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-apigateway-account.html);
+      // the stage's logging needs it set, by this stack or before it (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-logging.html).
+      cloudWatchRole: props.ownsAccountCloudWatchRole,
       // Applies to the AWS::ApiGateway::Account setting too.
-      cloudWatchRoleRemovalPolicy: KEPT_UNLESS_CREATE_ROLLED_BACK,
+      ...(props.ownsAccountCloudWatchRole ? { cloudWatchRoleRemovalPolicy: KEPT_UNLESS_CREATE_ROLLED_BACK } : {}),
       deployOptions: {
         stageName: props.stageName,
         throttlingRateLimit: props.throttlingRateLimit,
@@ -168,11 +173,21 @@ export class IngestApi extends Construct {
       defaultValue: 0,
     });
 
-    this.acknowledgeFindings();
+    this.acknowledgeFindings(props.ownsAccountCloudWatchRole);
   }
 
   private grantHandler(props: IngestApiProps): void {
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [props.tenancyTable.tableArn] }));
+    // The partitions the per-request reads name (DynamoDbTenancyReader): an API key, an organization and its
+    // workspaces, the plans; not the erasure secret's (SECRETS) beside them. GetItem always names its partition key,
+    // so dynamodb:LeadingKeys holds it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+    const partitions = [tenancyKeys.apiKey('*').pk, tenancyKeys.organization('*').pk, tenancyKeys.plan('*').pk];
+    this.handler.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem'],
+        resources: [props.tenancyTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } },
+      }),
+    );
     // TransactWriteItems is authorized per contained action; idempotency records use the same table;
     // BatchGetItem reads the window counters for the RateLimit header.
     this.handler.addToRolePolicy(
@@ -204,7 +219,7 @@ export class IngestApi extends Construct {
     }
   }
 
-  private acknowledgeFindings(): void {
+  private acknowledgeFindings(ownsAccountCloudWatchRole: boolean): void {
     const findings: Record<string, string> = {
       'AwsSolutions-APIG4':
         'Callers authenticate with X-API-Key, checked by the ingest function against SHA-256 key hashes in the tenancy table (spec section 5); the gateway rejects requests without the header.',
@@ -213,9 +228,11 @@ export class IngestApi extends Construct {
         'The gateway validates the required X-API-Key header; every body is passed as binary (JSON or OTLP protobuf, often gzip), which a gateway model cannot validate, so the function validates it (per-trace errors in the 200).',
       'AwsSolutions-APIG3':
         'No WAF by default: bodies are often gzip-compressed, which WAF cannot inspect, and per-organization rate limits plus stage throttling already apply. docs/deploy.md shows how to associate a web ACL.',
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]':
-        'The account-level API Gateway logging role needs exactly this AWS-managed policy to write access and execution logs.',
     };
+    if (ownsAccountCloudWatchRole) {
+      findings['AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]'] =
+        'The account-level API Gateway logging role needs exactly this AWS-managed policy to write access and execution logs.';
+    }
     for (const [id, reason] of Object.entries(findings)) Validations.of(this.api).acknowledge({ id, reason });
   }
 }

@@ -45,6 +45,8 @@ export interface LandingProps {
   readonly metricsNamespace: string;
   readonly accessLogRetentionDays: number;
   readonly dataRetentionDays?: number;
+  /** The Glue database a deployed stack keeps (lib/config.ts `glueDatabaseName`). */
+  readonly keptGlueDatabaseName?: string;
 }
 
 /**
@@ -130,7 +132,11 @@ export class Landing extends Construct {
     });
     this.consumer.addEventSource(this.eventSource);
 
-    this.catalog = new TraceCatalog(this, 'Catalog', { bucket: this.bucket, resultsPrefix: DATA_PREFIXES.athenaResults });
+    this.catalog = new TraceCatalog(this, 'Catalog', {
+      bucket: this.bucket,
+      resultsPrefix: DATA_PREFIXES.athenaResults,
+      ...(props.keptGlueDatabaseName === undefined ? {} : { keptDatabaseName: props.keptGlueDatabaseName }),
+    });
   }
 }
 

@@ -9,6 +9,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambda/shared/runtime/env-names.js';
 import { DATA_PREFIXES, SERVICE_NAMES } from '../../lambda/shared/service-constants.js';
+import { ORGANIZATIONS_INDEX, PLANS_PARTITION } from '../../lambda/shared/tables.js';
 import { acknowledgePrefixWildcards } from './acknowledge.js';
 import { HouseFunction } from './house-function.js';
 
@@ -68,12 +69,24 @@ export class Retention extends Construct {
   }
 
   /**
-   * The sweeper's grants, all in one place: it scans organizations and queries plans in the tenancy table (no
-   * writes, no key items read by key), lists the bucket, deletes only overflow objects, and sends to the compaction
-   * queue; the deletes of an hour's raw, manifest and compacted objects are the compaction worker's.
+   * The sweeper's grants, all in one place: it scans the organizations' index and queries the plans' partition of
+   * the tenancy table (no writes, no key items, never the erasure secret), lists the bucket, deletes only overflow
+   * objects, and sends to the compaction queue; the deletes of an hour's raw, manifest and compacted objects are the
+   * compaction worker's.
    */
   private grantSweeper({ bucket, tenancyTable, compactionQueue }: RetentionProps): void {
-    this.sweeper.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Scan', 'dynamodb:Query'], resources: [tenancyTable.tableArn] }));
+    // A Scan names no partition, so no dynamodb:LeadingKeys condition limits it: it is granted on the index alone,
+    // an ARN of its own (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/iam-policy-specific-table-indexes.html),
+    // which holds organizations only (lambda/shared/tables.ts).
+    this.sweeper.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Scan'], resources: [`${tenancyTable.tableArn}/index/${ORGANIZATIONS_INDEX}`] }));
+    this.sweeper.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [tenancyTable.tableArn],
+        // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PLANS_PARTITION] } },
+      }),
+    );
     this.sweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     this.sweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${DATA_PREFIXES.overflow}*`)] }));
     // SendMessageBatch is authorized as sqs:SendMessage; SSE-SQS needs no KMS grant.

@@ -5,6 +5,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec, PARTITION_KEYS } from '../../lambda/datasets/registry.js';
 import { DATA_PREFIXES } from '../../lambda/shared/service-constants.js';
+import { DEFAULT_STACK_NAME } from '../config.js';
 
 /** Name of the Glue table over the slice manifests. */
 export const MANIFESTS_TABLE = 'slice_manifests';
@@ -87,6 +88,42 @@ export interface TraceCatalogProps {
   readonly bucket: IBucket;
   /** Prefix under which Athena writes query results in the bucket. */
   readonly resultsPrefix: string;
+  /** The database a deployed stack whose name `catalogDatabaseName` refuses keeps: the name it has. */
+  readonly keptDatabaseName?: string;
+}
+
+/**
+ * The Glue database of a stack: `trace_ingest_` and the stack name, lower case, each run of other characters one
+ * `_` (Athena's names are lower case, digits and `_`). The name is the account's and region's, so two stack names
+ * that give the same one cannot both be created. Refused, with what to do: a stack name of which that form loses
+ * something (letter case, runs of hyphens), except the default's, which owns its form; another name with the
+ * default's form. Stack names of lower-case letters, digits and single hyphens map one to one. A deployed stack
+ * keeps the name it has with `keptDatabaseName`: the views' SQL and every saved query name the database, and
+ * another name is another database, with new tables.
+ */
+export function catalogDatabaseName(stackName: string, keptDatabaseName?: string): string {
+  const glueForm = (name: string) => `trace_ingest_${name.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`;
+  const name = glueForm(stackName);
+  if (keptDatabaseName !== undefined) {
+    if (keptDatabaseName !== name) throw new Error(`glueDatabaseName ${keptDatabaseName} is not the database of stack '${stackName}', ${name}: another name would be another database, with new tables`);
+    return name;
+  }
+  const refusal = (candidate: string): string | undefined => {
+    if (candidate === DEFAULT_STACK_NAME) return undefined;
+    const lost = [/[A-Z]/.test(candidate) ? 'letter case' : '', candidate.includes('--') ? 'a run of hyphens' : ''].filter((part) => part !== '');
+    if (lost.length > 0) return `its Glue form loses ${lost.join(' and ')}`;
+    if (glueForm(candidate) === glueForm(DEFAULT_STACK_NAME)) return `it is the default stack's (${DEFAULT_STACK_NAME})`;
+    return undefined;
+  };
+  const why = refusal(stackName);
+  if (why === undefined) return name;
+  const example = stackName.toLowerCase().replace(/-+/g, '-');
+  throw new Error(
+    `Stack name '${stackName}' would name its Glue database ${name}, which other stack names give too (${why}); ` +
+      'a second stack of the account and region with one of them fails to create. ' +
+      `A new stack: use a name of lower-case letters, digits and single hyphens${refusal(example) === undefined ? ` (e.g. '${example}')` : ''}. ` +
+      `A stack deployed under this name before: keep its database with -c glueDatabaseName=${name} (its GlueDatabaseName output).`,
+  );
 }
 
 /**
@@ -110,9 +147,7 @@ export class TraceCatalog extends Construct {
   constructor(scope: Construct, id: string, props: TraceCatalogProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    // Athena wants lower-case names with underscores; deriving from the stack name keeps two stacks apart.
-    const suffix = stack.stackName.toLowerCase().replace(/[^a-z0-9]+/g, '_');
-    this.databaseName = `trace_ingest_${suffix}`;
+    this.databaseName = catalogDatabaseName(stack.stackName, props.keptDatabaseName);
     this.database = new CfnDatabase(this, 'Database', {
       catalogId: stack.account,
       databaseInput: { name: this.databaseName, description: 'Landed traces and spans (Parquet) of the Trace Ingest service' },
@@ -228,7 +263,8 @@ export class TraceCatalog extends Construct {
     }
 
     this.workGroup = new CfnWorkGroup(this, 'WorkGroup', {
-      name: `trace-ingest-${suffix.replace(/_/g, '-')}`,
+      // The database's name in the workgroup's alphabet, so that the one refused or kept is the other too.
+      name: this.databaseName.replace(/_/g, '-'),
       description: 'Queries over landed traces; results encrypted in the data bucket',
       recursiveDeleteOption: true,
       workGroupConfiguration: {

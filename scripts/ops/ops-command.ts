@@ -8,7 +8,7 @@ import { type CommandOutput, defineCommand, parseCommandLine, stderrLogger, Usag
 import { stackOutputs, stackResources, withoutHash } from '../cli/stack.js';
 import { replayRange } from '../replay/replay-range.js';
 import { listFailures, purgeQueue, replayFailures } from './failure-queue.js';
-import { describePlan, teardownPlan } from './teardown.js';
+import { cdkDestroyArgs, describePlan, teardownPlan } from './teardown.js';
 import { DESTROY_USAGE, OPS_USAGE } from './usage.js';
 
 /** The queues an operator empties, by the name the commands take, and the stack output that holds each URL. */
@@ -95,7 +95,7 @@ export const opsCommand = defineCommand((argv) => ({ name: argv[0] === 'destroy'
         const plan = await teardownPlan(cloudformation, stack);
         print(describePlan(plan));
         if (!values.yes) return print(`\nNothing deleted. To delete the stack (the kept resources stay): npm run destroy -- --stack ${stack} --region ${region} --yes`);
-        const cdk = spawnSync('npx', ['cdk', 'destroy', stack, '--force', '-c', `stackName=${stack}`], { stdio: 'inherit', env: { ...process.env, AWS_REGION: region } });
+        const cdk = spawnSync('npx', cdkDestroyArgs(stack, await stackOutputs(cloudformation, stack)), { stdio: 'inherit', env: { ...process.env, AWS_REGION: region } });
         if (cdk.status !== 0) throw new Error(`cdk destroy exited with ${cdk.status ?? cdk.signal}`);
         return print(`\nStack ${stack} deleted. Kept, with the command that deletes each, above.`);
       }

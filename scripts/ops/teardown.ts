@@ -85,3 +85,12 @@ export function describePlan(plan: TeardownPlan): string {
     : [];
   return [...rolledBack, `Deleted with stack ${plan.stack}:`, ...deleted, `Kept (deletion policy RetainExceptOnCreate or Retain), with the command that deletes each:`, ...kept].join('\n');
 }
+
+/**
+ * The `npx cdk destroy` of a deployed stack. The CLI synthesizes the app first, and the synth refuses a stack name
+ * whose Glue form is lossy unless told the database the stack has (lib/constructs/trace-catalog.ts): its output says.
+ */
+export function cdkDestroyArgs(stackName: string, outputs: Record<string, string>): string[] {
+  const database = outputs.GlueDatabaseName;
+  return ['cdk', 'destroy', stackName, '--force', '-c', `stackName=${stackName}`, ...(database === undefined ? [] : ['-c', `glueDatabaseName=${database}`])];
+}

@@ -4,11 +4,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamSummaryCommand, KinesisClient, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { type Engine, startDynamoDbLocal, startKinesalite, startS3rver } from '../../devkit/engines/engines.js';
-import { createBucket, createStream, createTables, localClientConfig } from '../../devkit/engines/provision.js';
+import { createBucket, createStream, createTableInput, createTables, localClientConfig } from '../../devkit/engines/provision.js';
+import { TENANCY_TABLE } from '../../lambda/shared/tables.js';
 
 describe('local engines', () => {
   const engines: Engine[] = [];
@@ -38,7 +39,7 @@ describe('local engines', () => {
       await createTables(dynamodb, { tenancy: 'test-tenancy', rate: 'test-rate' });
       await createTables(dynamodb, { tenancy: 'test-tenancy', rate: 'test-rate' });
       const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: 'test-tenancy' }));
-      expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(['keys-by-id', 'keys-by-org']);
+      expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(TENANCY_TABLE.globalIndexes.map((index) => index.indexName).sort());
       const ttl = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: 'test-rate' }));
       expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'expires_at' });
 
@@ -78,6 +79,24 @@ describe('local engines', () => {
     } finally {
       dynamodb.destroy();
       kinesisClient.destroy();
+    }
+  });
+
+  it('adds an index the definition gained to a table kept from before it, with its items, as CloudFormation does on an update', async () => {
+    const dynamo = await startDynamoDbLocal();
+    engines.push(dynamo);
+    const dynamodb = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+    try {
+      const [added, ...before] = [...TENANCY_TABLE.globalIndexes].reverse();
+      await dynamodb.send(new CreateTableCommand(createTableInput({ ...TENANCY_TABLE, globalIndexes: before.reverse() }, 'old-tenancy')));
+      await dynamodb.send(new PutItemCommand({ TableName: 'old-tenancy', Item: { pk: { S: 'ORG#acme' }, sk: { S: 'ORG' }, org_id: { S: 'acme' }, plan: { S: 'team' } } }));
+      await createTables(dynamodb, { tenancy: 'old-tenancy', rate: 'old-rate' });
+      const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: 'old-tenancy' }));
+      expect(Table?.GlobalSecondaryIndexes?.map((index) => [index.IndexName, index.IndexStatus]).sort()).toEqual(TENANCY_TABLE.globalIndexes.map((index) => [index.indexName, 'ACTIVE']).sort());
+      const { Items } = await dynamodb.send(new ScanCommand({ TableName: 'old-tenancy', IndexName: added!.indexName }));
+      expect(Items?.map((item) => item.org_id?.S)).toEqual(['acme']);
+    } finally {
+      dynamodb.destroy();
     }
   });
 

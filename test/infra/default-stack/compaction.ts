@@ -78,6 +78,30 @@ describe('compaction fan-out', () => {
     );
   });
 
+  describe('the planner\'s first run, when the stack is created (or an update adds the trigger)', () => {
+    const trigger = () => Object.values(template.findResources('Custom::Trigger')) as { Properties: Record<string, unknown> }[];
+
+    it('starts the run and returns: an update of a stack with a busy bucket never waits on the planner, nor reruns it when a wait times out', () => {
+      expect(trigger()).toHaveLength(1);
+      expect(trigger()[0]?.Properties).toMatchObject({ InvocationType: 'Event', ExecuteOnHandlerChange: false });
+    });
+
+    it('lets CloudFormation wait 5 minutes for the trigger, not the custom resource default of an hour', () => {
+      expect(trigger()[0]?.Properties.ServiceTimeout).toBe(300);
+    });
+
+    it('does not retry a failed first run (the trigger invokes a version, which the function\'s own asynchronous settings do not cover)', () => {
+      const version = (trigger()[0]?.Properties.HandlerArn as { Ref: string }).Ref;
+      expect(template.toJSON().Resources[version]).toMatchObject({ Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: logicalId(compaction.planner) } } });
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: logicalId(compaction.planner) },
+        Qualifier: { 'Fn::GetAtt': [version, 'Version'] },
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 900,
+      });
+    });
+  });
+
   it('reserves no concurrency for the planner by default, which would fail the deploy on new accounts, and reserves it only when asked', () => {
     expect(resource(compaction.planner).Properties.ReservedConcurrentExecutions).toBeUndefined();
     const opted = synthStack({ config: { ...DEFAULT_CONFIG, compaction: { ...DEFAULT_CONFIG.compaction, plannerReservedConcurrency: 1 } } });

@@ -11,11 +11,11 @@ describe('data resources', () => {
   const resource = (construct: { node: { defaultChild?: unknown } }) =>
     template.toJSON().Resources[logicalId(construct)] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
 
-  it('keeps data and account settings when the stack is deleted, and nothing when a first create rolls back', () => {
+  it('keeps data when the stack is deleted, and nothing when a first create rolls back (the account\'s API Gateway role: test/infra/account-logging-role.test.ts)', () => {
     // Retain would also keep what a rolled-back create made: orphans of no stack, one set per retry.
     const resources = Object.values(template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }>);
     const kept = resources.filter((r) => r.DeletionPolicy !== undefined && r.DeletionPolicy !== 'Delete');
-    expect(kept.map((r) => r.Type).sort()).toEqual(['AWS::ApiGateway::Account', 'AWS::DynamoDB::Table', 'AWS::DynamoDB::Table', 'AWS::IAM::Role', 'AWS::S3::Bucket', 'AWS::S3::Bucket']);
+    expect(kept.map((r) => r.Type).sort()).toEqual(['AWS::DynamoDB::Table', 'AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::S3::Bucket']);
     for (const resource of kept) expect(resource).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 

@@ -1,5 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import { tenancyKeys } from '../../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG } from '../../../lib/config.js';
 import { COMPACTION_NODE_OPTIONS } from '../../../lib/constructs/compaction.js';
 import type { HouseFunction } from '../../../lib/constructs/house-function.js';
@@ -53,6 +54,17 @@ describe('functions', () => {
     });
   });
 
+  it('logs every function of the template, CDK\'s trigger provider included, to a log group of the stack with the retention, deleted with it', () => {
+    const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: { LoggingConfig?: { LogGroup?: { Ref?: string } } }; DeletionPolicy?: string }>;
+    const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.map(([id]) => id)).toContainEqual(expect.stringMatching(/^AWSCDKTriggerCustomResourceProvider/));
+    for (const [id, fn] of functions) {
+      // Without a LoggingConfig, Lambda writes to /aws/lambda/<name>, a group it creates outside the stack and keeps forever.
+      const group = resources[fn.Properties.LoggingConfig?.LogGroup?.Ref ?? ''];
+      expect([id, group?.Type, (group?.Properties as { RetentionInDays?: number } | undefined)?.RetentionInDays, group?.DeletionPolicy]).toEqual([id, 'AWS::Logs::LogGroup', DEFAULT_CONFIG.logRetention, 'Delete']);
+    }
+  });
+
   it('gives the ingest function the names of its resources under the shared ENV names', () => {
     expect(template.toJSON().Resources[logicalId(ingest)].Properties.Environment.Variables).toEqual(
       expect.objectContaining({
@@ -100,6 +112,20 @@ describe('functions', () => {
         { actions: ['s3:PutObject'], resources: [objects('overflow/')] },
       ]),
     );
+  });
+
+  it('lets the ingest function read only the partitions of API keys, organizations (their workspaces too) and plans of the tenancy table, never the erasure secret', () => {
+    const tenancyId = logicalId(stack.tables.tenancyTable);
+    const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId(ingest) }] } }));
+    const statements = policies.flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: { Resource: unknown; Condition?: Record<string, Record<string, string[]>> }[] } } }).Properties.PolicyDocument.Statement);
+    const onTenancy = statements.filter((statement) => JSON.stringify(statement.Resource).includes(`"${tenancyId}"`));
+    expect(onTenancy).toHaveLength(1);
+    const patterns = onTenancy[0]?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? [];
+    // IAM's StringLike: * is any run of characters, ? one.
+    const admits = (pk: string) => patterns.some((pattern) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(pk));
+    const read = [tenancyKeys.apiKey('0f'.repeat(32)), tenancyKeys.organization('acme'), tenancyKeys.workspace('acme', 'prod'), tenancyKeys.plan('team')];
+    expect(read.map((key) => [key.pk, admits(key.pk)])).toEqual(read.map((key) => [key.pk, true]));
+    expect(admits(tenancyKeys.erasureSecret().pk)).toBe(false);
   });
 
   it('lets the consumer read the stream and overflow objects (a missing one answered 404: ListBucket), write only its datasets and dead letters, and report failures', () => {

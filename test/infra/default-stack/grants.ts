@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { build } from 'esbuild';
 import { DATA_PREFIXES } from '../../../lambda/shared/service-constants.js';
+import { ORGANIZATIONS_INDEX } from '../../../lambda/shared/tables.js';
 import { DEFAULT_ENTRIES, type FunctionEntries } from '../../../lib/trace-ingest-stack.js';
 import { defaultStack, PROJECT_ROOT, statementsOfRole } from '../support/synth-stack.js';
 
@@ -118,7 +119,8 @@ const RESOURCES_OF: Record<keyof FunctionEntries, Record<string, string[]>> = {
     'sqs:SendMessage': ['compactionQueue'],
   },
   retentionSweeper: {
-    'dynamodb:Scan': ['tenancyTable'],
+    // Organizations from their index, never a scan of the table (which holds key hashes and the erasure secret).
+    'dynamodb:Scan': [`tenancyTable/index/${ORGANIZATIONS_INDEX}`],
     'dynamodb:Query': ['tenancyTable'],
     's3:ListBucket': ['bucket'],
     's3:DeleteObject': objects(DATA_PREFIXES.overflow),

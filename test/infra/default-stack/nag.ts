@@ -39,7 +39,6 @@ describe('cdk-nag AwsSolutions', () => {
         'Ingest/Api: AwsSolutions-APIG3',
         'Ingest/Api: AwsSolutions-APIG4',
         'Ingest/Api: AwsSolutions-COG4',
-        'Ingest/Api: AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         'Ingest/HandlerRole: AwsSolutions-IAM5[Resource::<bucket>/overflow/*]',
         'Landing/AccessLogsBucket: AwsSolutions-S1',
         'Landing/ConsumerRole: AwsSolutions-IAM5[Resource::<bucket>/dead-letter/*]',

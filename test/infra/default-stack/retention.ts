@@ -1,4 +1,5 @@
 import { ENV } from '../../../lambda/shared/runtime/env-names.js';
+import { ORGANIZATIONS_INDEX, PLANS_PARTITION } from '../../../lambda/shared/tables.js';
 import { DEFAULT_CONFIG } from '../../../lib/config.js';
 import { defaultStack, sortStatements, statementsOfRole, synthStack } from '../support/synth-stack.js';
 
@@ -23,12 +24,26 @@ describe('retention sweep', () => {
     expect(sortStatements(statementsOfRole(template, stack.getLogicalId(retention.sweeper.role?.node.defaultChild as never)))).toEqual(
       sortStatements([
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [arn(retention.sweeper.functionLogGroup)] },
-        { actions: ['dynamodb:Query', 'dynamodb:Scan'], resources: [arn(stack.tables.tenancyTable)] },
+        { actions: ['dynamodb:Scan'], resources: [{ 'Fn::Join': ['', [arn(stack.tables.tenancyTable), `/index/${ORGANIZATIONS_INDEX}`]] }] },
+        { actions: ['dynamodb:Query'], resources: [arn(stack.tables.tenancyTable)] },
         { actions: ['s3:ListBucket'], resources: [arn(stack.landing.bucket)] },
         { actions: ['s3:DeleteObject'], resources: [{ 'Fn::Join': ['', [arn(stack.landing.bucket), '/overflow/*']] }] },
         { actions: ['sqs:SendMessage'], resources: [arn(stack.compaction.queue)] },
       ]),
     );
+  });
+
+  it('gives the sweeper no read that can return the erasure secret or a key hash: a scan of the organizations index only, and queries of the plans partition only', () => {
+    const tenancyArn = JSON.stringify(arn(stack.tables.tenancyTable));
+    const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: stack.getLogicalId(retention.sweeper.role?.node.defaultChild as never) }] } }));
+    const statements = policies.flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] } } }).Properties.PolicyDocument.Statement);
+    const onTenancy = statements.filter((statement) => JSON.stringify(statement.Resource).includes(tenancyArn));
+    // A Scan carries no partition key, so dynamodb:LeadingKeys cannot limit it (ForAllValues over no keys is true):
+    // the table ARN must not be a Scan's resource at all.
+    const scans = onTenancy.filter((statement) => [statement.Action].flat().includes('dynamodb:Scan'));
+    expect(scans.map((statement) => statement.Resource)).toEqual([{ 'Fn::Join': ['', [arn(stack.tables.tenancyTable), `/index/${ORGANIZATIONS_INDEX}`]] }]);
+    const queries = onTenancy.filter((statement) => [statement.Action].flat().includes('dynamodb:Query'));
+    expect(queries.map((statement) => [statement.Resource, statement.Condition])).toEqual([[arn(stack.tables.tenancyTable), { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PLANS_PARTITION] } }]]);
   });
 
   it('passes the stack\'s dataRetentionDays to the sweeper as the ceiling only when it is set, and outputs it for the admin CLI', () => {

@@ -43,7 +43,7 @@ export interface SynthesizedStack {
 /** Builds and synthesizes the stack, without bundling its functions. */
 export function synthStack(options: SynthOptions = {}): SynthesizedStack {
   const app = unbundledApp();
-  const stack = new TraceIngestStack(app, options.stackName ?? 'TraceIngestTest', {
+  const stack = new TraceIngestStack(app, options.stackName ?? 'trace-ingest-test', {
     env: options.env ?? { account: '123456789012', region: 'eu-west-1' },
     config: options.config ?? DEFAULT_CONFIG,
     projectRoot: PROJECT_ROOT,

@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { describePlan, teardownPlan } from '../../../scripts/ops/teardown.js';
+import { cdkDestroyArgs, describePlan, teardownPlan } from '../../../scripts/ops/teardown.js';
 
 const cloudformation = mockClient(CloudFormationClient);
 beforeEach(() => cloudformation.reset());
@@ -82,4 +82,10 @@ it('after a first create that rolled back, lists exactly what the rollback left:
   expect(plan.kept.map((r) => r.physicalId)).toEqual(['TablesTenancyAE410788-1']);
   expect(plan.deleted).toEqual({});
   expect(describePlan(plan)).toMatch(/^Stack TraceIngest is ROLLBACK_FAILED: its first create failed and rolled back\. The resources below are what it left/);
+});
+
+it('runs cdk destroy with the stack\'s own Glue database name, so the synth accepts a stack named before the names were checked', () => {
+  expect(cdkDestroyArgs('TraceIngestDev', { GlueDatabaseName: 'trace_ingest_traceingestdev' })).toEqual(['cdk', 'destroy', 'TraceIngestDev', '--force', '-c', 'stackName=TraceIngestDev', '-c', 'glueDatabaseName=trace_ingest_traceingestdev']);
+  // A first create rolled back has no outputs.
+  expect(cdkDestroyArgs('trace-ingest', {})).toEqual(['cdk', 'destroy', 'trace-ingest', '--force', '-c', 'stackName=trace-ingest']);
 });
