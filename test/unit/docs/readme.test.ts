@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { FIRST_QUERY } from '../../../scripts/local/usage.js';
-import { readmeExamples } from '../../support/readme-examples.js';
+import { blockAfter, readmeExamples } from '../../support/readme-examples.js';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -26,6 +26,14 @@ describe('the README, a stranger to a queried trace', () => {
     const queries = [...readme.matchAll(/npm run query -- "([^"<]+)"/g)].map((match) => match[1] as string);
     expect(queries.length).toBeGreaterThanOrEqual(3);
     expect(queries.filter((sql) => !/ LIMIT \d+$/.test(sql))).toEqual([]);
+  });
+
+  it('runs every SDK and OpenTelemetry example in a new directory beside the clone, with the variables npm start wrote', () => {
+    for (const marker of ['## Send from Python', '## Send from TypeScript', 'In Node, a complete program']) {
+      const setup = blockAfter(readme, marker, 'sh');
+      expect(setup).toMatch(/^source \.local\/demo\.env\b/);
+      expect(setup).toMatch(/\bmkdir \.\.\/(trace-demo-[\w-]+) && cd \.\.\/\1\b/);
+    }
   });
 
   it('asks by a tag its own examples send', () => {
