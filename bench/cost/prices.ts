@@ -37,7 +37,16 @@ export const PRICES = {
   sqsFifoPerRequest: 0.5 / 1e6,
   /** https://aws.amazon.com/cloudwatch/pricing/ — logs ingested (standard class), per GB. */
   cloudWatchLogsPerGb: 0.5,
+  /** Same page — a standard-resolution alarm on one metric, per month. */
+  cloudWatchAlarmMonth: 0.1,
+  /** Same page — a dashboard, per month. */
+  cloudWatchDashboardMonth: 3,
+  /** Same page — a custom metric, first 10,000, per month (prorated by the hour it receives data). */
+  cloudWatchCustomMetricMonth: 0.3,
 } as const;
+
+/** The hours AWS bills as one month. */
+export const HOURS_PER_MONTH = 730;
 
 /**
  * Lambda gives a function CPU in proportion to its memory: one full vCPU at 1,769 MB

@@ -24,7 +24,9 @@ import {
   readJsonFile,
   removeFile,
   writeJsonFile,
+  writeTextFile,
 } from './local-state.js';
+import { demoEnvFile } from './demo-env.js';
 import { createBucket, createStream, createTables, LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig } from '../engines/provision.js';
 import { type CheckpointStore, type PollerSettings, type StreamPoller, startStreamPoller } from '../engines/stream-poller.js';
 
@@ -154,6 +156,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await stop().catch((error: unknown) => log(`stop failed: ${(error as Error).message}`));
     }
     removeFile(paths.endpoints);
+    removeFile(paths.demoEnv);
   };
 
   try {
@@ -268,6 +271,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const endpoints: LocalEndpoints = { api: gateway.url, ...base, s3Directory: paths.s3, pid: process.pid };
     writeJsonFile(paths.endpoints, endpoints);
+    // Mode 0600: it holds the demo key, as demo-keys.json does.
+    writeTextFile(paths.demoEnv, demoEnvFile(paths.demoEnv, endpoints.api, demo?.orgKey.apiKey), 0o600);
     let stopping: Promise<void> | undefined;
     return { endpoints, demo, demoCreated: created, stop: () => (stopping ??= stopAll()) };
   } catch (error) {

@@ -37,6 +37,8 @@ export interface LocalPaths {
   s3: string;
   endpoints: string;
   demoKeys: string;
+  /** The demo key and URLs as shell variables, for `source`: written while the stack serves. */
+  demoEnv: string;
   checkpoints: string;
 }
 
@@ -49,6 +51,7 @@ export function localPaths(root: string = process.env[LOCAL_DIR_ENV] || path.joi
     s3: path.join(dir, 's3'),
     endpoints: path.join(dir, 'endpoints.json'),
     demoKeys: path.join(dir, 'demo-keys.json'),
+    demoEnv: path.join(dir, 'demo.env'),
     checkpoints: path.join(dir, 'checkpoints.json'),
   };
 }
@@ -63,11 +66,15 @@ export function readJsonFile<T>(file: string): T | undefined {
 }
 
 /** Writes through a temporary file, so a reader never sees half a document. */
-export function writeJsonFile(file: string, value: unknown, mode = 0o644): void {
+export function writeTextFile(file: string, text: string, mode = 0o644): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(value, null, 2)}\n`, { mode });
+  writeFileSync(temporary, text, { mode });
   renameSync(temporary, file);
+}
+
+export function writeJsonFile(file: string, value: unknown, mode = 0o644): void {
+  writeTextFile(file, `${JSON.stringify(value, null, 2)}\n`, mode);
 }
 
 export function isProcessAlive(pid: number): boolean {

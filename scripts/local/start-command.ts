@@ -3,16 +3,18 @@ import { defineCommand, parseCommandLine } from '../cli/command-line.js';
 import { ENGINE_PORT_OPTIONS, localPorts, portsInUse } from './ports.js';
 import { FIRST_QUERY, READY_LINE, START_USAGE } from './usage.js';
 import { type DemoTenant, startLocalStack } from '../../devkit/local-stack/local-stack.js';
-import { localPaths } from '../../devkit/local-stack/local-state.js';
+import { demoEnvironment } from '../../devkit/local-stack/demo-env.js';
+import { type LocalPaths, localPaths } from '../../devkit/local-stack/local-state.js';
 
-function banner(api: string, demo: DemoTenant | undefined, created: boolean, stateDir: string): string {
+function banner(api: string, demo: DemoTenant | undefined, created: boolean, paths: LocalPaths): string {
   const ingestUrl = `${api}${INGEST_ROUTE.path}`;
   const lines = [
     '',
     'Trace Ingest is running locally.',
     `  API      POST ${ingestUrl}`,
-    `  OTLP     POST ${api}${OTLP_ROUTE.path}   (OTEL_EXPORTER_OTLP_ENDPOINT=${api}/otel)`,
-    `  state    ${stateDir}  (kept across restarts; npm start -- --reset starts empty)`,
+    `  OTLP     POST ${api}${OTLP_ROUTE.path}   (OTEL_EXPORTER_OTLP_ENDPOINT=${demoEnvironment(api, undefined).OTEL_EXPORTER_OTLP_ENDPOINT})`,
+    `  state    ${paths.root}  (kept across restarts; npm start -- --reset starts empty)`,
+    `  env      source ${paths.demoEnv}   (the demo key and these URLs as TRACE_INGEST_* and OTEL_EXPORTER_OTLP_* variables)`,
     '',
   ];
   if (demo) {
@@ -27,7 +29,7 @@ function banner(api: string, demo: DemoTenant | undefined, created: boolean, sta
       `  npm run query -- "${FIRST_QUERY}"`,
     );
   } else {
-    lines.push(`The demo organization exists but ${stateDir}/demo-keys.json is gone: create a key with`, '  npm run --silent admin -- key create --org demo');
+    lines.push(`The demo organization exists but ${paths.demoKeys} is gone: create a key with`, '  npm run --silent admin -- key create --org demo');
   }
   lines.push('', READY_LINE, '');
   return lines.join('\n');
@@ -54,7 +56,7 @@ export const startCommand = defineCommand({ name: 'npm start', usage: START_USAG
     const busy = await portsInUse(ports);
     throw busy.length > 0 ? new Error(`${busy.join(', ')} already in use by another process: choose another, or leave it unset for a free one`) : error;
   });
-  out.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths.root));
+  out.stdout.write(banner(stack.endpoints.api, stack.demo, stack.demoCreated, paths));
   return untilStopped(stack, log);
 });
 

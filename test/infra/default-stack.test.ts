@@ -7,6 +7,7 @@
 import './default-stack/cfn-lint.js';
 import './default-stack/compaction.js';
 import './default-stack/data.js';
+import './default-stack/deploy-checklist.js';
 import './default-stack/functions.js';
 import './default-stack/grants.js';
 import './default-stack/ingest-api.js';

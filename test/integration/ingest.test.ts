@@ -81,9 +81,12 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     expect(refused.statusCode).toBe(429);
     const body = JSON.parse(refused.body) as Record<string, unknown>;
     expect(body).toMatchObject({ window: 'minute', limit: 5, used: 3, remaining: 2, requested: 3 });
+    // The minute's reset depends on when the test runs; RateLimit's t says it, and the detail must say the same.
+    const reset = /"per-minute";r=\d+;t=(\d+)/.exec(String(refused.headers?.RateLimit))?.[1];
     expect(body.detail).toBe(
       'Rate limit exceeded: the per-minute quota is 5 traces; 3 are used and 2 left, and this batch needs 3. ' +
-        'Retry after the Retry-After interval, or send at most 2 traces now',
+        'Retry after the Retry-After interval, or send at most 2 traces now. ' +
+        `Retry-After is 60 s on every per-minute refusal, as the API contract fixes it; the window itself resets in ${reset} s (t in RateLimit)`,
     );
   });
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -78,14 +78,17 @@ afterAll(async () => {
 describe('the README, run as written against the local stack', () => {
   const examples = readmeExamples();
   const bash = (script: string, cwd = ROOT, extra: NodeJS.ProcessEnv = {}) => run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: { ...env, ...extra } });
-  /** The README's commands name port 3000; the test's stack listens on its own port. */
-  const onThisStack = (script: string) => script.replaceAll('http://127.0.0.1:3000', endpoints.api);
-  const demoKey = () => /organization key\s+(tik_[A-Za-z0-9_-]{43})/.exec(output())?.[1] as string;
+  /**
+   * The README's commands source `.local/demo.env`, which this stack writes to its own state directory: nothing else
+   * of them is changed, so a command that named a port or a key of its own would miss this stack's.
+   */
+  const onThisStack = (script: string) => {
+    expect(script).toMatch(/^source \.local\/demo\.env\b/m);
+    return script.replaceAll('source .local/demo.env', `source '${stack.paths.demoEnv}'`);
+  };
 
   it('"Then, in another terminal": the curl answers as the README says, and the query shows the trace', async () => {
-    const script = onThisStack(examples.tryIt.curl).replace(/^KEY=<[^>]+>$/m, `KEY='${demoKey()}'`);
-    expect(script).toContain(`KEY='tik_`);
-    const { stdout } = await bash(script);
+    const { stdout } = await bash(onThisStack(examples.tryIt.curl));
     expect(stdout.trim()).toBe(examples.tryIt.answer);
     const shown = await waitFor(
       'the README query to show the trace',
@@ -97,6 +100,14 @@ describe('the README, run as written against the local stack', () => {
     );
     expect(shown).toMatch(/trace_id\s+\|\s+root_span_name\s+\|\s+span_count/);
   }, 90_000);
+
+  it('the curl fails when every trace is rejected, though the answer is a 200 that curl -f passes', async () => {
+    const allRejected = onThisStack(examples.tryIt.curl).replaceAll('$(date -u +%Y-%m-%dT%H:%M:%SZ)', '2000-01-01T00:00:00Z');
+    await expect(bash(allRejected)).rejects.toMatchObject({ code: 1, stdout: '' });
+    const curlAlone = allRejected.replace(/curl -s /, 'curl -sf ').replace(/ \| grep .*$/m, '');
+    const { stdout } = await bash(curlAlone);
+    expect(JSON.parse(stdout)).toMatchObject({ accepted: 0, rejected: 1 });
+  });
 
   it('the "Query" block: asking by the tag the curl sent finds its trace, and the spans query answers', async () => {
     const [byTag, spans] = examples.queries as [string, string];
@@ -119,16 +130,17 @@ describe('the README, run as written against the local stack', () => {
   it('the OpenTelemetry example, saved under its file name and run with the README\'s variables, lands its span', async () => {
     const versions = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies as Record<string, string>;
     // The packages the README installs are the ones this repository tests with (npm install itself needs the network).
+    expect(examples.otel.install).toMatch(/^npm init -y && npm install /);
     for (const [, name, version] of examples.otel.install.matchAll(/(@opentelemetry\/[a-z-]+)@([\d.]+)/g)) expect(versions[name as string]).toMatch(new RegExp(`^${(version as string).replaceAll('.', '\\.')}\\.`));
-    // A directory inside the repository, so Node resolves the packages from its node_modules as it would from the user's.
+    // A directory inside the repository, not the README's beside it, so Node resolves the packages from its node_modules as it would from the user's.
+    expect(examples.otel.directory).toMatch(/^mkdir \.\.\/([\w-]+) && cd \.\.\/\1$/);
     const dir = path.join(ROOT, `.readme-example-${randomUUID().slice(0, 8)}`);
     mkdirSync(dir);
     try {
       // What the README's `npm init -y` writes: no "type", so a .js file would be CommonJS there (and fail), as for the user.
-      expect(examples.otel.install).toMatch(/^npm init -y && /);
       writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'otel-demo', version: '1.0.0', main: 'index.js' }));
       writeFileSync(path.join(dir, examples.otel.fileName), examples.otel.code);
-      const { stdout } = await bash(`${onThisStack(examples.otel.environment)}\n${examples.otel.run}`, dir, { KEY: demoKey() });
+      const { stdout } = await bash(`${onThisStack(examples.otel.environment)}\n${examples.otel.run}`, dir);
       expect(stdout.trim()).toBe('sent');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -154,6 +166,19 @@ describe('npm start', () => {
     expect(endpoints.api).toBe(`http://127.0.0.1:${env.PORT}`);
     expect([endpoints.dynamodb, endpoints.kinesis, endpoints.s3]).toEqual([env.DYNAMODB_PORT, env.KINESIS_PORT, env.S3_PORT].map((port) => `http://127.0.0.1:${port}`));
     expect(output()).toMatch(/organization key\s+tik_[A-Za-z0-9_-]{43}/);
+  });
+
+  it('writes the demo key and its URLs to demo.env (mode 0600), which a shell can source', async () => {
+    const demoKey = /organization key\s+(tik_[A-Za-z0-9_-]{43})/.exec(output())?.[1];
+    expect(demoKey).toBeDefined();
+    expect(statSync(stack.paths.demoEnv).mode & 0o777).toBe(0o600);
+    await expect(stack.sourcedDemoEnv()).resolves.toEqual({
+      TRACE_INGEST_API_KEY: demoKey,
+      TRACE_INGEST_BASE_URL: `http://127.0.0.1:${env.PORT}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${env.PORT}/otel`,
+      OTEL_EXPORTER_OTLP_HEADERS: `X-API-Key=${demoKey}`,
+    });
+    expect(output()).toContain(`source ${stack.paths.demoEnv}`);
   });
 
   it('provisions an organization with small quotas, a workspace and two keys through the admin CLI', async () => {
@@ -257,6 +282,7 @@ describe('npm start', () => {
     await waitFor('every process of npm start to exit', () => (groupAlive(pgid) ? undefined : true), 30_000);
     expect(output()).toContain('[local] stopped');
     expect(existsSync(localPaths(stateDir).endpoints)).toBe(false);
+    expect(existsSync(localPaths(stateDir).demoEnv)).toBe(false);
     for (const endpoint of [endpoints.api, endpoints.dynamodb, endpoints.kinesis, endpoints.s3]) {
       await expect(fetch(endpoint)).rejects.toThrow();
     }

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { LOCAL_DIR_ENV, type LocalEndpoints } from '../../devkit/local-stack/local-state.js';
+import { LOCAL_DIR_ENV, type LocalEndpoints, type LocalPaths, localPaths } from '../../devkit/local-stack/local-state.js';
 import { startStackChild } from '../../devkit/local-stack/stack-child.js';
 
 const run = promisify(execFile);
@@ -32,6 +32,18 @@ export class NpmStart {
 
   static forState(stateDir: string, port: number): NpmStart {
     return new NpmStart({ ...process.env, [LOCAL_DIR_ENV]: stateDir, PORT: String(port), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
+  }
+
+  /** The files of the stack's state directory. */
+  get paths(): LocalPaths {
+    return localPaths(this.env[LOCAL_DIR_ENV]);
+  }
+
+  /** What `source <state>/demo.env` sets in a shell that had none of it: name → value. */
+  async sourcedDemoEnv(): Promise<Record<string, string>> {
+    const { stdout } = await run('bash', ['-euc', 'source "$1" && env -0', 'sourced', this.paths.demoEnv], { env: { PATH: process.env.PATH } });
+    const variables = stdout.split('\0').filter(Boolean).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]);
+    return Object.fromEntries(variables.filter(([name]) => /^(TRACE_INGEST|OTEL)_/.test(name as string)));
   }
 
   /** The process group of the stack (npm's pid): signal `-pid` to reach every process of it. */

@@ -9,8 +9,8 @@ export interface ReadmeExamples {
   admin: string;
   /** The "## Query" block, one command per line. */
   queries: string[];
-  /** The OpenTelemetry example: its setup commands and the complete file, with its name. */
-  otel: { install: string; environment: string; run: string; fileName: string; code: string };
+  /** The OpenTelemetry example: its setup commands (in order) and the complete file, with its name. */
+  otel: { environment: string; directory: string; install: string; run: string; fileName: string; code: string };
 }
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -31,7 +31,7 @@ export function readmeExamples(readme = readFileSync(path.join(ROOT, 'README.md'
   const answerLine = lines.findIndex((line) => line.startsWith('# → '));
   const otelSetup = blockAfter(readme, 'In Node, a complete program', 'sh').trim().split('\n');
   const fileName = /with `([\w.-]+\.m?js)`/.exec(readme.slice(readme.indexOf('In Node, a complete program')))?.[1];
-  if (answerLine < 0 || !fileName || otelSetup.length !== 3) throw new Error('README: the examples changed shape; update test/support/readme-examples.ts');
+  if (answerLine < 0 || !fileName || otelSetup.length !== 4) throw new Error('README: the examples changed shape; update test/support/readme-examples.ts');
   return {
     tryIt: {
       curl: lines.slice(0, answerLine).join('\n'),
@@ -41,9 +41,10 @@ export function readmeExamples(readme = readFileSync(path.join(ROOT, 'README.md'
     admin: blockAfter(readme, 'Plans, organizations and keys of your own', 'sh'),
     queries: blockAfter(readme, '## Query', 'sh').trim().split('\n'),
     otel: {
-      install: otelSetup[0] as string,
-      environment: otelSetup[1] as string,
-      run: otelSetup[2] as string,
+      environment: otelSetup[0] as string,
+      directory: otelSetup[1] as string,
+      install: otelSetup[2] as string,
+      run: otelSetup[3] as string,
       fileName,
       code: blockAfter(readme, `with \`${fileName}\``, 'js'),
     },

@@ -44,6 +44,11 @@ export function windowBounds(window: RateWindow, at: Date): { start: string; end
   }
 }
 
+/** Whole seconds from `at` until the window that holds it resets: `t` of the `RateLimit` header. */
+export function secondsUntilReset(window: RateWindow, at: Date): number {
+  return Math.max(0, Math.ceil(windowBounds(window, at).endEpochSeconds - at.getTime() / 1000));
+}
+
 /** The counters a batch must increment at `at`: one per window that has a quota. */
 export function countersFor(quotas: Quotas, at: Date): WindowCounter[] {
   const counters: WindowCounter[] = [];

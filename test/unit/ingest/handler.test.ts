@@ -7,7 +7,8 @@ import 'aws-sdk-client-mock-jest';
 import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
 import { decodeTraceRecord, type InlineTraceRecord, type TraceReferenceRecord } from '../../../lambda/shared/domain/trace-record.js';
 import { createHarness, ddbMock, type Harness, kinesisMock, publishedRecords, s3Mock, TEST_POLICY } from '../../support/ingest-harness.js';
-import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso } from '../../../devkit/builders/trace-builders.js';
+import { outsideDayOfClockMessage } from '../../../lambda/ingest/core/validation/timestamps.js';
+import { buildBatch, buildSpan, buildTrace, gatewayEvent, iso, NOW_MICROS } from '../../../devkit/builders/trace-builders.js';
 
 const body = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 const post = (h: Harness, payload: unknown, options: Parameters<typeof gatewayEvent>[0] = {}) =>
@@ -231,7 +232,7 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
             trace_id: 'abc',
             issues: [
               { path: '/trace_id', code: 'invalid_uuid', message: expect.any(String) },
-              { path: '/timestamp', code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' },
+              { path: '/timestamp', code: 'timestamp_out_of_range', message: outsideDayOfClockMessage(NOW_MICROS) },
             ],
           },
           {

@@ -51,6 +51,20 @@ describe('RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-1
     expect(header(response, 'Retry-After')).toBe('60');
   });
 
+  it('a 429\'s detail gives the reset RateLimit gives, and says why Retry-After is another figure', async () => {
+    const h = await createHarness();
+    counters();
+    ddbMock.on(TransactWriteItemsCommand).rejects(
+      new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }] }),
+    );
+    const response = await post(h, buildBatch(2));
+    expect(header(response, 'Retry-After')).toBe('86400');
+    expect(header(response, 'RateLimit')).toMatch(new RegExp(`"per-month";r=\\d+;t=${RESETS.month}$`));
+    expect(JSON.parse(response.body).detail).toMatch(
+      new RegExp(`Retry-After is 86400 s on every per-month refusal, as the API contract fixes it; the window itself resets in ${RESETS.month} s \\(t in RateLimit\\)$`),
+    );
+  });
+
   it('a 429 batch_exceeds_quota carries them too', async () => {
     const h = await createHarness({ quotas: { minute: 2 } });
     counters();

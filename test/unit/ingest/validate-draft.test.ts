@@ -1,4 +1,5 @@
 import { DecodedJson, DecodedTime, JsonOrText, type TraceDraft } from '../../../lambda/ingest/core/draft.js';
+import { outsideDayOfClockMessage } from '../../../lambda/ingest/core/validation/timestamps.js';
 import { validateDraft } from '../../../lambda/ingest/core/validation/validate-trace.js';
 import type { JsonValue } from '../../../lambda/shared/domain/json.js';
 import { iso, NOW_MICROS } from '../../../devkit/builders/trace-builders.js';
@@ -72,7 +73,7 @@ describe('a route\'s decoded members meet the rules a client\'s text meets (one 
   it('checks a decoded time of 0 (an OTLP span that never set its start) against the clock: a time, out of range', () => {
     expect(outcome(draft({ timestamp: new DecodedTime(0) }))).toEqual({
       ok: false,
-      issues: [{ path: '/spans/0/timestamp', code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' }],
+      issues: [{ path: '/spans/0/timestamp', code: 'timestamp_out_of_range', message: outsideDayOfClockMessage(NOW_MICROS) }],
     });
   });
 
@@ -148,7 +149,7 @@ describe('a drops-span draft (the OTLP route\'s): an invalid span is left out an
       spans: [`span-0 ${spanId(0)} 2026-11-22T12:00:00.000000Z`, `span-4 ${spanId(4)} 2026-11-22T12:00:04.000004Z`],
       dropped: [
         { spanIndex: 2, issues: [{ path: '', code: 'not_an_object', message: 'must be a JSON object' }] },
-        { spanIndex: 1, issues: [{ path: '/timestamp', code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' }] },
+        { spanIndex: 1, issues: [{ path: '/timestamp', code: 'timestamp_out_of_range', message: outsideDayOfClockMessage(NOW_MICROS) }] },
         { spanIndex: 3, issues: [{ path: '/span_id', code: 'duplicate_span_id', message: 'repeats the span_id of /spans/0' }] },
       ],
     });

@@ -21,6 +21,8 @@ const ID = '11111111-2222-4333-8444-555555555555';
 const HEX_ID = 'abcdef01-2345-4678-9abc-def012345678';
 const HOW = 'send JSON.stringify(value) (Python: json.dumps(value))';
 const PLAIN = (what: string) => `must be a string holding JSON text, or "": plain text is not JSON (this is ${what}); to store text, ${HOW}`;
+// NOW_MICROS is 2026-11-22T12:00:00Z: the message says what the server's clock read and the window it accepts.
+const CLOCK = 'must be within 24 hours of the server clock (server time 2026-11-22T12:00:00.000000Z: accepted from 2026-11-21T12:00:00.000000Z to 2026-11-23T12:00:00.000000Z, bounds included)';
 const LONE = 'holds a UTF-16 surrogate without its pair (\\uD800-\\uDFFF), which cannot be stored as UTF-8; send the pair or escape it inside JSON text';
 
 describe('validateTrace answers each mistake with its path, code and message', () => {
@@ -47,8 +49,8 @@ describe('validateTrace answers each mistake with its path, code and message', (
     ['a model of 1,025 characters', buildTrace({ model: 'm'.repeat(1025) }), '/model', 'too_long', 'must be at most 1024 characters'],
     ['a timestamp that is not a date', buildTrace({ timestamp: '2026-02-30T12:00:00Z' }), '/timestamp', 'invalid_timestamp', 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z'],
     ['a timestamp in another form', buildTrace({ timestamp: '2026-11-22 12:00:00Z' }), '/timestamp', 'invalid_timestamp', 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00.123Z'],
-    ['a timestamp a day and 1 ms ahead', buildTrace({ timestamp: iso(24 * 3600 * 1000 + 1) }), '/timestamp', 'timestamp_out_of_range', 'must be within 24 hours of the server clock'],
-    ['a span timestamp a day and 1 ms behind', buildTrace({ spans: [buildSpan({ timestamp: iso(-24 * 3600 * 1000 - 1) })] }), '/spans/0/timestamp', 'timestamp_out_of_range', 'must be within 24 hours of the server clock'],
+    ['a timestamp a day and 1 ms ahead', buildTrace({ timestamp: iso(24 * 3600 * 1000 + 1) }), '/timestamp', 'timestamp_out_of_range', CLOCK],
+    ['a span timestamp a day and 1 ms behind', buildTrace({ spans: [buildSpan({ timestamp: iso(-24 * 3600 * 1000 - 1) })] }), '/spans/0/timestamp', 'timestamp_out_of_range', CLOCK],
     ['input that is not JSON', buildTrace({ spans: [buildSpan({ input: '{x' })] }), '/spans/0/input', 'not_json_string', PLAIN('a string of 2 characters')],
     ['attributes holding an array', buildTrace({ attributes: '[1]' }), '/attributes', 'not_json_object', 'must hold a JSON object, not another JSON value'],
     ['attributes that are not JSON', buildTrace({ attributes: 'nope' }), '/attributes', 'not_json_string', `must be a string holding a JSON object, or "": ${HOW}`],

@@ -1,4 +1,4 @@
-import { countersFor, windowBounds, windowLengthSeconds } from '../../../shared/domain/rate-windows.js';
+import { countersFor, secondsUntilReset, windowLengthSeconds } from '../../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../../shared/domain/tenancy.js';
 import type { Arrival } from '../ingest-types.js';
 import type { IngestLogger } from '../ports.js';
@@ -31,7 +31,7 @@ export async function readQuotaState(
       window: counter.window,
       quota: counter.quota,
       windowSeconds: windowLengthSeconds(counter.window, at),
-      resetSeconds: Math.max(0, Math.ceil(windowBounds(counter.window, at).endEpochSeconds - at.getTime() / 1000)),
+      resetSeconds: secondsUntilReset(counter.window, at),
     };
     if (used !== undefined) state.remaining = Math.max(0, counter.quota - used);
     return state;

@@ -1,4 +1,4 @@
-import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, WINDOW_LABEL, type WindowCounter } from '../../../shared/domain/rate-windows.js';
+import { countersFor, decisiveWindow, RETRY_AFTER_SECONDS, secondsUntilReset, WINDOW_LABEL, type WindowCounter } from '../../../shared/domain/rate-windows.js';
 import type { Quotas } from '../../../shared/domain/tenancy.js';
 import { BatchExceedsQuotaError, dependencyUnavailable, RateLimitedError } from '../errors.js';
 import type { Arrival } from '../ingest-types.js';
@@ -22,10 +22,11 @@ export async function reserveRateWindows(
   count: number,
 ): Promise<Reservation> {
   const orgId = caller.org.orgId;
-  const counters = countersFor(caller.quotas, new Date(Math.floor(arrival.receivedAtMicros / 1000)));
+  const at = new Date(Math.floor(arrival.receivedAtMicros / 1000));
+  const counters = countersFor(caller.quotas, at);
   const reservation: Reservation = { giveBack: (given = count) => giveBack(ports, orgId, counters, given, arrival.requestId) };
   const tooSmall = counters.filter((counter) => counter.quota < count);
-  if (tooSmall.length > 0) throw rateLimited(tooSmall, count, true);
+  if (tooSmall.length > 0) throw rateLimited(tooSmall, count, true, at);
   let decision;
   try {
     decision = await ports.rateLimiter.reserve(orgId, counters, count, arrival.requestId);
@@ -34,12 +35,20 @@ export async function reserveRateWindows(
     await reservation.giveBack();
     throw dependencyUnavailable(error);
   }
-  if (!decision.allowed) throw rateLimited(decision.overflowing, count, false);
+  if (!decision.allowed) throw rateLimited(decision.overflowing, count, false, at);
   return reservation;
 }
 
+/**
+ * Why a 429's `Retry-After` and the window's reset (`t` in `RateLimit`) are two figures: the contract fixes
+ * `Retry-After` per window whatever the moment of the refusal, so without this a client told 60 s beside `t=1` is left to guess.
+ */
+function retryAfterNote(window: FullWindow['window'], retryAfter: number, at: Date): string {
+  return `Retry-After is ${retryAfter} s on every ${WINDOW_LABEL[window]} refusal, as the API contract fixes it; the window itself resets in ${secondsUntilReset(window, at)} s (t in RateLimit)`;
+}
+
 /** The 429 for the decisive full window, saying what is used, what is left and what the batch needs. */
-function rateLimited(counters: readonly FullWindow[], count: number, batchTooLarge: boolean): RateLimitedError {
+function rateLimited(counters: readonly FullWindow[], count: number, batchTooLarge: boolean, at: Date): RateLimitedError {
   const decisive = decisiveWindow(counters) as FullWindow;
   const { window, quota, used } = decisive;
   const label = WINDOW_LABEL[window];
@@ -49,13 +58,13 @@ function rateLimited(counters: readonly FullWindow[], count: number, batchTooLar
     return new BatchExceedsQuotaError(message, window, quota, retryAfter);
   }
   if (used === undefined) {
-    const message = `Rate limit exceeded: the ${label} quota of ${quota} traces has no room for this batch of ${count}; retry after the Retry-After interval`;
+    const message = `Rate limit exceeded: the ${label} quota of ${quota} traces has no room for this batch of ${count}; retry after the Retry-After interval. ${retryAfterNote(window, retryAfter, at)}`;
     return new RateLimitedError(message, window, quota, retryAfter);
   }
   const remaining = Math.max(0, quota - used);
   const message =
     `Rate limit exceeded: the ${label} quota is ${quota} traces; ${used} are used and ${remaining} left, and this batch needs ${count}. ` +
-    `Retry after the Retry-After interval${remaining > 0 ? `, or send at most ${remaining} traces now` : ''}`;
+    `Retry after the Retry-After interval${remaining > 0 ? `, or send at most ${remaining} traces now` : ''}. ${retryAfterNote(window, retryAfter, at)}`;
   return new RateLimitedError(message, window, quota, retryAfter, { used, remaining, requested: count });
 }
 

@@ -108,3 +108,7 @@ const DAY_MICROS = 24 * 60 * 60 * 1_000_000;
 
 /** True when a time is within 24 hours of the server clock: the window a trace or span timestamp must fall in (docs/contract.md §3). */
 export const withinDayOfClock = (micros: number, nowMicros: number): boolean => Math.abs(micros - nowMicros) <= DAY_MICROS;
+
+/** The `timestamp_out_of_range` message: it says what the server's clock read, so a client whose own clock is off sees by how much. */
+export const outsideDayOfClockMessage = (nowMicros: number): string =>
+  `must be within 24 hours of the server clock (server time ${formatMicros(nowMicros)}: accepted from ${formatMicros(nowMicros - DAY_MICROS)} to ${formatMicros(nowMicros + DAY_MICROS)}, bounds included)`;

@@ -4,7 +4,7 @@ import { exceedsDepthLimit, MAX_JSON_TEXT_DEPTH } from '../../../shared/domain/j
 import { DecodedJson, DecodedTime, JsonOrText, type TraceDraft } from '../draft.js';
 import { MAX_SPANS_PER_TRACE, type ValidationIssue } from './issue-codes.js';
 import { notJsonTextMessage } from './json-text-hints.js';
-import { formatMicros, parseTimestampMicros, withinDayOfClock } from './timestamps.js';
+import { formatMicros, outsideDayOfClockMessage, parseTimestampMicros, withinDayOfClock } from './timestamps.js';
 
 /**
  * The rules JSON Schema cannot say (docs/contract.md §3): timestamps that are real dates within ±24 hours
@@ -31,7 +31,7 @@ function checkTimestamp(value: unknown, path: string, nowMicros: number, issues:
     return undefined;
   }
   if (!withinDayOfClock(micros, nowMicros)) {
-    issues.push({ path, code: 'timestamp_out_of_range', message: 'must be within 24 hours of the server clock' });
+    issues.push({ path, code: 'timestamp_out_of_range', message: outsideDayOfClockMessage(nowMicros) });
   }
   return micros;
 }

@@ -89,7 +89,8 @@ describe('reserveRateWindows', () => {
       status: 429,
       code: 'rate_limited',
       message:
-        'Rate limit exceeded: the per-minute quota is 100 traces; 95 are used and 5 left, and this batch needs 7. Retry after the Retry-After interval, or send at most 5 traces now',
+        'Rate limit exceeded: the per-minute quota is 100 traces; 95 are used and 5 left, and this batch needs 7. Retry after the Retry-After interval, or send at most 5 traces now. ' +
+        'Retry-After is 60 s on every per-minute refusal, as the API contract fixes it; the window itself resets in 30 s (t in RateLimit)',
       window: 'minute',
       limit: 100,
       retryAfter: 60,
@@ -100,7 +101,10 @@ describe('reserveRateWindows', () => {
   it('says nothing of sending fewer when nothing is left, and never a negative remainder', async () => {
     const { ports } = fakeLimiter(async () => ({ allowed: false, overflowing: [full('minute', 100)] }));
     const answer = await refusal(reserveRateWindows(ports, caller(), arrival, 7));
-    expect(answer.message).toBe('Rate limit exceeded: the per-minute quota is 100 traces; 100 are used and 0 left, and this batch needs 7. Retry after the Retry-After interval');
+    expect(answer.message).toBe(
+      'Rate limit exceeded: the per-minute quota is 100 traces; 100 are used and 0 left, and this batch needs 7. Retry after the Retry-After interval. ' +
+        'Retry-After is 60 s on every per-minute refusal, as the API contract fixes it; the window itself resets in 30 s (t in RateLimit)',
+    );
     expect(answer.usage).toEqual({ used: 100, remaining: 0, requested: 7 });
     const { ports: over } = fakeLimiter(async () => ({ allowed: false, overflowing: [full('minute', 103)] }));
     expect((await refusal(reserveRateWindows(over, caller(), arrival, 7))).usage).toEqual({ used: 103, remaining: 0, requested: 7 });
@@ -112,12 +116,22 @@ describe('reserveRateWindows', () => {
       type: RateLimitedError.name,
       status: 429,
       code: 'rate_limited',
-      message: 'Rate limit exceeded: the per-month quota of 100000 traces has no room for this batch of 7; retry after the Retry-After interval',
+      message:
+        'Rate limit exceeded: the per-month quota of 100000 traces has no room for this batch of 7; retry after the Retry-After interval. ' +
+        'Retry-After is 86400 s on every per-month refusal, as the API contract fixes it; the window itself resets in 741330 s (t in RateLimit)',
       window: 'month',
       limit: 100_000,
       retryAfter: 86_400,
       usage: undefined,
     });
+  });
+
+  it('says the window resets in 1 s when refused half a second before the minute ends, beside the contract\'s Retry-After of 60', async () => {
+    const { ports } = fakeLimiter(async () => ({ allowed: false, overflowing: [full('minute', 100)] }));
+    const late = { requestId: 'req-2', receivedAtMicros: Date.UTC(2026, 10, 22, 10, 4, 59, 500) * 1000 };
+    const answer = await refusal(reserveRateWindows(ports, caller(), late, 7));
+    expect(answer.retryAfter).toBe(60);
+    expect(answer.message).toMatch(/Retry-After is 60 s on every per-minute refusal, as the API contract fixes it; the window itself resets in 1 s \(t in RateLimit\)$/);
   });
 
   it('answers 503 when the store fails, after giving back what may have been applied with only its answer lost', async () => {
