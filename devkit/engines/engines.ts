@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { Server as HttpServer, type Server } from 'node:http';
 import { type Http2Session, createServer as createHttp2Server } from 'node:http2';
 import { type AddressInfo, type Server as NetServer, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import kinesalite from 'kinesalite';
 import S3rver from 's3rver';
 import { countKinesaliteRequests } from './kinesalite-requests.js';
-import { refuseOperationsWhenNotOpen } from './leveldown-closed-guard.js';
+import { guardLevelDown } from './leveldown-closed-guard.js';
 import { localClientConfig } from './provision.js';
 import { type S3rverFilesystemStore, writeObjectsAtomically } from './s3rver-atomic-writes.js';
 import { type S3rverListingInternals, encodeContinuationTokensPortably } from './s3rver-continuation-tokens.js';
@@ -220,7 +220,7 @@ function once(stop: () => Promise<void>): () => Promise<void> {
 export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine> {
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
   // A persisted store is LevelDB, which segfaults on an operation after its close (see the guard).
-  refuseOperationsWhenNotOpen();
+  if (opts.dataDir) await guardLevelDown();
   const http1 = kinesalite({
     ...(opts.dataDir ? { path: opts.dataDir } : {}),
     shardLimit: 1_000,
@@ -257,13 +257,20 @@ export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine>
     stop: once(async () => {
       const closed = new Promise<void>((resolve) => front.close(() => resolve()));
       // The store closes with the HTTP/1.1 server below: first let what kinesalite is doing on it finish.
-      await requests.drain(STOP_GRACE_MS);
+      const stillWorking = await requests.drain(STOP_GRACE_MS);
       http1.closeAllConnections();
       for (const session of sessions) session.destroy();
       await closed;
       await new Promise<void>((resolve) => http2.close(() => resolve()));
-      // kinesalite's close() closes its LevelDB store (and its lock) before the HTTP server.
-      await new Promise<void>((resolve) => http1.close(() => resolve()));
+      if (stillWorking === 0) {
+        // kinesalite's close() closes its LevelDB store (and its lock) before the HTTP server.
+        await new Promise<void>((resolve) => http1.close(() => resolve()));
+      } else {
+        // A store closed under a request makes kinesalite throw the store's error, uncaught: leave it open (its
+        // lock held until the process ends) and close only the HTTP server.
+        process.stderr.write(`kinesalite: ${stillWorking} request(s) still at work ${STOP_GRACE_MS / 1000} s after the stop began; its store stays open\n`);
+        await new Promise<void>((resolve) => HttpServer.prototype.close.call(http1, () => resolve()));
+      }
     }),
   };
 }

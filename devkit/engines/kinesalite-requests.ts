@@ -10,9 +10,9 @@ type Handler = (request: Request, response: Response) => void;
 export interface KinesaliteRequests {
   /**
    * Refuses every request from now on with a 503 (retryable, as Kinesis's own ServiceUnavailable is), then
-   * waits for those already inside kinesalite to answer, for at most `graceMs`.
+   * waits for those already inside kinesalite to answer, for at most `graceMs`. Resolves to how many have not.
    */
-  drain(graceMs: number): Promise<void>;
+  drain(graceMs: number): Promise<number>;
 }
 
 /**
@@ -38,7 +38,8 @@ export function countKinesaliteRequests(http1: Server, servers: readonly (Server
       return;
     }
     working.add(response);
-    // kinesalite's last step is `end`: once called, nothing of the request touches the store again.
+    // kinesalite answers once its store work is queued: what it queues after (GetRecords deletes expired records
+    // after its answer) is queued in the same turn, and leveldown lets work queued before a close finish first.
     const end = response.end.bind(response) as (...args: unknown[]) => Response;
     (response as { end: (...args: unknown[]) => Response }).end = (...args: unknown[]) => {
       done(response);
@@ -57,6 +58,7 @@ export function countKinesaliteRequests(http1: Server, servers: readonly (Server
       draining = true;
       const deadline = Date.now() + graceMs;
       while (working.size > 0 && Date.now() < deadline) await sleep(5);
+      return working.size;
     },
   };
 }

@@ -1,5 +1,3 @@
-import leveldown from 'leveldown';
-
 /**
  * kinesalite keeps a persisted stream (the local stack's `.local/kinesis`) in LevelDB through leveldown 5,
  * and reaches it through subleveldown, which calls leveldown directly and so skips levelup's "Database is
@@ -31,8 +29,17 @@ const notOpen = () => new Error(NOT_OPEN_MESSAGE);
 /** The operations whose last argument is their callback, each queued to a native worker. */
 const CALLBACK_OPERATIONS = ['_put', '_get', '_del', '_batch', 'approximateSize', 'compactRange'] as const;
 
+/**
+ * Loads leveldown (only where a store is persisted: an in-memory kinesalite never loads the native addon) and
+ * guards it; idempotent.
+ */
+export async function guardLevelDown(): Promise<void> {
+  const { default: leveldown } = await import('leveldown');
+  refuseOperationsWhenNotOpen(leveldown.prototype);
+}
+
 /** Makes leveldown's operations on a database that is not open fail instead of crashing; idempotent. */
-export function refuseOperationsWhenNotOpen(prototype: Prototype = (leveldown as unknown as { prototype: Prototype }).prototype): void {
+export function refuseOperationsWhenNotOpen(prototype: Prototype): void {
   if (prototype[GUARDED]) return;
   prototype[GUARDED] = true;
   for (const name of CALLBACK_OPERATIONS) {
