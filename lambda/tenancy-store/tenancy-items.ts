@@ -17,10 +17,23 @@ export function keyOf(key: { pk: string; sk: string }): Item {
   return { pk: s(key.pk), sk: s(key.sk) };
 }
 
+/** How much of an invalid stored attribute is quoted: enough to recognise it, where a 400 KB item would flood a log. */
+const MAX_QUOTED_CHARACTERS = 80;
+
+/**
+ * `text` cut to {@link MAX_QUOTED_CHARACTERS}, with an ellipsis and its whole length when cut. The invalid retention
+ * is logged at every hourly sweep and printed by the admin CLI; a string or binary attribute (which JSON renders byte
+ * by byte, `{"0":…}`) may be as large as the item.
+ */
+function quotedCut(text: string): string {
+  if (text.length <= MAX_QUOTED_CHARACTERS) return text;
+  return `${text.slice(0, MAX_QUOTED_CHARACTERS)}… (${text.length} characters)`;
+}
+
 /**
  * A stored retention, checked with the admin CLI's rule: days, `null` (NULL: kept) or absent; anything else the CLI
  * would never write (0, a negative or fractional number, more than the maximum, a string) comes back as `invalid`,
- * the attribute as stored, and never as days, so that nothing acts on it. A number attribute may hold 38 digits
+ * the attribute as stored (cut), and never as days, so that nothing acts on it. A number attribute may hold 38 digits
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html, "Number"),
  * beyond a safe integer: `isRetentionDays` refuses those too.
  */
@@ -29,7 +42,7 @@ function retentionOf(item: Item): { days?: number | null; invalid?: string } {
   if (value === undefined) return {};
   if (value.NULL === true) return { days: null };
   if (value.N !== undefined && isRetentionDays(Number(value.N))) return { days: Number(value.N) };
-  return { invalid: JSON.stringify(value) };
+  return { invalid: quotedCut(JSON.stringify(value)) };
 }
 
 /** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */

@@ -1,4 +1,4 @@
-import { jsonSyntaxReason } from '../../shared/domain/describe-value.js';
+import { describeValue, jsonSyntaxReason } from '../../shared/domain/describe-value.js';
 import { isJsonObject as isObject, type JsonObject, type JsonValue, setMember } from '../../shared/domain/json.js';
 import { exceedsContainerLimit, MAX_JSON_CONTAINERS } from '../../shared/domain/json-limits.js';
 import { mayHoldLoneSurrogates } from '../core/validation/well-formed.js';
@@ -71,10 +71,14 @@ const SPAN_KIND_NAMES = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KI
 const STATUS_CODE_NAMES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
 const HEX = /^[0-9a-fA-F]*$/;
 
-/** Hex ids (OTLP/JSON's deviation from protobuf JSON); anything else is kept as sent and rejected by the mapping. */
+/**
+ * Hex ids (OTLP/JSON's deviation from protobuf JSON); anything else becomes `(invalid: a string of N characters)`,
+ * which the mapping rejects (it is not hex, whatever its length) and names the span by in the partial-success
+ * message: the response is kept 24 h in the idempotency record, so it never quotes what was sent.
+ */
 function idAt(object: JsonObject, camel: string, snake: string, path: string): string {
   const value = stringAt(object, camel, snake, path);
-  return HEX.test(value) ? value.toLowerCase() : `invalid:${value.slice(0, 64)}`;
+  return HEX.test(value) ? value.toLowerCase() : `(invalid: ${describeValue(value)})`;
 }
 
 function anyValue(value: unknown, path: string, depth: number): JsonValue {

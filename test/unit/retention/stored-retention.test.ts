@@ -86,6 +86,17 @@ describe('a stored retention_days the CLI would refuse', () => {
     }
   });
 
+  it.each([
+    ['a string of 400 KB (the item limit)', { S: 'x'.repeat(400_000) }],
+    ['a binary attribute, which JSON renders byte by byte', { B: new Uint8Array(100_000) }],
+  ])('quotes the stored value, %s, cut to 80 characters and its length, in the log and the report', async (_name, stored) => {
+    const { swept, errors } = await sweepWith({ org: stored });
+    const whole = JSON.stringify(stored);
+    const cut = `${whole.slice(0, 80)}… (${whole.length} characters)`;
+    expect(swept.skipped).toEqual([expect.objectContaining({ stored_retention_days: cut })]);
+    expect(errors).toEqual([{ message: expect.stringContaining('not a retention'), extra: expect.objectContaining({ stored_retention_days: cut }) }]);
+  });
+
   it('still keeps on NULL and follows the plan when absent, as the CLI writes them', async () => {
     const kept = await sweepWith({ org: { NULL: true } });
     expect(kept.bucket.keys('traces/org_id=bad/')).toEqual(kept.before);

@@ -98,8 +98,8 @@ describe('values sent are never quoted back', () => {
   });
 
   it('keeps it out of the OTLP route\'s partial success', async () => {
-    const span = (spanId: string, attributes: { key: string; value: { stringValue: string } }[], name = 'chat') => ({
-      traceId: '5b8efff798038103d269b633813fc60c',
+    const span = (spanId: string, attributes: { key: string; value: { stringValue: string } }[], name = 'chat', traceId = '5b8efff798038103d269b633813fc60c') => ({
+      traceId,
       spanId,
       name,
       kind: 3,
@@ -119,6 +119,8 @@ describe('values sent are never quoted back', () => {
                 span('eee19b7ec3c1b174', [{ key: 'gen_ai.conversation.id', value: { stringValue: LONE_CARD } }]),
                 span('eee19b7ec3c1b175', [{ key: 'gen_ai.request.model', value: { stringValue: LONG_CARD } }]),
                 span('eee19b7ec3c1b176', [{ key: 'gen_ai.input.messages', value: { stringValue: CARD } }], LONG_CARD),
+                // Ids that are not hex: the message names the span and trace it rejects by their ids.
+                span(CARD, [], 'chat', CARD),
               ],
             },
           ],
@@ -128,7 +130,8 @@ describe('values sent are never quoted back', () => {
     const response = await h.invoke(gatewayEvent({ apiKey: h.orgKey, body, route: 'otlp', headers: { 'Content-Type': 'application/json' } }));
 
     expect(response.statusCode).toBe(200);
-    expect(JSON.parse(response.body)).toMatchObject({ partialSuccess: { rejectedSpans: '3' } });
+    expect(JSON.parse(response.body)).toMatchObject({ partialSuccess: { rejectedSpans: '4' } });
+    expect(response.body).toContain('span (invalid: a string of 34 characters) of trace (invalid: a string of 34 characters)');
     expect(quoted(response.body)).toEqual([]);
   });
 

@@ -51,7 +51,7 @@ describe('OTLP/JSON decoding', () => {
   });
 
   it('rejects ids that are not hex, also when what stands for them has the length of one', () => {
-    // The decoder keeps a non-hex id as `invalid:` and what was sent: 8 + 24 characters, as long as a trace id.
+    // The decoder names a non-hex id by its length alone; the mapping must reject it whatever the length sent.
     const spans = [
       { traceId: 'x'.repeat(24), spanId: '1'.repeat(16) },
       { traceId: 'a'.repeat(32), spanId: 'y'.repeat(8) },
