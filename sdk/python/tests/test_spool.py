@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -389,3 +390,46 @@ def test_dead_owners_are_claimed_oldest_first_whatever_their_names(tmp_path: Pat
             os.utime(segment, (stamp, stamp))
     spool = Spool(tmp_path, "write")
     assert [trace_id for trace_id, _ in spool.claim_orphans().traces] == ["o1", "o2", "n1", "n2"]
+
+
+def orphan(directory: Path, owner: str, trace_ids: list[str], pid: str | None = None) -> None:
+    """A dead owner's files: a segment holding `trace_ids`, and an owner file holding `pid` (none when None)."""
+    (directory / f"{owner}.00000001.seg").write_bytes(MAGIC + b"".join(trace_record(i) for i in trace_ids))
+    if pid is not None:
+        (directory / f"{owner}.owner").write_text(pid)
+
+
+def recovered_ids(directory: Path) -> tuple[Spool, list[str]]:
+    spool = Spool(directory, "write")
+    return spool, [trace_id for trace_id, _ in spool.claim_orphans().traces]
+
+
+def test_an_owner_whose_process_lives_keeps_its_files_until_its_owner_file_is_more_than_60_s_old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    orphan(tmp_path, "other", ["t1"], str(os.getppid()))  # the process that started these tests: alive
+    (tmp_path / "idle.owner").write_text(str(os.getppid()))  # alive, no segment yet
+    # The spool's clock is mocked (an hour ago) and other.owner's time set to it: no stall of the machine makes it stale.
+    seconds = int(time.time()) - 3_600
+    os.utime(tmp_path / "other.owner", (seconds, seconds))
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    def at(now: float) -> list[str]:
+        monkeypatch.setattr("trace_ingest._spool.time", SimpleNamespace(time=lambda: now, monotonic=time.monotonic, perf_counter=time.perf_counter))
+        spool, ids = recovered_ids(tmp_path)
+        spool.close()
+        return ids
+
+    assert at(seconds + 1) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert at(seconds + 60) == []
+    assert at(seconds + 60.001) == ["t1"]
+    assert (tmp_path / "idle.owner").exists() and not (tmp_path / "other.owner").exists()
+
+
+@pytest.mark.parametrize("pid", [str(os.getpid()), "0", "", "not a pid", str(2**31 - 1)], ids=["own pid, no spool of ours", "0", "empty", "not a number", "no such process"])
+def test_an_owner_whose_pid_is_ours_but_no_spool_of_this_process_or_no_live_process_has_its_files_taken(tmp_path: Path, pid: str) -> None:
+    # The TypeScript SDK takes them too (spool.files.test.ts): an owner file that names no live process never keeps its segments.
+    orphan(tmp_path, "gone", ["t1"], pid)
+    (tmp_path / "idle.owner").write_text(pid)  # no segment: only its owner file, removed
+    spool, ids = recovered_ids(tmp_path)
+    assert ids == ["t1"]
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(spool.owner)] == []

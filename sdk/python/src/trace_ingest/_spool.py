@@ -572,10 +572,14 @@ class Spool:
         if owner in _owners_in_this_process:
             return False
         try:
-            pid = int(owner_file.read_text() or "0")
+            text = owner_file.read_bytes().decode("utf-8", "replace")
             age = time.time() - owner_file.stat().st_mtime
-        except (OSError, ValueError):
+        except OSError:
             return False
+        try:
+            pid = int(text or "0")
+        except ValueError:
+            pid = 0  # as in the TypeScript SDK: an owner file that names no process never keeps its segments
         return pid == os.getpid() or age > STALE_AFTER_SECONDS or not _pid_alive(pid)
 
 
