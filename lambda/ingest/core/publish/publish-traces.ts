@@ -9,7 +9,7 @@ import {
   type TraceReferenceRecord,
 } from '../../../shared/domain/trace-record.js';
 import { PublishIncompleteError } from '../../../shared/domain/errors.js';
-import type { IngestLogger } from '../ports.js';
+import type { IngestLogger, IngestMetrics } from '../ports.js';
 import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
 
 /**
@@ -18,7 +18,7 @@ import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
  * to be on the stream are deleted again: a trace the client is told was not accepted is not kept.
  */
 export async function publishTraces(
-  ports: { sink: TraceSink; overflow: OverflowStore; logger: IngestLogger },
+  ports: { sink: TraceSink; overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics },
   traces: readonly EncodedTrace[],
   deadline: { signal?: AbortSignal; deadlineAtMs?: number } = {},
 ): Promise<void> {
@@ -39,7 +39,7 @@ interface RecordData {
 }
 
 /** Every record's data; when an overflow object cannot be stored, nothing is published and the others are deleted. */
-async function storeRecordData(ports: { overflow: OverflowStore; logger: IngestLogger }, traces: readonly EncodedTrace[]): Promise<RecordData[]> {
+async function storeRecordData(ports: CleanupPorts, traces: readonly EncodedTrace[]): Promise<RecordData[]> {
   // Settled, not Promise.all: the objects still being written when one fails are deleted too.
   const results = await Promise.allSettled(traces.map((trace) => recordData(ports.overflow, trace)));
   const failed = results.find((result) => result.status === 'rejected');
@@ -74,14 +74,21 @@ function notOnStream(error: unknown, stored: readonly RecordData[]): string[] {
  * Deletes overflow objects no record points at. A failure is logged and leaves the answer as it is; the
  * bucket's 7-day `ExpireOverflow` rule is the backstop.
  */
-async function forgetOverflow({ overflow, logger }: { overflow: OverflowStore; logger: IngestLogger }, keys: readonly string[]): Promise<void> {
+async function forgetOverflow({ overflow, logger, metrics }: CleanupPorts, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
   try {
     await overflow.delete(keys);
   } catch (error) {
     logger.warn('overflow objects of refused traces not deleted', { keys: keys.length, error: (error as Error).message });
+    metrics?.count(OVERFLOW_NOT_DELETED_METRIC, keys.length);
   }
 }
+
+/** The ports the clean-up of overflow objects uses. */
+type CleanupPorts = { overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics };
+
+/** Overflow objects of refused traces left after a failed delete, for the 7-day rule to remove. */
+export const OVERFLOW_NOT_DELETED_METRIC = 'OverflowObjectsNotDeleted';
 
 /**
  * How many of a request's records share one partition key (and so one shard): at most 100 records and 256 KiB,

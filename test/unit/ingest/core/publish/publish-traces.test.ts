@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { KinesisTraceSink } from '../../../../../lambda/ingest/adapters/publish/kinesis-trace-sink.js';
 import { S3OverflowStore } from '../../../../../lambda/ingest/adapters/publish/s3-overflow-store.js';
-import { type EncodedTrace, publishTraces } from '../../../../../lambda/ingest/core/publish/publish-traces.js';
+import { type EncodedTrace, OVERFLOW_NOT_DELETED_METRIC, publishTraces } from '../../../../../lambda/ingest/core/publish/publish-traces.js';
 import { PublishIncompleteError } from '../../../../../lambda/shared/domain/errors.js';
 import { MAX_INLINE_RECORD_BYTES, overflowObjectKey } from '../../../../../lambda/shared/domain/trace-record.js';
 import { traceContext } from '../../../../../devkit/builders/landing-builders.js';
@@ -30,7 +30,9 @@ function publish(traces: readonly EncodedTrace[]) {
   const logger = { warn: (message: string, extra: Record<string, unknown>) => void warnings.push({ message, extra }), error: () => undefined };
   const sink = new KinesisTraceSink(kinesis as unknown as KinesisClient, 'traces', POLICY, async () => undefined);
   const overflow = new S3OverflowStore(s3 as unknown as S3Client, BUCKET);
-  return { done: publishTraces({ sink, overflow, logger }, traces), warnings };
+  const counted: Array<[string, number]> = [];
+  const metrics = { count: (name: string, value: number) => void counted.push([name, value]) };
+  return { done: publishTraces({ sink, overflow, logger, metrics }, traces), warnings, counted };
 }
 
 const refused = () => Object.assign(new Error('denied'), { name: 'AccessDeniedException', $fault: 'client' });
@@ -95,12 +97,22 @@ describe('publishTraces: overflow objects of traces not accepted', () => {
     expect(deletedKeys()).toEqual([keyOf(traces[100]!)]);
   });
 
-  it('logs a failed clean-up with the number of keys and fails with the publish error, not the delete error', async () => {
+  it('logs and counts a failed clean-up with the number of keys, and fails with the publish error, not the delete error', async () => {
     kinesis.on(PutRecordsCommand).rejects(refused());
     s3.on(DeleteObjectCommand).rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied' }));
-    const { done, warnings } = publish([trace(0, true), trace(1, true)]);
+    const { done, warnings, counted } = publish([trace(0, true), trace(1, true)]);
 
     await expect(done).rejects.toMatchObject({ name: 'PublishIncompleteError', dependency: 'kinesis', nothingWritten: true });
     expect(warnings).toEqual([{ message: 'overflow objects of refused traces not deleted', extra: { keys: 2, error: expect.stringContaining('AccessDenied') } }]);
+    expect(counted).toEqual([[OVERFLOW_NOT_DELETED_METRIC, 2]]);
+  });
+
+  it('counts nothing when the clean-up succeeds', async () => {
+    kinesis.on(PutRecordsCommand).rejects(refused());
+    const { done, warnings, counted } = publish([trace(0, true)]);
+
+    await expect(done).rejects.toBeInstanceOf(PublishIncompleteError);
+    expect(warnings).toEqual([]);
+    expect(counted).toEqual([]);
   });
 });
