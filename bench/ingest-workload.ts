@@ -79,7 +79,7 @@ export function fakedIngestHandler(onPublish: (records: readonly StreamRecord[])
           onPublish(records);
         },
       },
-      overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
+      overflow: { put: async (k: string) => ({ bucket: 'b', key: k }), delete: async () => undefined },
     },
     idempotency: false,
     logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),

@@ -110,7 +110,7 @@ async function startFakeAws(defer: (c: () => unknown) => void): Promise<Target> 
       tenancy: { getApiKeyByHash: async () => key, getOrganization: async () => org, getPlan: async () => undefined, workspaceExists: async () => true },
       rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
       sink: { publish: async () => undefined },
-      overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) },
+      overflow: { put: async (k: string) => ({ bucket: 'b', key: k }), delete: async () => undefined },
     },
     idempotency: false,
     logger: new Logger({ serviceName: 'bench-ingest', logLevel: 'SILENT' }),

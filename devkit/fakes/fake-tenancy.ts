@@ -36,7 +36,7 @@ export function rateWindowsOnlyIngest({ dynamodb, rateTable, tenancy, rateLeases
   return composeIngest({
     resources: { rateTable },
     clients: { dynamodb },
-    ports: { tenancy, sink: { publish: async () => undefined }, overflow: { put: async (key: string) => ({ bucket: 'b', key }) } },
+    ports: { tenancy, sink: { publish: async () => undefined }, overflow: { put: async (key: string) => ({ bucket: 'b', key }), delete: async () => undefined } },
     idempotency: false,
     rateLeases,
     ...quietTelemetry(serviceName),

@@ -14,7 +14,7 @@ import type { IngestDeps } from './core/ports.js';
 import type { Arrival } from './core/ingest-types.js';
 
 export interface IngestHandlerOptions {
-  deps: Omit<IngestDeps, 'logger'>;
+  deps: Omit<IngestDeps, 'logger' | 'metrics'>;
   logger: Logger;
   metrics: Metrics;
   /** Microseconds since the epoch; injectable so tests can pin the clock. */
@@ -113,6 +113,7 @@ export function createIngestHandler(options: IngestHandlerOptions) {
   const deps: IngestDeps = {
     ...options.deps,
     logger: { warn: (message, extra) => logger.warn(message, extra), error: (message, extra) => logger.error(message, extra) },
+    metrics: { count: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
   };
 
   const ingest = async (event: GatewayEvent, context: Context): Promise<APIGatewayProxyResult> => {

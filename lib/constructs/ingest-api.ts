@@ -197,12 +197,15 @@ export class IngestApi extends Construct {
       }),
     );
     this.handler.addToRolePolicy(new PolicyStatement({ actions: ['kinesis:PutRecords', 'kinesis:PutRecord'], resources: [props.stream.streamArn] }));
-    this.handler.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [props.bucket.arnForObjects(`${props.overflowPrefix}*`)] }));
+    // DeleteObject: the objects of traces a failed publish did not put on the stream are deleted again.
+    this.handler.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [props.bucket.arnForObjects(`${props.overflowPrefix}*`)] }),
+    );
     acknowledgePrefixWildcards(
       this.handler.role ?? this.handler,
       props.bucket,
       [props.overflowPrefix],
-      'Oversized traces are written under the overflow prefix with keys chosen per request; no other prefix is writable.',
+      'Oversized traces are written (and, when their publish fails, deleted) under the overflow prefix with keys chosen per request; no other prefix is writable.',
     );
   }
 

@@ -59,7 +59,7 @@ const handler = composeIngest({
   ports: {
     tenancy,
     rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined },
-    overflow: { put: async (key: string) => ({ bucket: 'b', key }) },
+    overflow: { put: async (key: string) => ({ bucket: 'b', key }), delete: async () => undefined },
   },
   idempotency: false,
   ...quietTelemetry('measure'),

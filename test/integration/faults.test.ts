@@ -26,7 +26,7 @@ describe('faults against DynamoDB Local and kinesalite', () => {
     const handler = composeIngest({
       resources: { tenancyTable: tables.tenancy, rateTable: tables.rate, traceStream: stream },
       clients: { dynamodb: engines.dynamodb, kinesis: kinesisClient },
-      ports: { tenancy: engines.tenancy, overflow: { put: async () => Promise.reject(new Error('no overflow expected')) } },
+      ports: { tenancy: engines.tenancy, overflow: { put: async () => Promise.reject(new Error('no overflow expected')), delete: async () => undefined } },
       idempotency: false,
       retries: { rateWindows: { maxAttempts: rateAttempts, baseDelayMs: 5, maxDelayMs: 40 }, publish: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 } },
       ...quietTelemetry('it'),

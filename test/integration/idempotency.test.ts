@@ -36,7 +36,7 @@ describe('Idempotency-Key', () => {
             published.push(...records);
           },
         },
-        overflow: { put: async () => Promise.reject(new Error('unused')) },
+        overflow: { put: async () => Promise.reject(new Error('unused')), delete: async () => undefined },
       },
       ...quietTelemetry('it'),
     });
@@ -124,7 +124,7 @@ describe('Idempotency-Key', () => {
           tenancy: engines.tenancy,
           rateLimiter: new DynamoDbRateLimiter(engines.dynamodb, tables.rate),
           sink: { publish: async (records) => void published.push(...records) },
-          overflow: { put: async () => Promise.reject(new Error('unused')) },
+          overflow: { put: async () => Promise.reject(new Error('unused')), delete: async () => undefined },
         },
         ...quietTelemetry('it'),
       });

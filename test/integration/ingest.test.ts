@@ -23,7 +23,7 @@ describe('ingest against DynamoDB Local and kinesalite', () => {
     const handler = composeIngest({
       resources: { rateTable: tables.rate },
       clients: { dynamodb: engines.dynamodb },
-      ports: { tenancy: engines.tenancy, sink, overflow: { put: async () => Promise.reject(new Error('no overflow expected')) } },
+      ports: { tenancy: engines.tenancy, sink, overflow: { put: async () => Promise.reject(new Error('no overflow expected')), delete: async () => undefined } },
       idempotency: false,
       retries: { rateWindows: { maxAttempts: 8, baseDelayMs: 10, maxDelayMs: 200 } },
       ...quietTelemetry('it'),

@@ -20,6 +20,13 @@ export interface IngestDeps {
   /** Makes the `trace_id` of a trace sent without one. */
   newId: () => string;
   logger: IngestLogger;
+  /** Absent: nothing is counted (the handler gives its CloudWatch metrics). */
+  metrics?: IngestMetrics;
+}
+
+/** The counters the ingest core adds to (the handler's Powertools `Metrics` behind them). */
+export interface IngestMetrics {
+  count(name: string, value: number): void;
 }
 
 /** The levels of the structured logger the ingest core writes to (Powertools' `Logger` fits). */

@@ -11,20 +11,26 @@ export class DependencyUnavailableError extends Error {
 }
 
 /**
- * Publishing failed after its retries, but not necessarily for every record: `notWritten` records
- * are known to be absent from the stream (the service refused them); the others were written or
- * may have been (a timeout or a lost connection leaves the outcome unknown).
+ * Publishing failed after its retries, but not necessarily for every record: the records at
+ * `notWrittenIndexes` (positions in the published batch) are known to be absent from the stream (the
+ * service refused them); the others were written or may have been (a timeout or a lost connection
+ * leaves the outcome unknown).
  */
 export class PublishIncompleteError extends DependencyUnavailableError {
   override name = 'PublishIncompleteError';
   constructor(
     dependency: string,
     message: string,
-    readonly notWritten: number,
+    readonly notWrittenIndexes: readonly number[],
     readonly total: number,
     options?: { cause?: unknown },
   ) {
     super(dependency, message, options);
+  }
+
+  /** How many records are known not to be on the stream. */
+  get notWritten(): number {
+    return this.notWrittenIndexes.length;
   }
 
   /** True when nothing of the batch can be on the stream. */

@@ -109,7 +109,7 @@ describe('functions', () => {
           resources: [arn(stack.tables.rateTable)],
         },
         { actions: ['kinesis:PutRecord', 'kinesis:PutRecords'], resources: [arn(stack.traceStream.stream)] },
-        { actions: ['s3:PutObject'], resources: [objects('overflow/')] },
+        { actions: ['s3:DeleteObject', 's3:PutObject'], resources: [objects('overflow/')] },
       ]),
     );
   });

@@ -90,6 +90,8 @@ const RESOURCES_OF: Record<keyof FunctionEntries, Record<string, string[]>> = {
     'dynamodb:DeleteItem': ['rateTable'],
     'kinesis:PutRecords': ['stream'],
     's3:PutObject': objects(DATA_PREFIXES.overflow),
+    // Only the overflow objects of its own refused traces.
+    's3:DeleteObject': objects(DATA_PREFIXES.overflow),
   },
   landing: {
     's3:GetObject': objects(DATA_PREFIXES.overflow),

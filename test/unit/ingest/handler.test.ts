@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { ProvisionedThroughputExceededException, PutRecordsCommand } from '@aws-sdk/client-kinesis';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import 'aws-sdk-client-mock-jest';
 import { MAX_DECODED_BODY_BYTES } from '../../../lambda/shared/request-limits.js';
@@ -472,6 +472,42 @@ describe('POST /v1/traces/ingest, in the order of docs/contract.md §1', () => {
       expect(put?.Key).toMatch(/^overflow\/org_id=acme\/dt=2026-11-22\//);
       const stored = JSON.parse(gunzipSync(put?.Body as Uint8Array).toString()) as InlineTraceRecord;
       expect(stored.trace.spans[0]?.output).toBe(JSON.stringify(random));
+    });
+
+    describe('a large trace the publish refused leaves no overflow object (issue 38)', () => {
+      const large = () => buildTrace({ spans: [buildSpan({ output: JSON.stringify(incompressibleText(1_300_000)) })] });
+      const throttled = () => new ProvisionedThroughputExceededException({ message: 'throttled', $metadata: { httpStatusCode: 400 } });
+
+      it('deletes the object when nothing was accepted', async () => {
+        kinesisMock.on(PutRecordsCommand).rejects(throttled());
+        const response = await post(h, { traces: [large()] });
+        expect(response.statusCode).toBe(503);
+        expect(body(response)).toMatchObject({ detail: expect.stringMatching(/nothing was accepted/) });
+        const key = s3Mock.commandCalls(PutObjectCommand)[0]?.args[0].input.Key;
+        expect(key).toMatch(/^overflow\//);
+        expect(s3Mock).toHaveReceivedCommandTimes(DeleteObjectCommand, 1);
+        expect(s3Mock).toHaveReceivedCommandWith(DeleteObjectCommand, { Bucket: 'data-bucket', Key: key });
+      });
+
+      it('keeps the object when the batch may have been accepted', async () => {
+        kinesisMock.on(PutRecordsCommand).rejects(Object.assign(new Error('socket timed out'), { name: 'TimeoutError' }));
+        const response = await post(h, { traces: [large()] });
+        expect(body(response)).toMatchObject({ may_have_been_accepted: true });
+        expect(s3Mock).toHaveReceivedCommandTimes(PutObjectCommand, 1);
+        expect(s3Mock).not.toHaveReceivedCommand(DeleteObjectCommand);
+      });
+
+      it('answers the same 503 when the delete fails', async () => {
+        kinesisMock.on(PutRecordsCommand).rejects(throttled());
+        const trace = large();
+        const cleaned = await post(h, { traces: [trace] });
+        s3Mock.on(DeleteObjectCommand).rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied' }));
+        const leftBehind = await post(h, { traces: [trace] });
+        expect(s3Mock).toHaveReceivedCommandTimes(DeleteObjectCommand, 2);
+        // The request id is each request's own; everything else is the answer.
+        const answer = (response: APIGatewayProxyResult) => ({ status: response.statusCode, retryAfter: response.headers?.['Retry-After'], body: { ...body(response), request_id: undefined } });
+        expect(answer(leftBehind)).toEqual(answer(cleaned));
+      });
     });
   });
 

@@ -35,7 +35,7 @@ describe('partition keys: a request travels in chunks, each on one shard', () =>
         traceId: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
         data: Buffer.alloc(500),
       }));
-      await publishTraces({ sink: { publish: async (records) => void published.push(...records) }, overflow: { put: async () => ({ bucket: 'b', key: 'k' }) } }, traces);
+      await publishTraces({ sink: { publish: async (records) => void published.push(...records) }, overflow: { put: async () => ({ bucket: 'b', key: 'k' }), delete: async () => undefined }, logger: { warn: () => undefined, error: () => undefined } }, traces);
       return published.map((record) => record.partitionKey);
     };
     const first = await publish();

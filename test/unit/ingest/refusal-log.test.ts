@@ -11,7 +11,7 @@ function handlerLoggingTo(orgId: string) {
   const logger = new Logger({ serviceName: 'test', logLevel: 'SILENT' });
   const info = jest.spyOn(logger, 'info');
   const handler = composeIngest({
-    ports: { tenancy, rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined }, sink: { publish: async () => undefined }, overflow: { put: async (k: string) => ({ bucket: 'b', key: k }) } },
+    ports: { tenancy, rateLimiter: { reserve: async () => ({ allowed: true }), release: async () => undefined }, sink: { publish: async () => undefined }, overflow: { put: async (k: string) => ({ bucket: 'b', key: k }), delete: async () => undefined } },
     idempotency: false,
     logger,
     metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),

@@ -85,8 +85,8 @@ export function chunkForPutRecords(records: readonly StreamRecord[], limits: { r
  *
  * A call that timed out or lost its connection may have been written: its entries are resent (the
  * copies carry the same `record_id`, so they land once) but are never reported as not written. When
- * the retries run out, the {@link PublishIncompleteError} counts only the entries the service itself
- * refused on their every attempt.
+ * the retries run out, the {@link PublishIncompleteError} names (by position in `records`) only the entries
+ * the service itself refused on their every attempt.
  */
 export class KinesisTraceSink implements TraceSink {
   constructor(
@@ -101,16 +101,19 @@ export class KinesisTraceSink implements TraceSink {
   async publish(records: readonly StreamRecord[], options: PublishOptions = {}): Promise<void> {
     // Settled, not Promise.all: a failed chunk must not hide the chunks still in flight.
     const chunks = chunkForPutRecords(records, PUBLISH_CALL_MAX);
-    const results = await Promise.allSettled(chunks.map((chunk) => this.publishChunk(chunk, options)));
+    // Chunks keep the records' order, so a chunk's first record is at the sum of the lengths before it.
+    const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.length, 0));
+    const results = await Promise.allSettled(chunks.map((chunk, i) => this.publishChunk(chunk, offsets[i]!, options)));
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
     if (failures.length === 0) return;
-    const notWritten = failures.reduce((sum: number, failure) => sum + (failure instanceof PublishIncompleteError ? failure.notWritten : 0), 0);
+    const notWritten = failures.flatMap((failure) => (failure instanceof PublishIncompleteError ? failure.notWrittenIndexes : []));
     const first = failures[0] as Error;
     throw new PublishIncompleteError('kinesis', first.message, notWritten, records.length, { cause: first });
   }
 
-  private async publishChunk(chunk: readonly StreamRecord[], { signal, deadlineAtMs }: PublishOptions): Promise<void> {
+  private async publishChunk(chunk: readonly StreamRecord[], offset: number, { signal, deadlineAtMs }: PublishOptions): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
+    const indexOf = new Map(pending.map((entry, i) => [entry, offset + i]));
     const bytesOf = (entries: readonly PutRecordsRequestEntry[]) =>
       entries.reduce((sum, e) => sum + (e.Data?.byteLength ?? 0) + Buffer.byteLength(e.PartitionKey ?? '', 'utf8'), 0);
     // Entries some attempt may have written without saying so; they can never count as not written.
@@ -118,7 +121,7 @@ export class KinesisTraceSink implements TraceSink {
     let unknownOutcomes = 0;
     const giveUp = (failure: unknown, attempts: number) => {
       const error = publishFailed(failure, attempts);
-      const notWritten = pending.filter((entry) => !maybeWritten.has(entry)).length;
+      const notWritten = pending.filter((entry) => !maybeWritten.has(entry)).map((entry) => indexOf.get(entry)!);
       return new PublishIncompleteError('kinesis', error.message, notWritten, chunk.length, { cause: error.cause });
     };
     await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {

@@ -19,4 +19,6 @@ export interface TraceSink {
 /** Stores the body of a trace too large for one stream record. */
 export interface OverflowStore {
   put(key: string, body: Uint8Array): Promise<{ bucket: string; key: string }>;
+  /** Deletes objects `put` stored, a key already gone included; throws when one may remain. */
+  delete(keys: readonly string[]): Promise<void>;
 }

@@ -8,26 +8,87 @@ import {
   TRACE_RECORD_VERSION,
   type TraceReferenceRecord,
 } from '../../../shared/domain/trace-record.js';
+import { PublishIncompleteError } from '../../../shared/domain/errors.js';
+import type { IngestLogger, IngestMetrics } from '../ports.js';
 import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
 
 /**
  * Puts the accepted traces on the stream, all or an error. A trace too large for one record goes
- * to S3 first and the stream carries a pointer to it.
+ * to S3 first and the stream carries a pointer to it. On an error, the objects of the records known not
+ * to be on the stream are deleted again: a trace the client is told was not accepted is not kept.
  */
 export async function publishTraces(
-  ports: { sink: TraceSink; overflow: OverflowStore },
+  ports: { sink: TraceSink; overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics },
   traces: readonly EncodedTrace[],
   deadline: { signal?: AbortSignal; deadlineAtMs?: number } = {},
 ): Promise<void> {
-  const data = await Promise.all(traces.map((trace) => recordData(ports.overflow, trace)));
+  const stored = await storeRecordData(ports, traces);
+  const records = partitionRecords(traces, stored.map(({ data }) => data));
+  try {
+    await ports.sink.publish(records, { signal: deadline.signal, deadlineAtMs: deadline.deadlineAtMs });
+  } catch (error) {
+    await forgetOverflow(ports, notOnStream(error, stored));
+    throw error;
+  }
+}
+
+/** One record's data, and the overflow object it points at, if any. */
+interface RecordData {
+  data: Uint8Array;
+  overflowKey?: string;
+}
+
+/** Every record's data; when an overflow object cannot be stored, nothing is published and the others are deleted. */
+async function storeRecordData(ports: CleanupPorts, traces: readonly EncodedTrace[]): Promise<RecordData[]> {
+  // Settled, not Promise.all: the objects still being written when one fails are deleted too.
+  const results = await Promise.allSettled(traces.map((trace) => recordData(ports.overflow, trace)));
+  const failed = results.find((result) => result.status === 'rejected');
+  if (!failed) return results.map((result) => (result as PromiseFulfilledResult<RecordData>).value);
+  await forgetOverflow(ports, results.flatMap((result) => (result.status === 'fulfilled' && result.value.overflowKey ? [result.value.overflowKey] : [])));
+  throw failed.reason;
+}
+
+/** The records, each with its partition key. */
+function partitionRecords(traces: readonly EncodedTrace[], data: readonly Uint8Array[]): StreamRecord[] {
   const chunks = new Map<string, PartitionChunks>();
-  const records = data.map((bytes, i): StreamRecord => {
+  return data.map((bytes, i): StreamRecord => {
     const owner = requestIdentityOf(traces[i]!.context);
     const ownChunks = chunks.get(owner) ?? chunks.set(owner, new PartitionChunks(owner)).get(owner)!;
     return { partitionKey: ownChunks.keyFor(bytes.byteLength), data: bytes };
   });
-  await ports.sink.publish(records, { signal: deadline.signal, deadlineAtMs: deadline.deadlineAtMs });
 }
+
+/**
+ * The overflow keys of the records a failed publish names as not on the stream. Any other error leaves every
+ * outcome unknown: a record that may be on the stream keeps its object, or the landing would find it gone.
+ */
+function notOnStream(error: unknown, stored: readonly RecordData[]): string[] {
+  if (!(error instanceof PublishIncompleteError)) return [];
+  return error.notWrittenIndexes.flatMap((index) => {
+    const key = stored[index]?.overflowKey;
+    return key ? [key] : [];
+  });
+}
+
+/**
+ * Deletes overflow objects no record points at. A failure is logged and leaves the answer as it is; the
+ * bucket's 7-day `ExpireOverflow` rule is the backstop.
+ */
+async function forgetOverflow({ overflow, logger, metrics }: CleanupPorts, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  try {
+    await overflow.delete(keys);
+  } catch (error) {
+    logger.warn('overflow objects of refused traces not deleted', { keys: keys.length, error: (error as Error).message });
+    metrics?.count(OVERFLOW_NOT_DELETED_METRIC, keys.length);
+  }
+}
+
+/** The ports the clean-up of overflow objects uses. */
+type CleanupPorts = { overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics };
+
+/** Overflow objects of refused traces left after a failed delete, for the 7-day rule to remove. */
+export const OVERFLOW_NOT_DELETED_METRIC = 'OverflowObjectsNotDeleted';
 
 /**
  * How many of a request's records share one partition key (and so one shard): at most 100 records and 256 KiB,
@@ -82,16 +143,16 @@ function requestIdentityOf(context: TraceContext): string {
 }
 
 /** The record's data: the encoded trace, or a pointer to it in S3 when it is too large for one record. */
-async function recordData(overflow: OverflowStore, { context, index, traceId, data }: EncodedTrace): Promise<Uint8Array> {
+async function recordData(overflow: OverflowStore, { context, index, traceId, data }: EncodedTrace): Promise<RecordData> {
   // Measured with the trace id, the length of the partition key it used to have: the bound keeps its margin.
-  if (data.byteLength + traceId.length <= MAX_INLINE_RECORD_BYTES) return data;
+  if (data.byteLength + traceId.length <= MAX_INLINE_RECORD_BYTES) return { data };
   const stored = await overflow.put(overflowObjectKey(context, index, traceId), data);
   const pointer: TraceReferenceRecord = {
     v: TRACE_RECORD_VERSION,
     context,
     ref: { ...stored, bytes: data.byteLength, trace_id: traceId },
   };
-  return compressRecordJson(JSON.stringify(pointer));
+  return { data: compressRecordJson(JSON.stringify(pointer)), overflowKey: stored.key };
 }
 
 /** An accepted trace, already serialised and compressed as its stream record. */
