@@ -18,7 +18,7 @@ import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';
  * to be on the stream are deleted again: a trace the client is told was not accepted is not kept.
  */
 export async function publishTraces(
-  ports: { sink: TraceSink; overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics },
+  ports: { sink: TraceSink } & CleanupPorts,
   traces: readonly EncodedTrace[],
   deadline: { signal?: AbortSignal; deadlineAtMs?: number } = {},
 ): Promise<void> {
@@ -71,21 +71,33 @@ function notOnStream(error: unknown, stored: readonly RecordData[]): string[] {
 }
 
 /**
- * Deletes overflow objects no record points at. A failure is logged and leaves the answer as it is; the
- * bucket's 7-day `ExpireOverflow` rule is the backstop.
+ * Deletes overflow objects no record points at, within `OVERFLOW_CLEANUP_BUDGET_MS`: the client's answer waits on
+ * it, and an S3 that answers slowly (its client tries 3 times, 5 s each) must not hold the answer past the
+ * function's deadline. A failed or late delete is logged and leaves the answer as it is; the bucket's 7-day
+ * `ExpireOverflow` rule is the backstop.
  */
-async function forgetOverflow({ overflow, logger, metrics }: CleanupPorts, keys: readonly string[]): Promise<void> {
+async function forgetOverflow({ overflow, logger, metrics, cleanupBudgetMs = OVERFLOW_CLEANUP_BUDGET_MS }: CleanupPorts, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  try {
-    await overflow.delete(keys);
-  } catch (error) {
-    logger.warn('overflow objects of refused traces not deleted', { keys: keys.length, error: (error as Error).message });
-    metrics?.count(OVERFLOW_NOT_DELETED_METRIC, keys.length);
-  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Error>((resolve) => {
+    timer = setTimeout(() => resolve(new Error(`no answer within ${cleanupBudgetMs} ms`)), cleanupBudgetMs);
+  });
+  const deleted = overflow.delete(keys).then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
+  const failure = await Promise.race([deleted, late]);
+  clearTimeout(timer);
+  if (failure === undefined) return;
+  logger.warn('overflow objects of refused traces not deleted', { keys: keys.length, error: failure.message });
+  metrics?.count(OVERFLOW_NOT_DELETED_METRIC, keys.length);
 }
 
-/** The ports the clean-up of overflow objects uses. */
-type CleanupPorts = { overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics };
+/** The ports the clean-up of overflow objects uses; `cleanupBudgetMs` is there for tests. */
+type CleanupPorts = { overflow: OverflowStore; logger: IngestLogger; metrics?: IngestMetrics; cleanupBudgetMs?: number };
+
+/** How long a failed request's answer waits for its overflow objects to be deleted. */
+export const OVERFLOW_CLEANUP_BUDGET_MS = 1_000;
 
 /** Overflow objects of refused traces left after a failed delete, for the 7-day rule to remove. */
 export const OVERFLOW_NOT_DELETED_METRIC = 'OverflowObjectsNotDeleted';

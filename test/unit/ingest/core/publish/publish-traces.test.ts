@@ -25,14 +25,14 @@ function trace(index: number, large: boolean): EncodedTrace {
 }
 const keyOf = (t: EncodedTrace) => overflowObjectKey(t.context, t.index, t.traceId);
 
-function publish(traces: readonly EncodedTrace[]) {
+function publish(traces: readonly EncodedTrace[], cleanupBudgetMs?: number) {
   const warnings: Array<{ message: string; extra: Record<string, unknown> }> = [];
   const logger = { warn: (message: string, extra: Record<string, unknown>) => void warnings.push({ message, extra }), error: () => undefined };
   const sink = new KinesisTraceSink(kinesis as unknown as KinesisClient, 'traces', POLICY, async () => undefined);
   const overflow = new S3OverflowStore(s3 as unknown as S3Client, BUCKET);
   const counted: Array<[string, number]> = [];
   const metrics = { count: (name: string, value: number) => void counted.push([name, value]) };
-  return { done: publishTraces({ sink, overflow, logger, metrics }, traces), warnings, counted };
+  return { done: publishTraces({ sink, overflow, logger, metrics, cleanupBudgetMs }, traces), warnings, counted };
 }
 
 const refused = () => Object.assign(new Error('denied'), { name: 'AccessDeniedException', $fault: 'client' });
@@ -105,6 +105,16 @@ describe('publishTraces: overflow objects of traces not accepted', () => {
     await expect(done).rejects.toMatchObject({ name: 'PublishIncompleteError', dependency: 'kinesis', nothingWritten: true });
     expect(warnings).toEqual([{ message: 'overflow objects of refused traces not deleted', extra: { keys: 2, error: expect.stringContaining('AccessDenied') } }]);
     expect(counted).toEqual([[OVERFLOW_NOT_DELETED_METRIC, 2]]);
+  });
+
+  it('answers without waiting past its budget for an S3 that does not answer the delete, and logs and counts it', async () => {
+    kinesis.on(PutRecordsCommand).rejects(refused());
+    s3.on(DeleteObjectCommand).callsFake(() => new Promise(() => undefined));
+    const { done, warnings, counted } = publish([trace(0, true)], 20);
+
+    await expect(done).rejects.toMatchObject({ name: 'PublishIncompleteError', nothingWritten: true });
+    expect(warnings).toEqual([{ message: 'overflow objects of refused traces not deleted', extra: { keys: 1, error: 'no answer within 20 ms' } }]);
+    expect(counted).toEqual([[OVERFLOW_NOT_DELETED_METRIC, 1]]);
   });
 
   it('counts nothing when the clean-up succeeds', async () => {
