@@ -425,7 +425,7 @@ def test_an_owner_whose_process_lives_keeps_its_files_until_its_owner_file_is_mo
     assert (tmp_path / "idle.owner").exists() and not (tmp_path / "other.owner").exists()
 
 
-@pytest.mark.parametrize("pid", [str(os.getpid()), "0", "", "not a pid", str(2**31 - 1)], ids=["own pid, no spool of ours", "0", "empty", "not a number", "no such process"])
+@pytest.mark.parametrize("pid", [str(os.getpid()), "0", "", "not a pid", str(2**31 - 1), "99999999999"], ids=["own pid, no spool of ours", "0", "empty", "not a number", "no such process", "past the int range"])
 def test_an_owner_whose_pid_is_ours_but_no_spool_of_this_process_or_no_live_process_has_its_files_taken(tmp_path: Path, pid: str) -> None:
     # The TypeScript SDK takes them too (spool.files.test.ts): an owner file that names no live process never keeps its segments.
     orphan(tmp_path, "gone", ["t1"], pid)

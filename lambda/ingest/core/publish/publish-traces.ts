@@ -27,7 +27,7 @@ export async function publishTraces(
   try {
     await ports.sink.publish(records, { signal: deadline.signal, deadlineAtMs: deadline.deadlineAtMs });
   } catch (error) {
-    await forgetOverflow(ports, notOnStream(error, stored));
+    await forgetOverflow(ports, notOnStream(error, stored), deadline.deadlineAtMs);
     throw error;
   }
 }
@@ -71,16 +71,30 @@ function notOnStream(error: unknown, stored: readonly RecordData[]): string[] {
 }
 
 /**
- * Deletes overflow objects no record points at, within `OVERFLOW_CLEANUP_BUDGET_MS`: the client's answer waits on
- * it, and an S3 that answers slowly (its client tries 3 times, 5 s each) must not hold the answer past the
- * function's deadline. A failed or late delete is logged and leaves the answer as it is; the bucket's 7-day
- * `ExpireOverflow` rule is the backstop.
+ * Deletes overflow objects no record points at, within `OVERFLOW_CLEANUP_BUDGET_MS` and never past `deadlineAtMs`
+ * (when the work stops, DEADLINE_MARGIN_MS before the function's timeout): the client's answer, the quota's
+ * give-back and the Idempotency-Key's release all wait on it, and an S3 that answers slowly (its client tries 3
+ * times, 5 s each) must not take the margin they need. A failed, late or skipped delete is logged and leaves the
+ * answer as it is; the bucket's 7-day `ExpireOverflow` rule is the backstop.
  */
-async function forgetOverflow({ overflow, logger, metrics, cleanupBudgetMs = OVERFLOW_CLEANUP_BUDGET_MS }: CleanupPorts, keys: readonly string[]): Promise<void> {
+async function forgetOverflow(
+  { overflow, logger, metrics, cleanupBudgetMs = OVERFLOW_CLEANUP_BUDGET_MS }: CleanupPorts,
+  keys: readonly string[],
+  deadlineAtMs?: number,
+): Promise<void> {
   if (keys.length === 0) return;
+  const budgetMs = Math.min(cleanupBudgetMs, deadlineAtMs === undefined ? Infinity : deadlineAtMs - Date.now());
+  const failure = budgetMs <= 0 ? new Error('no time left before the deadline') : await deleteWithin(overflow, keys, budgetMs);
+  if (failure === undefined) return;
+  logger.warn('overflow objects of refused traces not deleted', { keys: keys.length, error: failure.message });
+  metrics?.count(OVERFLOW_NOT_DELETED_METRIC, keys.length);
+}
+
+/** The delete's error, or one saying it did not answer within `budgetMs`; undefined once deleted. */
+async function deleteWithin(overflow: OverflowStore, keys: readonly string[], budgetMs: number): Promise<Error | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Error>((resolve) => {
-    timer = setTimeout(() => resolve(new Error(`no answer within ${cleanupBudgetMs} ms`)), cleanupBudgetMs);
+    timer = setTimeout(() => resolve(new Error(`no answer within ${Math.ceil(budgetMs)} ms`)), budgetMs);
   });
   const deleted = overflow.delete(keys).then(
     () => undefined,
@@ -88,9 +102,7 @@ async function forgetOverflow({ overflow, logger, metrics, cleanupBudgetMs = OVE
   );
   const failure = await Promise.race([deleted, late]);
   clearTimeout(timer);
-  if (failure === undefined) return;
-  logger.warn('overflow objects of refused traces not deleted', { keys: keys.length, error: failure.message });
-  metrics?.count(OVERFLOW_NOT_DELETED_METRIC, keys.length);
+  return failure;
 }
 
 /** The ports the clean-up of overflow objects uses; `cleanupBudgetMs` is there for tests. */

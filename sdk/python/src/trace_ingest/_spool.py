@@ -605,6 +605,9 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    except OverflowError:
+        # A pid past the C int range (a corrupt owner file) names no process; as TypeScript's kill treats it.
+        return False
     return True
 
 
