@@ -40,6 +40,16 @@ const javaNotFound = () => new JavaNotFoundError('DynamoDB Local needs Java 17+ 
 const HOST = '127.0.0.1';
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
+/**
+ * How long the in-process engines keep an idle keep-alive connection (Node's default is 5 s). A server that closes
+ * one races a client that picks it from its pool at that moment, and the client reads ECONNRESET. The AWS SDK
+ * retries that, but not inside jest: the error is made by Node's own realm, the SDK's retry middleware (loaded in
+ * the test's vm context) finds it is not `instanceof Error`, wraps it as "AWS SDK error wrapper for TimeoutError:
+ * read ECONNRESET" without its name, and gives up at once. A loaded machine, its event loop busy decoding Parquet,
+ * widened that race until a compaction test failed in CI. So the engines keep idle connections for the length
+ * of any test, and the clients' own close (or the engine's stop) ends them.
+ */
+const IDLE_KEEP_ALIVE_MS = 10 * 60_000;
 const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0');
 
 /** Finds a free TCP port on the loopback interface. */
@@ -228,6 +238,7 @@ export async function startKinesalite(opts: EngineOptions = {}): Promise<Engine>
     deleteStreamMs: 10,
     updateStreamMs: 10,
   });
+  http1.keepAliveTimeout = IDLE_KEEP_ALIVE_MS;
   const http2 = createHttp2Server();
   const requests = countKinesaliteRequests(http1, [http1, http2]);
   const sessions = new Set<Http2Session>();
@@ -301,6 +312,7 @@ export async function startS3rver(opts: EngineOptions = {}): Promise<Engine> {
   encodeContinuationTokensPortably(s3rver as unknown as S3rverListingInternals);
   listWithDelimiterAsS3Does(s3rver.store as S3rverListingStore);
   const { port } = await s3rver.run();
+  if (s3rver.httpServer) s3rver.httpServer.keepAliveTimeout = IDLE_KEEP_ALIVE_MS;
   return {
     endpoint: `http://${HOST}:${port}`,
     stop: once(async () => {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -155,6 +156,30 @@ describe('local engines', () => {
       }
     } finally {
       client.destroy();
+    }
+  });
+
+  it('s3rver and kinesalite keep an idle keep-alive connection past Node\'s 5 s default, so a pooled socket is never reset under a client', async () => {
+    const engines = [await startS3rver(), await startKinesalite()];
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (endpoint: string) =>
+      new Promise<boolean>((resolve, reject) => {
+        const sent = httpRequest(endpoint, { agent }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(sent.reusedSocket));
+        });
+        sent.on('error', reject);
+        sent.end();
+      });
+    try {
+      const first = await Promise.all(engines.map((engine) => get(engine.endpoint)));
+      expect(first).toEqual([false, false]);
+      await sleep(6_000);
+      // With Node's default the servers closed both sockets at 5 s, and these would be new ones.
+      expect(await Promise.all(engines.map((engine) => get(engine.endpoint)))).toEqual([true, true]);
+    } finally {
+      agent.destroy();
+      await Promise.all(engines.map((engine) => engine.stop()));
     }
   });
 
