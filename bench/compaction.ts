@@ -3,14 +3,14 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Slice, compactedSlicePrefix } from '../lambda/compaction/compaction-keys.js';
-import { rawPartitionPrefix } from '../lambda/datasets/object-keys.js';
-import { compactSlice, DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/compaction/compact-slice.js';
-import type { CompactionDeps, CompactionStore, StoredObject, UploadedPart } from '../lambda/compaction/ports.js';
-import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/compaction/streamed-object.js';
+import { type Slice, compactedSlicePrefix } from '../lambda/lake/keys/compacted-keys.js';
+import { rawPartitionPrefix } from '../lambda/lake/keys/partition.js';
+import { compactSlice, DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/lake/lifecycle/compact-slice.js';
+import type { CompactionDeps, LakeStore, StoredObject, UploadedPart } from '../lambda/lake/ports.js';
+import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/lake/lifecycle/streamed-object.js';
 import { COMPACTION_NODE_OPTIONS } from '../lib/constructs/compaction.js';
 import { spanBatches, traceBatches } from '../lambda/datasets/column-batches.js';
-import { landingObjectKey } from '../lambda/landing/landing-keys.js';
+import { landingObjectKey } from '../lambda/lake/keys/raw-keys.js';
 import { SPANS, TRACES } from '../lambda/datasets/registry.js';
 import { writeParquet } from '../lambda/datasets/parquet/parquet-writer.js';
 import { inFreshProcess } from './fresh-process.js';
@@ -42,7 +42,7 @@ const BUSY_HOUR = { traces: DAY_TRACES_PER_HOUR / SCALE, spansPerTrace: DAY.span
 const SCALED_LIMITS = { rowsPerPart: DEFAULT_ROWS_PER_PART / SCALE, bytesPerPart: Math.round(DEFAULT_BYTES_PER_PART / SCALE) };
 
 /** The data bucket as a directory: keys are relative paths, the ETag is the content's MD5, as in S3. */
-class DirectoryStore implements CompactionStore {
+class DirectoryStore implements LakeStore {
   constructor(readonly root: string) {}
 
   async list(prefix: string): Promise<StoredObject[]> {

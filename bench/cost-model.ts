@@ -8,9 +8,9 @@
  * rates measured here (the stretch is too short to hold an hour that needs them).
  */
 import { DEFAULT_SETTLE_MS } from '../lambda/compaction/compact-pending.js';
-import { DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/compaction/compact-slice.js';
-import { DEFAULT_PART_WORKER_BYTES, partWorkersFor } from '../lambda/compaction/part-plan.js';
-import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/compaction/streamed-object.js';
+import { DEFAULT_BYTES_PER_PART, DEFAULT_ROWS_PER_PART } from '../lambda/lake/lifecycle/compact-slice.js';
+import { DEFAULT_PART_WORKER_BYTES, partWorkersFor } from '../lambda/lake/lifecycle/part-plan.js';
+import { DEFAULT_UPLOAD_PART_BYTES } from '../lambda/lake/lifecycle/streamed-object.js';
 import { bucketAlignedParts, hashBlockCount, isBucketAligned } from '../lambda/datasets/hash-parts.js';
 import { RAW_RETENTION_DAYS } from '../lib/constructs/landing.js';
 import { CountingBucket } from './cost/counting-bucket.js';
@@ -212,7 +212,7 @@ function scalingOf(shape: TrafficShape, measured: Measured, candidateId: string)
 }
 
 /**
- * One compaction of a slice-hour as `compactSlice` runs it (lambda/compaction/compact-slice.ts): per dataset the hour
+ * One compaction of a slice-hour as `compactSlice` runs it (lambda/lake/lifecycle/compact-slice.ts): per dataset the hour
  * is cut into max(rows / 250,000, bytes / 32 MiB) hash parts; every part decodes every input (keeping its own rows),
  * inputs are read once when they total ≤ 32 MiB and once per part (plus once for the row count) otherwise; one
  * compacted object per dataset (multipart above 8 MiB) and the manifest; the raw and compacted prefixes listed.

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { compactPending } from '../lambda/compaction/compact-pending.js';
-import { compactAndErase } from '../lambda/compaction/erasure/apply-erasures.js';
-import { newRequest } from '../lambda/compaction/erasure/erasure-record.js';
-import { type ErasureSecret, StoredErasures, erasureStatus } from '../lambda/compaction/erasure/stored-erasures.js';
+import { compactAndErase } from '../lambda/compaction/compact-and-erase.js';
+import { newRequest } from '../lambda/erasure/erasure-record.js';
+import { type ErasureSecret, StoredErasures, erasureStatus } from '../lambda/erasure/stored-erasures.js';
 import { landRecords } from '../lambda/landing/land-records.js';
 import { inlineRecord } from '../devkit/builders/landing-builders.js';
 import { MemoryBucket } from '../devkit/fakes/memory-bucket.js';

@@ -96,7 +96,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'landing-keys',
     title: 'landing keys and dedupe',
-    mutate: ['lambda/landing/landing-keys.ts', 'lambda/landing/steps/*.ts', 'lambda/landing/land-records.ts'],
+    mutate: ['lambda/lake/keys/raw-keys.ts', 'lambda/landing/steps/*.ts', 'lambda/landing/land-records.ts'],
     runner: 'jest',
     tests: [
       'test/unit/landing/land-records.test.ts',
@@ -110,14 +110,14 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     name: 'compaction-manifest',
     title: 'the compaction manifest and switch',
     // The switch itself is compactSlice (one PUT of the manifest) and the deletion of what it left unreferenced.
-    mutate: ['lambda/compaction/manifest.ts', 'lambda/compaction/compaction-keys.ts', 'lambda/compaction/compact-slice.ts:355-426', 'lambda/compaction/compact-slice.ts:463-472'],
+    mutate: ['lambda/lake/manifest.ts', 'lambda/lake/keys/compacted-keys.ts', 'lambda/lake/lifecycle/compact-slice.ts:354-425', 'lambda/lake/lifecycle/compact-slice.ts:462-471'],
     runner: 'jest',
     // The focused tests of the manifest, the keys and the switch (tiny hours, ~0.1 s a case). The tests that run the
     // switch on whole hours (compact-slice, erasure/compact-and-erase, plan-compaction, compact-queued-slices) guard
     // the rewrite, the erasure flow, the planner and the worker, and stay in npm test: a mutant that survives runs
     // every test that covers it (a killed one stops at its first failure), which cost ~10 s for each of
     // compactSlice's surviving mutants.
-    tests: ['test/unit/compaction/manifest.test.ts', 'test/unit/compaction/slice-switch.test.ts'],
+    tests: ['test/unit/lake/manifest.test.ts', 'test/unit/lake/slice-switch.test.ts'],
   },
   {
     name: 'sdk-ts-policy',

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { compactPending } from '../lambda/compaction/compact-pending.js';
 import { landRecords } from '../lambda/landing/land-records.js';
 import { listedRetentionBucket } from '../lambda/retention/listed-retention-bucket.js';
-import { DEFAULT_READER_GRACE_MS } from '../lambda/retention/plan-retention.js';
+import { READERS_GRACE_MS } from '../lambda/lake/readers-grace.js';
 import type { RetentionBucket } from '../lambda/retention/ports.js';
 import { sweepRetention } from '../lambda/retention/sweep-retention.js';
 import type { Organization, Plan } from '../lambda/shared/domain/tenancy.js';
@@ -51,7 +51,7 @@ async function seededLake(): Promise<MemoryBucket> {
 export async function runRetentionBench(): Promise<BenchResult[]> {
   const bucket = await seededLake();
   const cutoff = NOW.getTime() - RETENTION_DAYS * 24 * HOUR;
-  const later = cutoff + DEFAULT_READER_GRACE_MS;
+  const later = cutoff + READERS_GRACE_MS;
   // What the two runs must delete: every object of short's hours that ended by the first run's cutoff (and of its
   // days, for overflow objects); the raw objects and manifests of the hours that ended by the second run's cutoff.
   const expired = (key: string): boolean => {
@@ -86,7 +86,7 @@ export async function runRetentionBench(): Promise<BenchResult[]> {
 
   const started = performance.now();
   const first = await sweepRetention(deps(NOW));
-  const second = await sweepRetention(deps(new Date(NOW.getTime() + DEFAULT_READER_GRACE_MS)));
+  const second = await sweepRetention(deps(new Date(NOW.getTime() + READERS_GRACE_MS)));
   const elapsedMs = performance.now() - started;
   const objectsDeleted = first.objectsDeleted + second.objectsDeleted;
   const bytesDeleted = first.bytesDeleted + second.bytesDeleted;

@@ -1,4 +1,4 @@
-import type { StoredObject, UploadedPart } from '../../lambda/compaction/ports.js';
+import type { StoredObject, UploadedPart } from '../../lambda/lake/ports.js';
 import { MemoryBucket } from '../../devkit/fakes/memory-bucket.js';
 
 /** Who is calling S3, so that each request is billed to the line it belongs to. */

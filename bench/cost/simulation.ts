@@ -1,6 +1,6 @@
 import { parquetMetadataAsync } from 'hyparquet';
 import { compactQueuedSlices } from '../../lambda/compaction/compact-queued-slices.js';
-import { readRowGroups } from '../../lambda/compaction/parquet-rows.js';
+import { readRowGroups } from '../../lambda/lake/lifecycle/parquet-rows.js';
 import { SPANS, TRACES } from '../../lambda/datasets/registry.js';
 import { planCompaction } from '../../lambda/compaction/plan-compaction.js';
 import type { SliceMessage } from '../../lambda/compaction/slice-message.js';

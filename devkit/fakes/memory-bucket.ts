@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CompactionStore, StoredObject, UploadedPart } from '../../lambda/compaction/ports.js';
-import { S3_MULTIPART } from '../../lambda/compaction/streamed-object.js';
+import type { LakeStore, StoredObject, UploadedPart } from '../../lambda/lake/ports.js';
+import { S3_MULTIPART } from '../../lambda/lake/lifecycle/streamed-object.js';
 import { type LandingStore, ReferencedObjectNotFoundError } from '../../lambda/landing/ports.js';
 
 /** The writes a test can make fail: each is a point at which a real run could be killed. */
@@ -17,7 +17,7 @@ const md5 = (body: Uint8Array) => createHash('md5').update(body).digest('hex');
  * `NoSuchUpload`. `failWrite` makes chosen writes fail (a crash at that point); `abortFails` makes aborts
  * fail too (a process killed before it could abort).
  */
-export class MemoryBucket implements LandingStore, CompactionStore {
+export class MemoryBucket implements LandingStore, LakeStore {
   readonly objects = new Map<string, { body: Uint8Array; etag: string }>();
   /** Multipart uploads started and neither completed nor aborted, by upload id. */
   readonly uploads = new Map<string, { key: string; parts: Map<number, { body: Uint8Array; etag: string }> }>();

@@ -3,11 +3,11 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { PendingOptions } from '../../lambda/compaction/compact-pending.js';
-import { type ErasingRun, compactAndErase } from '../../lambda/compaction/erasure/apply-erasures.js';
-import { FileErasureSecret } from '../../lambda/compaction/erasure/file-erasure-secret.js';
-import { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
-import type { CompactionDeps } from '../../lambda/compaction/ports.js';
-import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { type ErasingRun, compactAndErase } from '../../lambda/compaction/compact-and-erase.js';
+import { FileErasureSecret } from '../../lambda/erasure/file-erasure-secret.js';
+import { StoredErasures } from '../../lambda/erasure/stored-erasures.js';
+import type { CompactionDeps } from '../../lambda/lake/ports.js';
+import { S3LakeStore } from '../../lambda/lake/s3-lake-store.js';
 import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { S3RetentionBucket } from '../../lambda/retention/s3-retention-bucket.js';
 import { type RetentionSweep, sweepRetention } from '../../lambda/retention/sweep-retention.js';
@@ -80,7 +80,7 @@ export async function compactLocal(
   const dynamodb = endpoints.dynamodb && endpoints.tables ? new DynamoDBClient(localClientConfig(endpoints.dynamodb)) : undefined;
   try {
     const { deps, ...pending } = options;
-    const store = new S3CompactionStore(s3, endpoints.bucket);
+    const store = new S3LakeStore(s3, endpoints.bucket);
     const secret = localErasureSecret(paths);
     return await withCompactionLock(paths, async () => {
       // A failed sweep does not hold compaction up: it is reported, and the next run sweeps again.

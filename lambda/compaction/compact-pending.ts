@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { DatasetName } from '../datasets/registry.js';
-import { type Slice, manifestKey, sliceId, sliceOfRawKey, sliceStartMillis } from './compaction-keys.js';
-import { DEFAULT_SUPERSEDED_GRACE_MS, type SliceCompaction, compactSlice, sliceWork } from './compact-slice.js';
-import type { CompactionDeps, StoredObject } from './ports.js';
-import { type SliceManifest, parseManifest } from './manifest.js';
+import { type Slice, manifestKey, sliceId, sliceStartMillis } from '../lake/keys/compacted-keys.js';
+import { sliceOfRawKey } from '../lake/keys/raw-keys.js';
+import { type SliceCompaction, compactSlice, sliceWork } from '../lake/lifecycle/compact-slice.js';
+import { READERS_GRACE_MS } from '../lake/readers-grace.js';
+import type { CompactionDeps, StoredObject } from '../lake/ports.js';
+import { type SliceManifest, parseManifest } from '../lake/manifest.js';
 import { settleLimited } from '../shared/runtime/limited.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -142,7 +144,7 @@ function workOf(manifest: SliceManifest | undefined, raw: Record<DatasetName, St
 export async function findPendingSlices(deps: FindPendingDeps, options: FindPendingOptions): Promise<PendingScan> {
   const now = (deps.now ?? (() => new Date()))().getTime();
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
-  const graceMs = deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS;
+  const graceMs = deps.supersededGraceMs ?? READERS_GRACE_MS;
   const scan: PendingScan = { slicesSeen: 0, open: 0 };
   const scanUnder = async (under: string): Promise<void> => {
     const slices = [...(await rawSlices(deps, under)).values()];

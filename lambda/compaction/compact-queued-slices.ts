@@ -1,10 +1,10 @@
-import { type Slice, sliceId } from './compaction-keys.js';
+import { type Slice, sliceId } from '../lake/keys/compacted-keys.js';
 import { compactOneSlice } from './compact-pending.js';
-import type { SliceCompaction } from './compact-slice.js';
-import { type PartCompaction, PartsNotReadyError, compactPart, switchParts } from './part-workers.js';
-import type { CompactionDeps } from './ports.js';
+import type { SliceCompaction } from '../lake/lifecycle/compact-slice.js';
+import { type PartCompaction, PartsNotReadyError, compactPart, switchParts } from '../lake/lifecycle/part-workers.js';
+import type { CompactionDeps } from '../lake/ports.js';
 import { type CompactionMessage, parseCompactionMessage } from './slice-message.js';
-import { type HourDeletion, expireHour } from '../retention/expire-hour.js';
+import { type HourDeletion, expireHour } from '../lake/lifecycle/expire-hour.js';
 
 /** A message of the compaction queue as the worker receives it. */
 export interface QueuedSlice {

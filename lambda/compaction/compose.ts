@@ -2,17 +2,17 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbErasureSecret } from './erasure/dynamodb-erasure-secret.js';
-import { type ErasureSecret, StoredErasures } from './erasure/stored-erasures.js';
+import { DynamoDbErasureSecret } from '../erasure/dynamodb-erasure-secret.js';
+import { type ErasureSecret, StoredErasures } from '../erasure/stored-erasures.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv } from '../shared/runtime/env-names.js';
 import { COMPACTION_QUEUE_VISIBILITY_SECONDS, METRICS_NAMESPACE, SERVICE_NAMES } from '../shared/service-constants.js';
 import type { PendingOptions } from './compact-pending.js';
-import type { CompactionStore } from './ports.js';
+import type { LakeStore } from '../lake/ports.js';
 import { createPlannerHandler } from './create-planner-handler.js';
 import { type SliceRetries, createWorkerHandler } from './create-worker-handler.js';
 import type { SliceQueue } from './plan-compaction.js';
-import { S3CompactionStore } from './s3-compaction-store.js';
+import { S3LakeStore } from '../lake/s3-lake-store.js';
 import { S3RawOrganizations } from './s3-raw-organizations.js';
 import { SqsSliceQueue } from './sqs-slice-queue.js';
 import { SqsSliceRetries } from './sqs-slice-retries.js';
@@ -23,7 +23,7 @@ export interface CompactionConfig {
   dataBucket?: string;
   s3?: S3Client;
   s3ForcePathStyle?: boolean;
-  store?: CompactionStore;
+  store?: LakeStore;
   logger?: Logger;
   metrics?: Metrics;
   /** The tenancy table, where the stack's erasure secret is kept; with it (or `erasureSecret`) compaction applies erasure requests. */
@@ -64,7 +64,7 @@ function compactionConfigFromEnv(env: NodeJS.ProcessEnv): CompactionConfig {
 }
 
 /** The erasure requests over `store` and the stack's secret, when the configuration names where the secret is. */
-function erasuresOf(config: CompactionConfig, store: CompactionStore): { erasures: StoredErasures; secret: ErasureSecret } | undefined {
+function erasuresOf(config: CompactionConfig, store: LakeStore): { erasures: StoredErasures; secret: ErasureSecret } | undefined {
   const secret = config.erasureSecret ?? (config.tenancyTable === undefined ? undefined : new DynamoDbErasureSecret(config.dynamodb ?? new DynamoDBClient({ maxAttempts: 5 }), config.tenancyTable));
   return secret ? { erasures: new StoredErasures(store, secret), secret } : undefined;
 }
@@ -84,7 +84,7 @@ export function composePlanner(config: PlannerConfig) {
   // One S3 client for the store and the organization listing, created only if one of them needs it.
   let s3 = config.s3;
   const client = () => (s3 ??= s3Client(config));
-  const store = config.store ?? new S3CompactionStore(client(), bucketOf(config));
+  const store = config.store ?? new S3LakeStore(client(), bucketOf(config));
   const erasures = erasuresOf(config, store);
   return createPlannerHandler({
     ...(erasures ? { erasures } : {}),
@@ -131,8 +131,8 @@ function bucketOf(config: CompactionConfig): string {
   return config.dataBucket;
 }
 
-function compactionStore(config: CompactionConfig): S3CompactionStore {
-  return new S3CompactionStore(config.s3 ?? s3Client(config), bucketOf(config));
+function compactionStore(config: CompactionConfig): S3LakeStore {
+  return new S3LakeStore(config.s3 ?? s3Client(config), bucketOf(config));
 }
 
 function sliceQueue(config: PlannerConfig): SqsSliceQueue {

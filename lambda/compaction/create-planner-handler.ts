@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { PendingOptions } from './compact-pending.js';
 import { type CompactionPlan, type PlannerDeps, planCompaction } from './plan-compaction.js';
-import { type ErasurePlannerDeps, sendErasureSlices } from './erasure/send-erasure-slices.js';
+import { type ErasurePlannerDeps, sendErasureSlices } from './send-erasure-slices.js';
 
 export interface PlannerHandlerOptions {
   deps: Omit<PlannerDeps, 'logger'>;

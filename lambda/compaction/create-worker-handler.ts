@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { CompactionDeps } from './ports.js';
+import type { CompactionDeps } from '../lake/ports.js';
 import { COMPACTION_MAX_RECEIVE_COUNT } from '../shared/service-constants.js';
 import { compactQueuedSlices } from './compact-queued-slices.js';
 import { renewedSwitch, type SliceMessage } from './slice-message.js';

@@ -1,6 +1,6 @@
-import { sliceId } from './compaction-keys.js';
+import { sliceId } from '../lake/keys/compacted-keys.js';
 import { type PendingOptions, type PendingReason, type RawOrganizations, findPendingSlices } from './compact-pending.js';
-import type { CompactionDeps } from './ports.js';
+import type { CompactionDeps } from '../lake/ports.js';
 import { partPlanFor } from './plan-part-workers.js';
 import { type SliceMessage, partPlanMessages, sliceMessage } from './slice-message.js';
 

@@ -1,8 +1,9 @@
-import { generationOfCompactedKey, partPlanPrefix, sliceId } from './compaction-keys.js';
+import { generationOfCompactedKey, partPlanPrefix, sliceId } from '../lake/keys/compacted-keys.js';
 import type { PendingSlice } from './compact-pending.js';
-import { DEFAULT_SUPERSEDED_GRACE_MS, compactionInputs, currentObjects, sliceWork } from './compact-slice.js';
-import { type PartPlan, type PartPlanRef, isPlanCurrent, parsePartPlan, partWorkersFor, planKeyOf, planRef, serializePartPlan } from './part-plan.js';
-import type { CompactionDeps, StoredObject } from './ports.js';
+import { compactionInputs, currentObjects, sliceWork } from '../lake/lifecycle/compact-slice.js';
+import { READERS_GRACE_MS } from '../lake/readers-grace.js';
+import { type PartPlan, type PartPlanRef, isPlanCurrent, parsePartPlan, partWorkersFor, planKeyOf, planRef, serializePartPlan } from '../lake/lifecycle/part-plan.js';
+import type { CompactionDeps, StoredObject } from '../lake/ports.js';
 
 export interface PartPlanningDeps extends Pick<CompactionDeps, 'store' | 'logger' | 'now' | 'supersededGraceMs'> {
   /** Listed input bytes one worker is given before the hour is split (default {@link DEFAULT_PART_WORKER_BYTES}). */
@@ -50,7 +51,7 @@ export async function partPlanFor(deps: PartPlanningDeps, pending: PendingSlice)
   const bytesPerWorker = deps.partWorkerBytes;
   const previous = pending.manifest;
   const now = (deps.now ?? (() => new Date()))().getTime();
-  const uncovered = sliceWork(previous, pending.raw, now, deps.supersededGraceMs ?? DEFAULT_SUPERSEDED_GRACE_MS).pending;
+  const uncovered = sliceWork(previous, pending.raw, now, deps.supersededGraceMs ?? READERS_GRACE_MS).pending;
   const sizeOf = (objects: readonly StoredObject[]) => objects.reduce((sum, object) => sum + object.size, 0);
   // A small slice is decided from the listing it has (the raw objects) and its manifest's row counts, at no request.
   const previousRows = previous ? previous.traces.rows + previous.spans.rows : 0;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { type Slice, sliceId } from './compaction-keys.js';
+import { type Slice, sliceId } from '../lake/keys/compacted-keys.js';
 import type { PendingReason, PendingSlice } from './compact-pending.js';
-import type { PartPlanRef } from './part-plan.js';
+import type { PartPlanRef } from '../lake/lifecycle/part-plan.js';
 
 /** One message of the compaction queue (SQS FIFO): "compact this slice". */
 export interface SliceMessage {
@@ -47,7 +47,7 @@ export type CompactionMessage =
   | { kind: 'part'; slice: Slice; plan: PartPlanRef; part: number }
   /** Switch the slice to the plan's generation once all its parts exist. */
   | { kind: 'switch'; slice: Slice; plan: PartPlanRef }
-  /** Delete the hour, past its organization's retention (lambda/retention/expire-hour.ts). */
+  /** Delete the hour, past its organization's retention (lambda/lake/lifecycle/expire-hour.ts). */
   | { kind: 'expire'; slice: Slice; deleteCompacted: boolean };
 
 export class InvalidSliceMessageError extends Error {

@@ -2,7 +2,7 @@
  * The two landed datasets, defined once: each column's name, type, encoding shape and how its value is
  * taken from a trace or span. Everything else derives from here: the Parquet schema and the row
  * builders (column-batches.ts, parquet-writer.ts), the Glue tables and Athena views (lib/), the DuckDB
- * types of `npm run query`, and the compaction writer's batches (lambda/compaction/parquet-rows.ts).
+ * types of `npm run query`, and the compaction writer's batches (lambda/lake/lifecycle/parquet-rows.ts).
  * `org_id`, `dt` and `hour` are not columns: they are Hive partition keys in the object path.
  */
 import type { AcceptedTrace, TraceContext } from '../shared/domain/trace.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { sliceId } from '../compaction/compaction-keys.js';
+import { sliceId } from '../lake/keys/compacted-keys.js';
 import { type SliceMessage, type SliceMessageBody, sliceGroupId } from '../compaction/slice-message.js';
-import type { HourExpiry } from './ports.js';
+import type { HourExpiry } from '../lake/ports.js';
 
 /**
  * The compaction-queue message that deletes an expired hour: in the hour's message group, so SQS FIFO never hands

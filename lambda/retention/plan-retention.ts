@@ -1,16 +1,12 @@
-import { sliceId } from '../compaction/compaction-keys.js';
+import { sliceId } from '../lake/keys/compacted-keys.js';
 import { type AppliedRetention, type InvalidRetention, appliedRetention, invalidRetention, retentionCutoff } from '../shared/domain/retention.js';
 import { settleLimited } from '../shared/runtime/limited.js';
 import { DATA_PREFIXES } from '../shared/service-constants.js';
-import type { HourExpiry, HourExpirySink, RetentionBucket, RetentionLogger, RetentionTenancy } from './ports.js';
-import { HOUR_PREFIXES, firstKeptDayKey, firstKeptHourKey, orgPrefix, sliceOfHourKey } from './retention-keys.js';
+import type { HourExpirySink, RetentionBucket, RetentionLogger, RetentionTenancy } from './ports.js';
+import type { HourExpiry } from '../lake/ports.js';
+import { READERS_GRACE_MS } from '../lake/readers-grace.js';
+import { HOUR_PREFIXES, firstKeptDayKey, firstKeptHourKey, orgPrefix, sliceOfHourKey } from '../lake/keys/hour-prefixes.js';
 
-/**
- * How long an expired hour's compacted objects outlive its manifest at least: longer than Athena's longest DML
- * query (30 min by default), so a query that read the manifest before it was deleted still finds every object
- * it names. The same grace compaction gives a replaced generation (`DEFAULT_SUPERSEDED_GRACE_MS`).
- */
-export const DEFAULT_READER_GRACE_MS = 2 * 60 * 60 * 1000;
 
 /** Organizations swept at once: each holds only its expired keys, and its listings wait on S3, not on the CPU. */
 export const ORGANIZATIONS_SWEPT_IN_PARALLEL = 8;
@@ -78,7 +74,7 @@ export interface RetentionPlan {
  */
 async function sweepOrganization(deps: RetentionPlanDeps, orgId: string, retention: AppliedRetention & { days: number }, now: Date): Promise<OrganizationSweep> {
   const cutoff = retentionCutoff(retention.days, now);
-  const graceCutoff = new Date(cutoff.getTime() - (deps.readerGraceMs ?? DEFAULT_READER_GRACE_MS));
+  const graceCutoff = new Date(cutoff.getTime() - (deps.readerGraceMs ?? READERS_GRACE_MS));
   const listHours = async (roots: readonly string[], by: Date) => {
     const hours = new Map<string, HourExpiry['slice']>();
     for (const root of roots) {

@@ -1,6 +1,6 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { StoredObject } from '../compaction/ports.js';
-import { deleteKeys } from '../compaction/s3-delete-keys.js';
+import type { StoredObject } from '../lake/ports.js';
+import { deleteKeys } from '../lake/s3-delete-keys.js';
 import type { RetentionBucket } from './ports.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { CompactionStore } from '../compaction/ports.js';
-import { type HourDeletion, expireHour } from './expire-hour.js';
+import type { LakeStore } from '../lake/ports.js';
+import { type HourDeletion, expireHour } from '../lake/lifecycle/expire-hour.js';
 import { type RetentionPlan, type RetentionPlanDeps, planRetention } from './plan-retention.js';
 
 export interface RetentionSweep extends RetentionPlan {
@@ -14,7 +14,7 @@ export interface RetentionSweep extends RetentionPlan {
  * with each expired hour deleted here and now instead of queued. The caller holds the compaction lock, so no
  * compaction of the hour runs meanwhile (deployed, the hour's message group does that).
  */
-export async function sweepRetention(deps: Omit<RetentionPlanDeps, 'sink'> & { store: Pick<CompactionStore, 'list' | 'delete'> }): Promise<RetentionSweep> {
+export async function sweepRetention(deps: Omit<RetentionPlanDeps, 'sink'> & { store: Pick<LakeStore, 'list' | 'delete'> }): Promise<RetentionSweep> {
   const deleted: HourDeletion[] = [];
   const plan = await planRetention({
     ...deps,

@@ -30,7 +30,7 @@ export const DATA_PREFIXES = {
   /** Part plans of slices split across part workers: under `compacted/`, outside the compacted tables' locations. */
   partPlans: 'compacted/plans/',
   manifests: 'manifests/',
-  /** Erasure requests and their per-hour outcomes (lambda/compaction/erasure/). */
+  /** Erasure requests and their per-hour outcomes (lambda/erasure/). */
   erasures: 'erasures/',
 } as const;
 

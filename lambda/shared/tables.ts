@@ -68,7 +68,7 @@ export const tenancyKeys = {
   plan: (name: string) => ({ pk: PLANS_PARTITION, sk: `PLAN#${name}` }),
   workspace: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${slug}` }),
   apiKey: (secretHash: string) => ({ pk: `KEY#${secretHash}`, sk: 'KEY' }),
-  /** The per-stack secret that keys the hashes erasure keeps (lambda/compaction/erasure/). */
+  /** The per-stack secret that keys the hashes erasure keeps (lambda/erasure/). */
   erasureSecret: () => ({ pk: 'SECRETS', sk: 'ERASURE_HMAC' }),
 };
 

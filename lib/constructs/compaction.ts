@@ -37,7 +37,7 @@ export interface CompactionProps {
   readonly plannerEntry: string;
   readonly workerEntry: string;
   readonly bucket: Bucket;
-  /** The tenancy table: one item of it holds the stack's erasure secret (lambda/compaction/erasure/dynamodb-erasure-secret.ts). */
+  /** The tenancy table: one item of it holds the stack's erasure secret (lambda/erasure/dynamodb-erasure-secret.ts). */
   readonly tenancyTable: ITable;
   readonly settings: CompactionSettings;
   readonly logRetention: RetentionDays;
@@ -144,7 +144,7 @@ export class Compaction extends Construct {
 
   /**
    * The planner lists the raw prefixes, reads manifests and sends to the queue; it reads no data. The only objects
-   * it writes are the part plans of slices too large for one worker (lambda/compaction/part-plan.ts), which it
+   * it writes are the part plans of slices too large for one worker (lambda/lake/lifecycle/part-plan.ts), which it
    * also reads back to send a plan again.
    */
   private grantPlanner(bucket: Bucket): void {
@@ -164,7 +164,7 @@ export class Compaction extends Construct {
   }
 
   /**
-   * What erasure adds (lambda/compaction/erasure/): both functions read and write the erasure records (requests,
+   * What erasure adds (lambda/erasure/): both functions read and write the erasure records (requests,
    * per-hour outcomes, the hour index) and read, or create once, the stack's secret in the tenancy table; the
    * worker also deletes the raw and overflow objects that hold an erased trace.
    */
@@ -210,7 +210,7 @@ export class Compaction extends Construct {
     // of a compacted object is its own action.
     this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:AbortMultipartUpload', 's3:DeleteObject'], resources: [bucket.arnForObjects(`${compacted}*`)] }));
     // An hour past its organization's retention is deleted by the worker, in the hour's message group
-    // (lambda/retention/expire-hour.ts): its raw objects and its manifest too.
+    // (lambda/lake/lifecycle/expire-hour.ts): its raw objects and its manifest too.
     this.worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [traces, spans, manifests].map((prefix) => bucket.arnForObjects(`${prefix}*`)) }));
     acknowledgePrefixWildcards(
       this.worker.role ?? this.worker,

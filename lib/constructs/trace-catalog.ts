@@ -32,7 +32,7 @@ export function exactlyOnceViewSql(dataset: DatasetSpec): string {
   ].join('\n');
 }
 
-/** Name of the Glue table over the erasure requests (lambda/compaction/erasure/erasure-record.ts). */
+/** Name of the Glue table over the erasure requests (lambda/erasure/erasure-record.ts). */
 export const ERASURE_REQUESTS_TABLE = 'erasure_requests';
 
 /**

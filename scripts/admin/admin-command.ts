@@ -2,8 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDbTenancyStore } from '../../lambda/tenancy-store/dynamodb-tenancy-store.js';
 import { DynamoDbWindowUsage } from '../../lambda/ingest/adapters/rate/dynamodb-window-usage.js';
-import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
-import { type ErasureSecret, StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
+import { S3LakeStore } from '../../lambda/lake/s3-lake-store.js';
+import { type ErasureSecret, StoredErasures } from '../../lambda/erasure/stored-erasures.js';
 import { defineCommand, helpAsked, missingAwsSetup, printUsage } from '../cli/command-line.js';
 import { parseAdminArgs, runAdminCommand, USAGE, usageFor } from './run-command.js';
 import { resolveTarget } from './target.js';
@@ -40,7 +40,7 @@ export const adminCommand = defineCommand({ name: 'admin', usage: USAGE, describ
       store: new DynamoDbTenancyStore(dynamodb, target.tenancyTable),
       usage: new DynamoDbWindowUsage(dynamodb, target.rateTable, true),
       // The admin CLI only records requests and reads their state: it never needs the erasure secret.
-      erasures: new StoredErasures(new S3CompactionStore(s3, target.dataBucket), NO_SECRET),
+      erasures: new StoredErasures(new S3LakeStore(s3, target.dataBucket), NO_SECRET),
       now: () => new Date(),
       ...(target.retentionCeilingDays === undefined ? {} : { retentionCeilingDays: target.retentionCeilingDays }),
     };

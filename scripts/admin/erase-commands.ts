@@ -1,5 +1,5 @@
-import { type ErasureRequest, type ErasureSelector, InvalidErasureError, newRequest } from '../../lambda/compaction/erasure/erasure-record.js';
-import { type ErasureStatusView, type StoredErasures, erasureStatus } from '../../lambda/compaction/erasure/stored-erasures.js';
+import { type ErasureRequest, type ErasureSelector, InvalidErasureError, newRequest } from '../../lambda/erasure/erasure-record.js';
+import { type ErasureStatusView, type StoredErasures, erasureStatus } from '../../lambda/erasure/stored-erasures.js';
 import { type AdminDeps, AdminCommandError, requireOrganization } from './commands.js';
 
 /** The erasure requests, as the admin commands reach them (the data bucket). */

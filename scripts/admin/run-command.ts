@@ -23,7 +23,7 @@ import {
   updatePlan,
 } from './commands.js';
 import { joinDashValues, refuseRepeatedOptions } from '../cli/command-line.js';
-import type { StoredErasures } from '../../lambda/compaction/erasure/stored-erasures.js';
+import type { StoredErasures } from '../../lambda/erasure/stored-erasures.js';
 import { type EraseDeps, createErasure, listErasures, showErasure } from './erase-commands.js';
 import type { WindowUsageReader } from './usage.js';
 import { organizationUsage } from './usage.js';

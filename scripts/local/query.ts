@@ -8,10 +8,11 @@ import {
   JsonDuckDBValueConverter,
   type Json,
 } from '@duckdb/node-api';
-import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/compaction/compaction-keys.js';
-import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/compaction/manifest.js';
-import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
-import { ERASURE_ROOT, type ErasureRequest, parseRequest } from '../../lambda/compaction/erasure/erasure-record.js';
+import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/lake/keys/compacted-keys.js';
+import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/lake/manifest.js';
+import { exactlyOnceKeys } from '../../lambda/lake/read-plan.js';
+import { type ErasureRequest, parseRequest } from '../../lambda/erasure/erasure-record.js';
+import { ERASURE_ROOT } from '../../lambda/lake/keys/erasure-keys.js';
 import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/datasets/registry.js';
 import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';
 
@@ -96,7 +97,7 @@ function openErasureRequests(data: LandedData): ErasureRequest[] {
 
 /**
  * What an open request matches, as SQL over the rows `x` (organization, received no later than the request, and a
- * member of its selector): the same rule as lambda/compaction/erasure/erasure-record.ts and the Athena views.
+ * member of its selector): the same rule as lambda/erasure/erasure-record.ts and the Athena views.
  */
 export function erasureMatchSql(requests: readonly ErasureRequest[]): string {
   const list = (values: readonly string[]) => (values.length === 0 ? '(NULL)' : `(${values.map(quote).join(', ')})`);

@@ -18,9 +18,9 @@ import { useEngineSuite } from '../support/engine-suite.js';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
-import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
-import { newRequest } from '../../lambda/compaction/erasure/erasure-record.js';
-import { StoredErasures, erasureStatus } from '../../lambda/compaction/erasure/stored-erasures.js';
+import { S3LakeStore } from '../../lambda/lake/s3-lake-store.js';
+import { newRequest } from '../../lambda/erasure/erasure-record.js';
+import { StoredErasures, erasureStatus } from '../../lambda/erasure/stored-erasures.js';
 import { landRecords } from '../../lambda/landing/land-records.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../devkit/builders/landing-builders.js';
@@ -182,7 +182,7 @@ describe('the bundles cdk deploy ships', () => {
     const traceId = String((await suite.query(`SELECT trace_id FROM read_parquet('${path.join(dir, compacted)}') ORDER BY trace_id LIMIT 1`))[0]?.trace_id);
     const s3 = new S3Client(localClientConfig(suite.endpoints.s3 ?? ''));
     try {
-      const store = new S3CompactionStore(s3, NAMES.bucket);
+      const store = new S3LakeStore(s3, NAMES.bucket);
       const erasures = new StoredErasures(store, { get: () => Promise.reject(new Error('the test holds no secret')) });
       const request = newRequest(org.orgId, { user_ids: [], session_ids: [], trace_ids: [traceId] }, new Date());
       await erasures.put(request);
@@ -217,7 +217,7 @@ describe('the retention sweeper and worker bundles', () => {
     const at = new Date(hour.getTime() + 60_000).toISOString().replace('Z', '000Z');
     const trace = acceptedTrace({ timestamp: at, spans: [acceptedSpan({ timestamp: at })] });
     await landRecords({ store: new S3LandingStore(suite.s3, NAMES.bucket) }, [inlineRecord(1, trace, traceContext({ org_id: orgId, received_at: hour.toISOString() }))]);
-    await compactPending({ store: new S3CompactionStore(suite.s3, NAMES.bucket) }, { includeOpenHours: true });
+    await compactPending({ store: new S3LakeStore(suite.s3, NAMES.bucket) }, { includeOpenHours: true });
     const keysOf = async (prefix = '') => (await suite.downloadBucket()).keys.filter((key) => key.includes(prefix));
     const others = (await keysOf()).filter((key) => !key.includes(`org_id=${orgId}/`));
     expect((await keysOf(`org_id=${orgId}/`)).length).toBeGreaterThanOrEqual(5);

@@ -7,7 +7,7 @@ import { GetRecordsCommand, GetShardIteratorCommand, KinesisClient, PutRecordsCo
 import { DeleteObjectsCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { tableFromIPC } from 'apache-arrow';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
-import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { S3LakeStore } from '../../lambda/lake/s3-lake-store.js';
 import { landRecords } from '../../lambda/landing/land-records.js';
 import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
@@ -60,7 +60,7 @@ describe('compaction against s3rver: every row once after faults and replays', (
   });
 
   const store = () => new S3LandingStore(s3, bucket);
-  const compact = (extra: { rowsPerPart?: number } = {}) => compactPending({ store: new S3CompactionStore(s3, bucket), ...extra }, { includeOpenHours: true });
+  const compact = (extra: { rowsPerPart?: number } = {}) => compactPending({ store: new S3LakeStore(s3, bucket), ...extra }, { includeOpenHours: true });
   const rows = async (sql: string) => (await queryLanded(sql, data))[0]!.rows;
 
   /** Publishes records and reads them back from the stream with their shard and sequence numbers. */
@@ -106,7 +106,7 @@ describe('compaction against s3rver: every row once after faults and replays', (
 
   /** The compacted objects of the current generations, read by parquet-wasm: row count and identities. */
   async function readWithParquetWasm(dataset: 'traces' | 'spans'): Promise<string[]> {
-    const manifests = await new S3CompactionStore(s3, bucket).list('manifests/');
+    const manifests = await new S3LakeStore(s3, bucket).list('manifests/');
     const ids: string[] = [];
     for (const { key } of manifests) {
       const manifest = JSON.parse(readFileSync(path.join(s3Dir, bucket, `${key}._S3rver_object`), 'utf8')) as { traces: { files: string[] }; spans: { files: string[] } };
@@ -175,7 +175,7 @@ describe('compaction against s3rver: every row once after faults and replays', (
     }
     // A replay of the first ten in one batch: the exactly-once view folds both copies into one.
     await landRecords({ store: store() }, traces.slice(0, 10).map((trace, i) => inlineRecord(10_000 + i, trace)));
-    const listing = new S3CompactionStore(s3, bucket);
+    const listing = new S3LakeStore(s3, bucket);
     expect((await listing.list('traces/')).length).toBe(1_011);
     expect((await listing.list('spans/')).length).toBe(1_011);
 
@@ -226,12 +226,12 @@ describe('compaction against s3rver: every row once after faults and replays', (
     // Random (incompressible) text of ~1.4 MB per span: the hour's spans object is ~8.4 MB, two parts of S3's 5 MiB minimum.
     const traces = Array.from({ length: 3 }, () => ({ ...acceptedTrace({}, 0), spans: [0, 1].map((i) => acceptedSpan({ input: randomBytes(1_050_000).toString('base64') }, i)) }));
     await landRecords({ store: store() }, traces.map((trace, i) => inlineRecord(i + 1, trace)));
-    const s3Store = new S3CompactionStore(s3, bucket);
+    const s3Store = new S3LakeStore(s3, bucket);
     const calls: string[] = [];
-    const counting = Object.assign(Object.create(s3Store) as S3CompactionStore, {
+    const counting = Object.assign(Object.create(s3Store) as S3LakeStore, {
       createMultipartUpload: (key: string, type: string) => (calls.push('create'), s3Store.createMultipartUpload(key, type)),
       uploadPart: (key: string, id: string, n: number, body: Uint8Array) => (calls.push(`part ${n}: ${body.byteLength >= 5 * 1024 * 1024 ? '>= 5 MiB' : 'last'}`), s3Store.uploadPart(key, id, n, body)),
-      completeMultipartUpload: (...args: Parameters<S3CompactionStore['completeMultipartUpload']>) => (calls.push('complete'), s3Store.completeMultipartUpload(...args)),
+      completeMultipartUpload: (...args: Parameters<S3LakeStore['completeMultipartUpload']>) => (calls.push('complete'), s3Store.completeMultipartUpload(...args)),
     });
 
     const run = await compactPending({ store: counting, rowsPerRowGroup: 1, uploadPartBytes: 5 * 1024 * 1024 }, { includeOpenHours: true });

@@ -3,7 +3,7 @@ import { GetRecordsCommand, GetShardIteratorCommand, PutRecordsCommand } from '@
 import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { KinesisStreamEvent } from 'aws-lambda';
 import { compactPending } from '../../lambda/compaction/compact-pending.js';
-import { S3CompactionStore } from '../../lambda/compaction/s3-compaction-store.js';
+import { S3LakeStore } from '../../lambda/lake/s3-lake-store.js';
 import { landRecords } from '../../lambda/landing/land-records.js';
 import type { LandingRecord } from '../../lambda/landing/landing-types.js';
 import type { LandingStore } from '../../lambda/landing/ports.js';
@@ -181,7 +181,7 @@ describe('landing against kinesalite and s3rver, read back with DuckDB', () => {
 
     expect(summary).toMatchObject({ recordsIn: 8, chunks: 3, deadLettered: 0 });
     // The failed attempts' objects stay beside the replay's own: compaction folds them into one copy.
-    const run = await compactPending({ store: new S3CompactionStore(engines.s3, bucket) }, { includeOpenHours: true });
+    const run = await compactPending({ store: new S3LakeStore(engines.s3, bucket) }, { includeOpenHours: true });
     expect(run.failed).toEqual([]);
     await expectOneCopyOfEach(traces, 'compacted');
   });

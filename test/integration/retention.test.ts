@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { sliceOfManifestKey } from '../../lambda/compaction/compaction-keys.js';
-import { parseManifest } from '../../lambda/compaction/manifest.js';
-import { exactlyOnceKeys } from '../../lambda/compaction/read-plan.js';
+import { sliceOfManifestKey } from '../../lambda/lake/keys/compacted-keys.js';
+import { parseManifest } from '../../lambda/lake/manifest.js';
+import { exactlyOnceKeys } from '../../lambda/lake/read-plan.js';
 import { landRecords } from '../../lambda/landing/land-records.js';
 import { S3LandingStore } from '../../lambda/landing/s3-landing-store.js';
 import { compactLocal } from '../../devkit/local-stack/local-compaction.js';

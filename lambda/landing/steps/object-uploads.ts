@@ -1,6 +1,6 @@
 import type { LandingRecord, LandingSummary } from '../landing-types.js';
 import { DEFAULT_ROWS_PER_BATCH, spanBatches, traceBatches } from '../../datasets/column-batches.js';
-import { deadLetterObjectKey, landingObjectKey } from '../landing-keys.js';
+import { deadLetterObjectKey, landingObjectKey } from '../../lake/keys/raw-keys.js';
 import { type LandableTrace, SPANS, TRACES } from '../../datasets/registry.js';
 import { writeParquet } from '../../datasets/parquet/parquet-writer.js';
 import type { LandingDeps } from '../ports.js';

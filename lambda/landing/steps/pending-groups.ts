@@ -1,7 +1,7 @@
 import { recordIdentity } from '../../shared/domain/trace-record.js';
 import type { LandingRecord } from '../landing-types.js';
 import type { LandableTrace } from '../../datasets/registry.js';
-import type { LandingGroupKey } from '../landing-keys.js';
+import type { LandingGroupKey } from '../../lake/keys/raw-keys.js';
 
 /** The traces of one shard, organization and hour that land together in one object per dataset. */
 export interface LandingGroup extends LandingGroupKey {

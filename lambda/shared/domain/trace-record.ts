@@ -1,5 +1,4 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
-import { DATA_PREFIXES } from '../service-constants.js';
 import { describeValue, jsonSyntaxReason } from './describe-value.js';
 import type { AcceptedTrace, TraceContext } from './trace.js';
 
@@ -97,15 +96,6 @@ export function decodeTraceRecord(data: Uint8Array): TraceRecord {
   if (typeof record.trace === 'object' && record.trace !== null) return record as InlineTraceRecord;
   if (typeof record.ref === 'object' && record.ref !== null) return record as TraceReferenceRecord;
   throw new TraceRecordDecodeError('record has neither trace nor ref');
-}
-
-/**
- * Where an oversized trace's body is stored: deterministic, so a retried request overwrites its own
- * object, and unique per record (the index in the batch), so two traces of one request never share one.
- */
-export function overflowObjectKey(context: TraceContext, index: number, traceId: string): string {
-  const dt = context.received_at.slice(0, 10);
-  return `${DATA_PREFIXES.overflow}org_id=${context.org_id}/dt=${dt}/${context.request_id}/${index}-${traceId}.json.gz`;
 }
 
 /** The identity of a record's copies: its `record_id`, or for older records its request and trace. */

@@ -43,7 +43,7 @@ const NOT_SENT: Record<keyof FunctionEntries, Record<string, string>> = {
   ingest: {},
   landing: {},
   compactionPlanner: {
-    's3:DeleteObject': 'S3CompactionStore is bundled whole through the shared compose.ts; deleting superseded objects is the worker\'s',
+    's3:DeleteObject': 'S3LakeStore is bundled whole through the shared compose.ts; deleting superseded objects is the worker\'s',
     's3:AbortMultipartUpload': 'as above: multipart uploads are the worker\'s',
     'sqs:ChangeMessageVisibility': 'bringing a failed slice back sooner is the worker\'s (SqsSliceRetries)',
   },

@@ -1,9 +1,9 @@
 import { AdminCommandError, type TenancyAdminStore } from '../../../scripts/admin/commands.js';
 import { createErasure, listErasures, showErasure } from '../../../scripts/admin/erase-commands.js';
 import { parseAdminArgs, runAdminCommand, usageFor } from '../../../scripts/admin/run-command.js';
-import { compactAndErase } from '../../../lambda/compaction/erasure/apply-erasures.js';
-import { newRequest } from '../../../lambda/compaction/erasure/erasure-record.js';
-import { StoredErasures, erasureStatus } from '../../../lambda/compaction/erasure/stored-erasures.js';
+import { compactAndErase } from '../../../lambda/compaction/compact-and-erase.js';
+import { newRequest } from '../../../lambda/erasure/erasure-record.js';
+import { StoredErasures, erasureStatus } from '../../../lambda/erasure/stored-erasures.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { Organization } from '../../../lambda/shared/domain/tenancy.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';

@@ -3,15 +3,16 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ERASURE_REQUESTS_TABLE, exactlyOnceViewSql } from '../../../lib/constructs/trace-catalog.js';
-import { ERASURE_ROOT, newRequest, requestKey, serializeRecord } from '../../../lambda/compaction/erasure/erasure-record.js';
+import { newRequest, serializeRecord } from '../../../lambda/erasure/erasure-record.js';
+import { ERASURE_ROOT, requestKey } from '../../../lambda/lake/keys/erasure-keys.js';
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
-import { sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
-import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
-import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
+import { sliceOfManifestKey } from '../../../lambda/lake/keys/compacted-keys.js';
+import { type SliceManifest, parseManifest } from '../../../lambda/lake/manifest.js';
+import { exactlyOnceKeys } from '../../../lambda/lake/read-plan.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { type DatasetName, DATASETS } from '../../../lambda/datasets/registry.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, parquetRows, traceContext } from '../../../devkit/builders/landing-builders.js';
-import { expireHour } from '../../../lambda/retention/expire-hour.js';
+import { expireHour } from '../../../lambda/lake/lifecycle/expire-hour.js';
 import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 
 /**

@@ -1,8 +1,8 @@
 import { parquetReadObjects } from 'hyparquet';
-import { sliceOfManifestKey } from '../../../lambda/compaction/compaction-keys.js';
-import { type SliceManifest, parseManifest } from '../../../lambda/compaction/manifest.js';
-import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/compaction/parquet-rows.js';
-import { exactlyOnceKeys } from '../../../lambda/compaction/read-plan.js';
+import { sliceOfManifestKey } from '../../../lambda/lake/keys/compacted-keys.js';
+import { type SliceManifest, parseManifest } from '../../../lambda/lake/manifest.js';
+import { LANDED_PARQUET_DECOMPRESSORS } from '../../../lambda/lake/lifecycle/parquet-rows.js';
+import { exactlyOnceKeys } from '../../../lambda/lake/read-plan.js';
 import type { DatasetName } from '../../../lambda/datasets/registry.js';
 import type { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 

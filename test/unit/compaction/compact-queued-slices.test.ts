@@ -1,5 +1,5 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { manifestKey } from '../../../lambda/lake/keys/compacted-keys.js';
 import { composeWorker } from '../../../lambda/compaction/compose.js';
 import { retryDelaySeconds } from '../../../lambda/compaction/create-worker-handler.js';
 import { COMPACTION_QUEUE_VISIBILITY_SECONDS } from '../../../lambda/shared/service-constants.js';

@@ -1,7 +1,7 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { manifestKey } from '../../../lambda/lake/keys/compacted-keys.js';
 import { composeWorker } from '../../../lambda/compaction/compose.js';
-import { parseManifest } from '../../../lambda/compaction/manifest.js';
+import { parseManifest } from '../../../lambda/lake/manifest.js';
 import { planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { parseSliceMessage } from '../../../lambda/compaction/slice-message.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';

@@ -1,5 +1,5 @@
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
-import { manifestKey } from '../../../lambda/compaction/compaction-keys.js';
+import { manifestKey } from '../../../lambda/lake/keys/compacted-keys.js';
 import { composePlanner, plannerConfigFromEnv } from '../../../lambda/compaction/compose.js';
 import { type PlannerDeps, planCompaction } from '../../../lambda/compaction/plan-compaction.js';
 import { InvalidSliceMessageError, type SliceMessage, parseSliceMessage, sliceGroupId } from '../../../lambda/compaction/slice-message.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { parquetMetadata } from 'hyparquet';
-import { compactSlice } from '../../../lambda/compaction/compact-slice.js';
-import { compactedObjectKey } from '../../../lambda/compaction/compaction-keys.js';
-import { readRowGroups } from '../../../lambda/compaction/parquet-rows.js';
+import { compactSlice } from '../../../lambda/lake/lifecycle/compact-slice.js';
+import { compactedObjectKey } from '../../../lambda/lake/keys/compacted-keys.js';
+import { readRowGroups } from '../../../lambda/lake/lifecycle/parquet-rows.js';
 import { HASH_BUCKETS, HASH_ORDERED_FROM_ROWS, HASH_ORDER_METADATA_KEY, hashOrder, isBucketAligned, partOf, partOrders } from '../../../lambda/datasets/hash-parts.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import { SPANS, TRACES } from '../../../lambda/datasets/registry.js';

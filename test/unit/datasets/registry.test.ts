@@ -1,4 +1,4 @@
-import { rowBatches, readRowGroups } from '../../../lambda/compaction/parquet-rows.js';
+import { rowBatches, readRowGroups } from '../../../lambda/lake/lifecycle/parquet-rows.js';
 import { type ColumnBatch, spanBatches, traceBatches } from '../../../lambda/datasets/column-batches.js';
 import { toLandableTrace } from '../../../lambda/landing/landable-trace.js';
 import {

@@ -1,13 +1,13 @@
 import { compactPending } from '../../../lambda/compaction/compact-pending.js';
-import { hourIndexPrefix, indexKey } from '../../../lambda/compaction/erasure/stored-erasures.js';
+import { hourIndexPrefix, indexKey } from '../../../lambda/lake/keys/erasure-keys.js';
 import { landRecords } from '../../../lambda/landing/land-records.js';
 import type { AcceptedTrace } from '../../../lambda/shared/domain/trace.js';
 import type { Organization, Plan } from '../../../lambda/shared/domain/tenancy.js';
-import { expireHour } from '../../../lambda/retention/expire-hour.js';
+import { expireHour } from '../../../lambda/lake/lifecycle/expire-hour.js';
 import { listedRetentionBucket } from '../../../lambda/retention/listed-retention-bucket.js';
-import { DEFAULT_READER_GRACE_MS } from '../../../lambda/retention/plan-retention.js';
+import { READERS_GRACE_MS } from '../../../lambda/lake/readers-grace.js';
 import type { RetentionTenancy } from '../../../lambda/retention/ports.js';
-import { firstKeptDayKey, firstKeptHourKey } from '../../../lambda/retention/retention-keys.js';
+import { firstKeptDayKey, firstKeptHourKey } from '../../../lambda/lake/keys/hour-prefixes.js';
 import { sweepRetention } from '../../../lambda/retention/sweep-retention.js';
 import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../../devkit/builders/landing-builders.js';
 import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
@@ -141,7 +141,7 @@ describe('the retention sweep', () => {
     expect(bucket.keys().filter((key) => key.includes(old))).toHaveLength(2);
     await sweepRetention({ ...graceLonger, now: () => new Date(NOW.getTime() + HOUR) });
     expect(bucket.keys().filter((key) => key.includes(old))).toEqual([]);
-    expect(DEFAULT_READER_GRACE_MS).toBe(2 * HOUR);
+    expect(READERS_GRACE_MS).toBe(2 * HOUR);
   });
 
   it('takes the organization\'s override over its plan, and the stack\'s ceiling over both', async () => {

@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { TraceContext } from '../../../shared/domain/trace.js';
 import type { ValidTrace } from '../validation/validate-candidates.js';
-import {
-  compressRecordJson,
-  MAX_INLINE_RECORD_BYTES,
-  overflowObjectKey,
-  TRACE_RECORD_VERSION,
-  type TraceReferenceRecord,
-} from '../../../shared/domain/trace-record.js';
+import { compressRecordJson, MAX_INLINE_RECORD_BYTES, TRACE_RECORD_VERSION, type TraceReferenceRecord } from '../../../shared/domain/trace-record.js';
+import { overflowObjectKey } from '../../../lake/keys/overflow-keys.js';
 import { PublishIncompleteError } from '../../../shared/domain/errors.js';
 import type { IngestLogger, IngestMetrics } from '../ports.js';
 import type { OverflowStore, StreamRecord, TraceSink } from './ports.js';

@@ -6,7 +6,8 @@ import { KinesisTraceSink } from '../../../../../lambda/ingest/adapters/publish/
 import { S3OverflowStore } from '../../../../../lambda/ingest/adapters/publish/s3-overflow-store.js';
 import { type EncodedTrace, OVERFLOW_NOT_DELETED_METRIC, publishTraces } from '../../../../../lambda/ingest/core/publish/publish-traces.js';
 import { PublishIncompleteError } from '../../../../../lambda/shared/domain/errors.js';
-import { MAX_INLINE_RECORD_BYTES, overflowObjectKey } from '../../../../../lambda/shared/domain/trace-record.js';
+import { MAX_INLINE_RECORD_BYTES } from '../../../../../lambda/shared/domain/trace-record.js';
+import { overflowObjectKey } from '../../../../../lambda/lake/keys/overflow-keys.js';
 import { traceContext } from '../../../../../devkit/builders/landing-builders.js';
 
 /**
