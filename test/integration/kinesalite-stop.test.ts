@@ -35,8 +35,9 @@ describe('kinesalite stopped with work under way', () => {
     expect({ status: run.status, signal: run.signal, stderr: run.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
     const { rounds, requests } = JSON.parse(run.stdout) as { rounds: number; requests: number };
     expect(rounds).toBe(10);
-    // Requests were in flight: 12 clients (8 writers, 4 readers) in each of 10 rounds.
-    expect(requests).toBeGreaterThan(10 * 12);
+    // Requests were in flight: each of 12 clients (8 writers, 4 readers) sends at least one in each of 10 rounds. At
+    // least, not more: on a slow machine a stop may come before any client's second request.
+    expect(requests).toBeGreaterThanOrEqual(10 * 12);
   });
 
   it('stops right after a CreateStream, whose timer writes to the store after the answer, without a crash', () => {
