@@ -184,7 +184,9 @@ describe('compaction against s3rver: every row once after faults and replays', (
     expect(run.failed).toEqual([]);
     await expectExactlyOnce(1_010, 1_010);
     expect(await readWithParquetWasm('traces')).toEqual(traces.map((t) => t.trace_id).sort());
-  });
+    // 2,020 landings and a compaction of 1,011 objects per dataset through s3rver: it ran past the
+    // suite's 120 s at load 18 (seen). The bound is against a hang, not a measure of speed.
+  }, 600_000);
 
   it('keeps organizations whose ids partition readers read as NULL reachable and apart in npm run query, raw and compacted', async () => {
     // Created before such ids were refused (newOrgIdProblem): DuckDB's Hive partitioning read all three as NULL.
