@@ -2,9 +2,12 @@ import { DEFAULT_SETTLE_MS } from '../../lambda/compaction/compact-pending.js';
 import { DEFAULT_SUPERSEDED_GRACE_MS } from '../../lambda/compaction/compact-slice.js';
 import { type Slice, compactedObjectKey, manifestKey } from '../../lambda/compaction/compaction-keys.js';
 import type { DatasetName } from '../../lambda/datasets/registry.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_CONFIG, type TraceIngestConfig } from '../../lib/config.js';
+import { compactedExpiryMarginDays } from '../../lib/constructs/landing.js';
 import { type TemplateLifecycleRule, eligibleAtMs, expiresAtMs } from '../../devkit/s3/lifecycle-model.js';
-import { synthStack } from './support/synth-stack.js';
+import { PROJECT_ROOT, synthStack } from './support/synth-stack.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -103,6 +106,12 @@ describe('lifecycle rules of the data bucket, evaluated as S3 does', () => {
     expect(new Date(expiresAtMs(rules, 'a/b/c', created)!).toISOString()).toBe('2026-01-04T00:00:00.000Z');
     expect(new Date(expiresAtMs(rules, 'a/c', created)!).toISOString()).toBe('2026-01-07T00:00:00.000Z');
     expect(expiresAtMs(rules, 'b/c', created)).toBeUndefined();
+  });
+
+  it('docs/deploy.md and docs/operations.md state the days compacted/ waits past manifests/', () => {
+    const doc = (name: string) => readFileSync(path.join(PROJECT_ROOT, 'docs', name), 'utf8').replace(/\s+/g, ' ');
+    expect(doc('deploy.md')).toContain(`\`compacted/\` ${compactedExpiryMarginDays(DEFAULT_CONFIG.streamRetentionHours)} days later (with the default 24-hour stream`);
+    expect(doc('operations.md')).toContain(`${compactedExpiryMarginDays(24)} days with the default 24-hour stream, ${compactedExpiryMarginDays(168)} with a 7-day one`);
   });
 
   describe.each([
