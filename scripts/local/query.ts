@@ -311,7 +311,7 @@ export async function queryLanded(sql: string, data: LandedData = localLandedDat
     } catch (error) {
       if (!(error instanceof VanishedObjectsError)) throw error;
       const fresh = error.hours.filter((hour) => !skipped.has(hour));
-      // A request deleted, or an object of no hour: leaving nothing more out would run the same again.
+      // Nothing new to leave out: running again would fail the same way.
       if (fresh.length === 0) throw error;
       for (const hour of fresh) skipped.add(hour);
     }
