@@ -72,6 +72,7 @@ export class TraceIngestStack extends Stack {
       metricsNamespace: METRICS_NAMESPACE,
       accessLogRetentionDays: config.accessLogRetentionDays,
       ...(config.dataRetentionDays === undefined ? {} : { dataRetentionDays: config.dataRetentionDays }),
+      streamRetentionHours: config.streamRetentionHours,
       ...(config.glueDatabaseName === undefined ? {} : { keptGlueDatabaseName: config.glueDatabaseName }),
     });
     this.compaction = new Compaction(this, 'Compaction', {

@@ -25,6 +25,29 @@ import { TraceCatalog } from './trace-catalog.js';
  */
 export const RAW_RETENTION_DAYS = 3;
 
+/**
+ * From a raw object's landing to the last manifest PUT it causes: the planner's 15-minute schedule and a worker run,
+ * then the replaced generation's 2-hour grace and another planner run and worker run for the clean-up.
+ */
+export const COMPACTION_LAG_HOURS = 3;
+
+/**
+ * Days the `compacted/` rule waits past the `manifests/` rule (`dataRetentionDays`), so that no lifecycle rule expires
+ * an object a live manifest names. A dataset with nothing pending is carried over unrewritten into the hour's next
+ * manifest (lambda/lake/lifecycle/compact-slice.ts), and the clean-up that drops a replaced generation after its grace PUTs
+ * the manifest once more, so a manifest can be younger than the objects it names by: a trace 24 h old when received,
+ * plus a replay within the stream retention, plus a day of compaction outage (as for {@link RAW_RETENTION_DAYS}), plus
+ * {@link COMPACTION_LAG_HOURS}. Each rule counts from its own object's creation and rounds up to a midnight UTC
+ * ("adding the number of days specified in the rule to the object creation time and rounding the resulting time to the
+ * next day midnight UTC", https://docs.aws.amazon.com/AmazonS3/latest/userguide/intro-lifecycle-rules.html), so one more
+ * day puts the compacted object's midnight after its manifest's. Only the backstop waits: the sweep deletes both at the
+ * retention.
+ */
+export function compactedExpiryMarginDays(streamRetentionHours: number): number {
+  const manifestYoungerByHours = 24 + streamRetentionHours + 24 + COMPACTION_LAG_HOURS;
+  return Math.ceil(manifestYoungerByHours / 24) + 1;
+}
+
 /** What both buckets are: private, encrypted, TLS only, owned by the account, kept when the stack goes. */
 const PRIVATE_BUCKET = {
   blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -45,6 +68,8 @@ export interface LandingProps {
   readonly metricsNamespace: string;
   readonly accessLogRetentionDays: number;
   readonly dataRetentionDays?: number;
+  /** How long the stream keeps a record, so how late a replay can land an hour's raw data. */
+  readonly streamRetentionHours: number;
   /** The Glue database a deployed stack keeps (lib/config.ts `glueDatabaseName`). */
   readonly keptGlueDatabaseName?: string;
 }
@@ -80,7 +105,7 @@ export class Landing extends Construct {
       ...PRIVATE_BUCKET,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'data-bucket/',
-      lifecycleRules: dataLifecycle(props.dataRetentionDays),
+      lifecycleRules: dataLifecycle(props.dataRetentionDays, props.streamRetentionHours),
     });
 
     this.failureQueue = failureQueue(this, 'FailureQueue', { holds: 'pointers to the stream batches the consumer failed on, for replay' });
@@ -140,7 +165,7 @@ export class Landing extends Construct {
   }
 }
 
-function dataLifecycle(dataRetentionDays: number | undefined): LifecycleRule[] {
+function dataLifecycle(dataRetentionDays: number | undefined, streamRetentionHours: number): LifecycleRule[] {
   const rules: LifecycleRule[] = [
     { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
     // Oversized traces are only needed until the consumer has landed them (or a replay has).
@@ -152,9 +177,10 @@ function dataLifecycle(dataRetentionDays: number | undefined): LifecycleRule[] {
     rules.push({ id: `ExpireRaw${prefix === DATA_PREFIXES.traces ? 'Traces' : 'Spans'}`, prefix, expiration: Duration.days(RAW_RETENTION_DAYS) });
   }
   if (dataRetentionDays !== undefined) {
-    for (const [id, prefix] of [['ExpireCompacted', DATA_PREFIXES.compacted], ['ExpireManifests', DATA_PREFIXES.manifests]] as const) {
-      rules.push({ id, prefix, expiration: Duration.days(dataRetentionDays) });
-    }
+    rules.push(
+      { id: 'ExpireCompacted', prefix: DATA_PREFIXES.compacted, expiration: Duration.days(dataRetentionDays + compactedExpiryMarginDays(streamRetentionHours)) },
+      { id: 'ExpireManifests', prefix: DATA_PREFIXES.manifests, expiration: Duration.days(dataRetentionDays) },
+    );
   }
   return rules;
 }

@@ -8,12 +8,13 @@ import {
   JsonDuckDBValueConverter,
   type Json,
 } from '@duckdb/node-api';
-import { MANIFEST_ROOT, sliceOfManifestKey } from '../../lambda/lake/keys/compacted-keys.js';
+import { MANIFEST_ROOT, sliceId, sliceOfManifestKey } from '../../lambda/lake/keys/compacted-keys.js';
+import { sliceOfRawKey } from '../../lambda/lake/keys/raw-keys.js';
 import { InvalidManifestError, type SliceManifest, parseManifest } from '../../lambda/lake/manifest.js';
 import { exactlyOnceKeys } from '../../lambda/lake/read-plan.js';
 import { type ErasureRequest, parseRequest } from '../../lambda/erasure/erasure-record.js';
 import { ERASURE_ROOT } from '../../lambda/lake/keys/erasure-keys.js';
-import { COLUMN_TYPE_NAMES, DATASETS, type DatasetSpec } from '../../lambda/datasets/registry.js';
+import { COLUMN_TYPE_NAMES, DATASETS, type DatasetName, type DatasetSpec } from '../../lambda/datasets/registry.js';
 import { LOCAL_NAMES, localPaths } from '../../devkit/local-stack/local-state.js';
 
 /** s3rver keeps each object in a file named `<last key segment>._S3rver_object`. */
@@ -24,6 +25,8 @@ export interface LandedData {
   /** s3rver's directory (`<state dir>/s3`). */
   s3Directory: string;
   bucket: string;
+  /** Keys under `prefix` ending in `suffix`; by default {@link keysOnDisk}. A test's can delete between list and read. */
+  list?: (prefix: string, suffix: string) => Promise<string[]>;
 }
 
 export function localLandedData(): LandedData {
@@ -32,26 +35,140 @@ export function localLandedData(): LandedData {
 
 const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
+/** Names in `dir`, recursively; a directory emptied and removed while it is walked held no objects. */
+function filesUnder(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    if (isMissing(error)) return [];
+    throw error;
+  }
+  return entries.flatMap((entry) => (entry.isDirectory() ? filesUnder(path.join(dir, entry.name)).map((name) => `${entry.name}/${name}`) : [entry.name]));
+}
+
 /** Keys of the objects under `prefix` whose keys end in `suffix`, from s3rver's directory (one file per object). */
-function keysOnDisk(data: LandedData, prefix: string, suffix: string): string[] {
-  const root = path.join(data.s3Directory, data.bucket);
-  const dir = path.join(root, prefix);
+export function keysOnDisk(data: LandedData, prefix: string, suffix: string): string[] {
+  const dir = path.join(data.s3Directory, data.bucket, prefix);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+  return filesUnder(dir)
     .filter((name) => name.endsWith(`${suffix}${S3RVER_OBJECT_SUFFIX}`))
-    .map((name) => `${prefix}${name.split(path.sep).join('/').slice(0, -S3RVER_OBJECT_SUFFIX.length)}`)
+    .map((name) => `${prefix}${name.slice(0, -S3RVER_OBJECT_SUFFIX.length)}`)
     .sort();
 }
 
-const fileOf = (data: LandedData, key: string) => path.join(data.s3Directory, data.bucket, ...key.split('/')) + S3RVER_OBJECT_SUFFIX;
+/** The file s3rver keeps `key` in. */
+export const fileOf = (data: LandedData, key: string) => path.join(data.s3Directory, data.bucket, ...key.split('/')) + S3RVER_OBJECT_SUFFIX;
 
-/** Every slice manifest of the bucket, each read once. */
-function readManifests(data: LandedData): SliceManifest[] {
-  return keysOnDisk(data, MANIFEST_ROOT, 'manifest.json').map((key) => {
+const listKeys = (data: LandedData, prefix: string, suffix: string) => (data.list ? data.list(prefix, suffix) : Promise.resolve(keysOnDisk(data, prefix, suffix)));
+
+/** An object's bytes, or undefined when it was deleted since it was listed. */
+function readListed(data: LandedData, key: string): Buffer | undefined {
+  try {
+    return readFileSync(fileOf(data, key));
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Objects listed and gone when read: the retention sweep deletes an hour's raw objects and then its manifest, an
+ * erasure the raw objects that held an erased row, each possibly between a reader's listing and its reads.
+ */
+export class VanishedObjectsError extends Error {
+  constructor(
+    readonly keys: readonly string[],
+    /** The hours (slice ids) the objects belong to. */
+    readonly hours: readonly string[],
+    options?: ErrorOptions,
+  ) {
+    super(`${keys.length} object(s) vanished between listing and reading: ${keys.slice(0, 5).join(', ')}`, options);
+    this.name = 'VanishedObjectsError';
+  }
+}
+
+/** One listing of the bucket, every manifest read before the raw objects were listed: what the views are made of. */
+export interface LandedListing {
+  manifests: SliceManifest[];
+  raw: Record<DatasetName, string[]>;
+  /** The erasure requests not done yet. */
+  open: ErasureRequest[];
+  /** Manifests and requests listed but gone when read. */
+  vanished: string[];
+  /** The hours of the manifests among them. */
+  vanishedHours: string[];
+}
+
+/**
+ * Lists the bucket: the slice manifests, each read once, then the erasure requests, then the raw objects (after the
+ * manifests: see {@link datasetViewSql}). A manifest or request deleted between its listing and its read is left out
+ * and named in `vanished`.
+ */
+export async function listLanded(data: LandedData): Promise<LandedListing> {
+  const manifests: SliceManifest[] = [];
+  const vanished: string[] = [];
+  const vanishedHours: string[] = [];
+  for (const key of await listKeys(data, MANIFEST_ROOT, 'manifest.json')) {
     const slice = sliceOfManifestKey(key);
     if (!slice) throw new InvalidManifestError(`${key} is not where a slice's manifest is kept`);
-    return parseManifest(readFileSync(fileOf(data, key)), slice);
-  });
+    const bytes = readListed(data, key);
+    if (bytes) manifests.push(parseManifest(bytes, slice));
+    else {
+      vanished.push(key);
+      vanishedHours.push(sliceId(slice));
+    }
+  }
+  const open: ErasureRequest[] = [];
+  for (const key of await listKeys(data, `${ERASURE_ROOT}requests/`, '.json')) {
+    const bytes = readListed(data, key);
+    if (!bytes) vanished.push(key);
+    else {
+      const request = parseRequest(bytes);
+      if (request.status !== 'done') open.push(request);
+    }
+  }
+  const raw: Record<DatasetName, string[]> = { traces: [], spans: [] };
+  for (const dataset of DATASETS) raw[dataset.name] = await listKeys(data, `${dataset.name}/`, '.parquet');
+  return { manifests, raw, open, vanished, vanishedHours };
+}
+
+/** The listing without the given hours: their manifests, the compacted objects those name, and their raw objects. */
+export function withoutHours(listing: LandedListing, hours: ReadonlySet<string>): LandedListing {
+  const kept = (key: string) => {
+    const slice = sliceOfRawKey(key);
+    return !slice || !hours.has(sliceId(slice));
+  };
+  return {
+    manifests: listing.manifests.filter((manifest) => !hours.has(sliceId({ orgId: manifest.org_id, dt: manifest.dt, hour: manifest.hour }))),
+    raw: { traces: listing.raw.traces.filter(kept), spans: listing.raw.spans.filter(kept) },
+    open: listing.open,
+    vanished: listing.vanished,
+    vanishedHours: listing.vanishedHours,
+  };
+}
+
+/** Every object of the listing a query may read, with its hour. */
+function listedObjects(listing: LandedListing): Map<string, string> {
+  const hourOf = new Map<string, string>();
+  for (const manifest of listing.manifests) {
+    const hour = sliceId({ orgId: manifest.org_id, dt: manifest.dt, hour: manifest.hour });
+    for (const dataset of DATASETS) for (const key of manifest[dataset.name].files) hourOf.set(key, hour);
+  }
+  for (const key of [...listing.raw.traces, ...listing.raw.spans]) {
+    const slice = sliceOfRawKey(key);
+    if (slice) hourOf.set(key, sliceId(slice));
+  }
+  return hourOf;
+}
+
+/** The objects of the listing no longer on disk, as {@link VanishedObjectsError}, or undefined when every one is there. */
+function vanishedSince(data: LandedData, listing: LandedListing, cause: unknown): VanishedObjectsError | undefined {
+  const gone = [...listedObjects(listing)].filter(([key]) => !existsSync(fileOf(data, key)));
+  if (gone.length === 0) return undefined;
+  return new VanishedObjectsError(gone.map(([key]) => key), [...new Set(gone.map(([, hour]) => hour))], { cause });
 }
 
 const EMPTY = (dataset: DatasetSpec) => {
@@ -80,19 +197,12 @@ function selectObjects(dataset: DatasetSpec, data: LandedData, keys: readonly st
 
 /**
  * The SELECTs behind a dataset's two views: every row once (compacted where compacted, raw elsewhere), and raw as
- * landed. `manifests` must have been read before this lists the raw objects: a raw object landed after its slice's
+ * landed. The manifests must have been read before the raw objects were listed: a raw object landed after its slice's
  * manifest was read is then simply not covered by it and is shown from raw (see "What readers see" in docs/landing.md).
  */
-export function datasetViewSql(dataset: DatasetSpec, data: LandedData, manifests: readonly SliceManifest[]): { exactlyOnce: string; raw: string } {
-  const rawKeys = keysOnDisk(data, `${dataset.name}/`, '.parquet');
-  return { exactlyOnce: selectObjects(dataset, data, exactlyOnceKeys(dataset.name, manifests, rawKeys)), raw: selectObjects(dataset, data, rawKeys) };
-}
-
-/** The erasure requests not done yet, read from the bucket on disk. */
-function openErasureRequests(data: LandedData): ErasureRequest[] {
-  return keysOnDisk(data, `${ERASURE_ROOT}requests/`, '.json')
-    .map((key) => parseRequest(readFileSync(fileOf(data, key))))
-    .filter((request) => request.status !== 'done');
+export function datasetViewSql(dataset: DatasetSpec, data: LandedData, listing: Pick<LandedListing, 'manifests' | 'raw'>): { exactlyOnce: string; raw: string } {
+  const rawKeys = listing.raw[dataset.name];
+  return { exactlyOnce: selectObjects(dataset, data, exactlyOnceKeys(dataset.name, listing.manifests, rawKeys)), raw: selectObjects(dataset, data, rawKeys) };
 }
 
 /**
@@ -107,16 +217,17 @@ export function erasureMatchSql(requests: readonly ErasureRequest[]): string {
 }
 
 /**
- * Creates the views `traces` and `spans` (every row once) and `traces_raw` and `spans_raw` (as landed). While an
- * erasure request is open, all four leave out every row of the traces it names (a trace row or any span matching),
- * at once: the request object is read here, when the query starts.
+ * Creates the views `traces` and `spans` (every row once) and `traces_raw` and `spans_raw` (as landed) over one
+ * listing (by default a new one). While an erasure request is open, all four leave out every row of the traces it
+ * names (a trace row or any span matching), at once: the request object is read when the listing is made.
  */
-export async function createDatasetViews(connection: DuckDBConnection, data: LandedData): Promise<void> {
-  const manifests = readManifests(data);
-  const open = openErasureRequests(data);
+export async function createDatasetViews(connection: DuckDBConnection, data: LandedData, listing?: LandedListing): Promise<void> {
+  const listed = listing ?? (await listLanded(data));
+  if (!listing && listed.vanished.length > 0) throw new VanishedObjectsError(listed.vanished, listed.vanishedHours);
+  const { open, ...objects } = listed;
   const suffix = open.length > 0 ? '_unerased' : '';
   for (const dataset of DATASETS) {
-    const sql = datasetViewSql(dataset, data, manifests);
+    const sql = datasetViewSql(dataset, data, objects);
     await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}${suffix} AS ${sql.exactlyOnce}`);
     await connection.run(`CREATE OR REPLACE VIEW ${dataset.name}_raw${suffix} AS ${sql.raw}`);
   }
@@ -157,13 +268,13 @@ const clientJson: DuckDBValueConverter<Json> = (value, type, converter) => {
   return JsonDuckDBValueConverter(value, type, converter);
 };
 
-/** Runs SQL (one statement or several) against the landed data of the local stack (or `data`): one result per statement. */
-export async function queryLanded(sql: string, data: LandedData = localLandedData()): Promise<QueryResult[]> {
+/** Runs every statement of `sql` over one listing, in a database of its own; objects of the listing deleted meanwhile throw {@link VanishedObjectsError}. */
+async function queryListing(sql: string, data: LandedData, listing: LandedListing): Promise<QueryResult[]> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
     await connection.run("SET TimeZone = 'UTC'");
-    await createDatasetViews(connection, data);
+    await createDatasetViews(connection, data, listing);
     const statements = await connection.extractStatements(sql);
     const results: QueryResult[] = [];
     for (let index = 0; index < statements.count; index++) {
@@ -171,8 +282,40 @@ export async function queryLanded(sql: string, data: LandedData = localLandedDat
       results.push({ columns: reader.columnNames(), rows: reader.convertRowObjects(clientJson) });
     }
     return results;
+  } catch (error) {
+    throw vanishedSince(data, listing, error) ?? error;
   } finally {
     connection.closeSync();
     instance.closeSync();
+  }
+}
+
+/**
+ * Runs SQL (one statement or several) against the landed data of the local stack (or `data`): one result per
+ * statement. An object deleted between the listing and its read (the retention sweep deleting an hour, an erasure its
+ * raw copies) makes it list once more and run again; an hour whose objects vanish from that second listing too is
+ * left out, as the deletion under way leaves it, and the statements run again without it.
+ */
+export async function queryLanded(sql: string, data: LandedData = localLandedData()): Promise<QueryResult[]> {
+  const first = await listLanded(data);
+  if (first.vanished.length === 0) {
+    try {
+      return await queryListing(sql, data, first);
+    } catch (error) {
+      if (!(error instanceof VanishedObjectsError)) throw error;
+    }
+  }
+  const listing = await listLanded(data);
+  const skipped = new Set(listing.vanishedHours);
+  for (;;) {
+    try {
+      return await queryListing(sql, data, withoutHours(listing, skipped));
+    } catch (error) {
+      if (!(error instanceof VanishedObjectsError)) throw error;
+      const fresh = error.hours.filter((hour) => !skipped.has(hour));
+      // Nothing new to leave out: running again would fail the same way.
+      if (fresh.length === 0) throw error;
+      for (const hour of fresh) skipped.add(hour);
+    }
   }
 }

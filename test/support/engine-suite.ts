@@ -35,6 +35,8 @@ export interface EngineSuite {
   readonly endpoints: { dynamodb?: string; kinesis?: string; s3?: string };
   /** A directory of the suite's own, removed after it. */
   readonly scratch: string;
+  /** Where s3rver keeps the bucket's objects (`<dir>/<bucket>/<key>._S3rver_object`), as `npm run query` reads them. */
+  readonly s3Directory: string;
   /** Everything on the stream, per shard, as the event source mapping would deliver it. */
   readShards(): Promise<LandingRecord[][]>;
   /** Downloads every object of the bucket into a fresh directory under `scratch`, keeping the keys as paths. */
@@ -53,6 +55,7 @@ export function useEngineSuite(needs: EngineNeeds): EngineSuite {
   const clients: { destroy(): void }[] = [];
   const scratch = mkdtempSync(path.join(tmpdir(), 'engine-suite-'));
   const endpoints: EngineSuite['endpoints'] = {};
+  const s3Directory = path.join(scratch, 's3rver');
   let dynamodb: DynamoDBClient | undefined;
   let kinesis: KinesisClient | undefined;
   let s3: S3Client | undefined;
@@ -66,7 +69,7 @@ export function useEngineSuite(needs: EngineNeeds): EngineSuite {
     const starts = await Promise.allSettled([
       needs.tables ? startDynamoDbLocal() : undefined,
       needs.stream ? startKinesalite() : undefined,
-      needs.bucket !== undefined ? startS3rver() : undefined,
+      needs.bucket !== undefined ? startS3rver({ dataDir: s3Directory }) : undefined,
     ]);
     for (const start of starts) if (start.status === 'fulfilled' && start.value) engines.push(start.value);
     const failed = starts.find((start) => start.status === 'rejected');
@@ -117,6 +120,7 @@ export function useEngineSuite(needs: EngineNeeds): EngineSuite {
     },
     endpoints,
     scratch,
+    s3Directory,
     async readShards() {
       const stream = started(needs.stream?.name ?? undefined, 'a stream');
       return (await readStream(started(kinesis, 'kinesalite'), stream)).map((shard) =>
