@@ -138,13 +138,21 @@ export class KinesisTraceSink implements TraceSink {
         // over HTTP/2, Kinesis's default, the timeout is the stream's inactivity timeout).
         response = await abortable(this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }), { abortSignal: signal, requestTimeout }), signal);
       } catch (error) {
-        if (refusedByService(error)) return { failed: error, retryable: true };
+        // A refusal ends only the SDK's last attempt: after a hidden retry, an earlier attempt may have written.
+        if (refusedByService(error) && !retriedBySdk(error)) return { failed: error, retryable: true };
         for (const entry of pending) maybeWritten.add(entry);
         return { failed: error, retryable: ++unknownOutcomes < MAX_UNKNOWN_OUTCOME_CALLS };
       }
       if (!response.FailedRecordCount) return { done: undefined };
+      // Results are in the order of the request's entries; a failed entry carries an ErrorCode
+      // (ProvisionedThroughputExceededException or InternalFailure) and was not added to the stream
+      // (https://docs.aws.amazon.com/kinesis/latest/APIReference/API_PutRecords.html,
+      // https://docs.aws.amazon.com/kinesis/latest/APIReference/API_PutRecordsResultEntry.html). An entry without a
+      // result is taken as failed: resent, and never reported as written.
       const results = response.Records ?? [];
       const failed = pending.filter((_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined);
+      // The answer is the SDK's last attempt's: an entry it refused may have been written by an attempt before it.
+      if (retriedBySdk(response)) for (const entry of failed) maybeWritten.add(entry);
       const summary = `${failed.length} of ${pending.length} records failed (${results.find((r) => r.ErrorCode)?.ErrorCode ?? 'unknown'})`;
       pending = failed;
       return pending.length === 0 ? { done: undefined } : { failed: summary, retryable: true };
@@ -196,6 +204,20 @@ function refusedByService(error: unknown): boolean {
   // Over HTTP/2 a refused connection arrives as ERR_HTTP2_STREAM_CANCEL with the socket error as its cause.
   const codes = [code, cause?.code];
   return $fault === 'client' || codes.some((c) => typeof c === 'string' && NOT_SENT_CODES.has(c));
+}
+
+/**
+ * Whether the SDK itself sent this call more than once (`$metadata.attempts`, "the number of times this operation
+ * was attempted": ResponseMetadata in @smithy/types, set on answers and errors alike by the SDK's retry middleware).
+ * The deployed client makes one attempt (`maxAttempts: 1`, lambda/ingest/compose.ts), so that every attempt is
+ * this sink's and an entry refused on each of them is known not to be on the stream; a client that retries
+ * (the SDK's default is 3 attempts, or a `retryStrategy`, which takes precedence over `maxAttempts`:
+ * https://www.npmjs.com/package/@smithy/util-retry) could hide a timed-out attempt behind a refusal. Such a call is
+ * never taken as a refusal.
+ */
+function retriedBySdk(answer: unknown): boolean {
+  const attempts = (answer as { $metadata?: { attempts?: unknown } } | undefined)?.$metadata?.attempts;
+  return typeof attempts === 'number' && attempts > 1;
 }
 
 /** A partial failure is described by its summary; a thrown error by its name, and kept as the cause. */
