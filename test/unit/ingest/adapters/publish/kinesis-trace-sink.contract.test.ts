@@ -318,11 +318,11 @@ describe('KinesisTraceSink: the deadline', () => {
   it('starts no retry once the backoff has carried it past the deadline', async () => {
     let now = NOW;
     kinesis.on(PutRecordsCommand).rejects(refusal());
-    // Each backoff takes 4 s of a 10 s budget: attempts at 0, 4 and 8 s; the next would start at 12 s.
-    const slowSleep = async () => void (now += 4_000);
+    // Each backoff takes 5 s of a 10 s budget: attempts at 0 and 5 s; the next would start at the deadline itself.
+    const slowSleep = async () => void (now += 5_000);
     const error = await failureOf(new KinesisTraceSink(client, 'traces', { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 }, slowSleep, () => now).publish(keyed(['a']), { deadlineAtMs: NOW + 10_000 }));
 
-    expect(kinesis).toHaveReceivedCommandTimes(PutRecordsCommand, 3);
+    expect(kinesis).toHaveReceivedCommandTimes(PutRecordsCommand, 2);
     const timeouts = kinesis.send.getCalls().map((_, i) => sendOptions(i).requestTimeout);
     expect(timeouts.every((t) => t > 0 && t <= 10_000)).toBe(true);
     expect(error).toMatchObject({ notWrittenIndexes: [0] });
