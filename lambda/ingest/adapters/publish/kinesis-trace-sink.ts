@@ -1,5 +1,5 @@
 import { type KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
-import { DependencyUnavailableError, PublishIncompleteError } from '../../../shared/domain/errors.js';
+import { PublishIncompleteError } from '../../../shared/domain/errors.js';
 import type { StreamRecord, TraceSink } from '../../core/publish/ports.js';
 import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../../../shared/runtime/backoff.js';
 import { retryWithBackoff } from '../../../shared/runtime/retry.js';
@@ -114,15 +114,15 @@ export class KinesisTraceSink implements TraceSink {
   private async publishChunk(chunk: readonly StreamRecord[], offset: number, { signal, deadlineAtMs }: PublishOptions): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
     const indexOf = new Map(pending.map((entry, i) => [entry, offset + i]));
-    const bytesOf = (entries: readonly PutRecordsRequestEntry[]) =>
-      entries.reduce((sum, e) => sum + (e.Data?.byteLength ?? 0) + Buffer.byteLength(e.PartitionKey ?? '', 'utf8'), 0);
+    const recordOf = new Map(pending.map((entry, i) => [entry, chunk[i]!]));
+    const bytesOf = (entries: readonly PutRecordsRequestEntry[]) => entries.reduce((sum, entry) => sum + entryBytes(recordOf.get(entry)!), 0);
     // Entries some attempt may have written without saying so; they can never count as not written.
     const maybeWritten = new Set<PutRecordsRequestEntry>();
     let unknownOutcomes = 0;
     const giveUp = (failure: unknown, attempts: number) => {
-      const error = publishFailed(failure, attempts);
+      const { message, cause } = describeFailure(failure, attempts);
       const notWritten = pending.filter((entry) => !maybeWritten.has(entry)).map((entry) => indexOf.get(entry)!);
-      return new PublishIncompleteError('kinesis', error.message, notWritten, chunk.length, { cause: error.cause });
+      return new PublishIncompleteError('kinesis', message, notWritten, chunk.length, { cause });
     };
     await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
       // The handler is winding down (its deadline): no more work, and no more copies, for a client about to be answered.
@@ -221,8 +221,10 @@ function retriedBySdk(answer: unknown): boolean {
 }
 
 /** A partial failure is described by its summary; a thrown error by its name, and kept as the cause. */
-function publishFailed(failure: unknown, attempts: number): DependencyUnavailableError {
-  if (typeof failure === 'string') return new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempts} attempts: ${failure}`);
-  const name = (failure as Error).name ?? 'error';
-  return new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempts} attempts: ${name}`, { cause: failure });
+function describeFailure(failure: unknown, attempts: number): { message: string; cause?: unknown } {
+  const prefix = `PutRecords failed after ${attempts} attempts`;
+  if (typeof failure === 'string') return { message: `${prefix}: ${failure}` };
+  // A client may reject with anything: null and plain objects have no name.
+  const name = (failure as { name?: unknown } | null)?.name;
+  return { message: `${prefix}: ${typeof name === 'string' ? name : 'error'}`, cause: failure };
 }

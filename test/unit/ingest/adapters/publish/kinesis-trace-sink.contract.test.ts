@@ -51,7 +51,7 @@ const failureOf = async (publish: Promise<void>) => {
   return error as PublishIncompleteError;
 };
 /** The first chunk's failure, and what ended its last attempt (the sink's error wraps the chunk's, which keeps it). */
-const rootCause = (error: PublishIncompleteError) => ((error.cause as Error).cause as Error | undefined) ?? (error.cause as Error);
+const rootCause = (error: PublishIncompleteError) => (error.cause as Error).cause as Error;
 
 beforeEach(() => kinesis.reset());
 
@@ -158,7 +158,9 @@ describe('KinesisTraceSink: what it reports as not written', () => {
     expect(error.total).toBe(104);
     expect(error.dependency).toBe('kinesis');
     expect(error.message).toBe(`PutRecords failed after ${POLICY.maxAttempts} attempts: 2 of 2 records failed (ProvisionedThroughputExceededException)`);
+    // The failed call's own error, by position in the publish too.
     expect(error.cause).toBeInstanceOf(PublishIncompleteError);
+    expect(error.cause).toMatchObject({ dependency: 'kinesis', notWrittenIndexes: [101, 103], total: 4, message: error.message });
   });
 
   it('adds up the refused entries of several calls, each at its own position', async () => {
@@ -223,6 +225,17 @@ describe('KinesisTraceSink: what it reports as not written', () => {
 
     expect(calls).toBe(MAX_UNKNOWN_OUTCOME_CALLS);
     expect(error).toMatchObject({ notWrittenIndexes: [], nothingWritten: false, total: 2 });
+  });
+
+  it.each([
+    ['null', null],
+    ['a plain object', { code: 'EPIPE' }],
+    ['an object whose name is not a string', { name: 42 }],
+  ])('describes %s, when thrown, as "error"', async (_, thrown) => {
+    const failing = { send: () => Promise.reject(thrown) } as unknown as KinesisClient;
+    const error = await failureOf(new KinesisTraceSink(failing, 'traces', POLICY, noSleep, () => NOW).publish(keyed(['a'])));
+    expect(error.message).toBe(`PutRecords failed after ${MAX_UNKNOWN_OUTCOME_CALLS} attempts: error`);
+    expect(rootCause(error)).toBe(thrown);
   });
 
   it('names a thrown value without a name "error", and describes a thrown error by its name', async () => {
@@ -366,6 +379,21 @@ describe('KinesisTraceSink: the deadline', () => {
     const error = await failureOf(publish);
 
     expect(rootCause(error)).toMatchObject({ name: 'AbortError', message: 'the call was abandoned at the request deadline' });
+  });
+
+  it('abandons a call whose signal aborted while it was being sent', async () => {
+    const controller = new AbortController();
+    const abortingWhileSending = {
+      send: () => {
+        controller.abort();
+        return new Promise(() => undefined);
+      },
+    } as unknown as KinesisClient;
+    const publish = new KinesisTraceSink(abortingWhileSending, 'traces', POLICY, noSleep, () => NOW).publish(keyed(['a']), { signal: controller.signal });
+    // A publish that waited for this call would never settle.
+    const settled = await Promise.race([publish.then(() => 'resolved', () => 'rejected'), new Promise((resolve) => setTimeout(resolve, 1_000, 'hung'))]);
+    expect(settled).toBe('rejected');
+    expect((await failureOf(publish)).notWrittenIndexes).toEqual([]);
   });
 
   it('accepts a client that answers with a plain value under a signal', async () => {
