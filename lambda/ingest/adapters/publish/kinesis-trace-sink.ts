@@ -86,7 +86,8 @@ export function chunkForPutRecords(records: readonly StreamRecord[], limits: { r
  * A call that timed out or lost its connection may have been written: its entries are resent (the
  * copies carry the same `record_id`, so they land once) but are never reported as not written. When
  * the retries run out, the {@link PublishIncompleteError} names (by position in `records`) only the entries
- * the service itself refused on their every attempt.
+ * the service itself refused on their every attempt. A call the SDK tried more than once behind the sink's back
+ * (a client configured to retry) counts as of unknown outcome, whatever its last attempt said.
  */
 export class KinesisTraceSink implements TraceSink {
   constructor(
