@@ -120,6 +120,19 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     tests: ['test/unit/lake/manifest.test.ts', 'test/unit/lake/slice-switch.test.ts'],
   },
   {
+    name: 'kinesis-publish',
+    title: 'the Kinesis publisher',
+    mutate: ['lambda/ingest/adapters/publish/kinesis-trace-sink.ts'],
+    runner: 'jest',
+    // The sink's own tests over a mocked client, and the publish step over the real sink (what a refusal leaves to
+    // clean up). The whole handler's Kinesis faults (test/unit/faults/kinesis.test.ts) stay in npm test.
+    tests: [
+      'test/unit/ingest/adapters/publish/kinesis-trace-sink.contract.test.ts',
+      'test/unit/ingest/adapters/publish/kinesis-trace-sink.test.ts',
+      'test/unit/ingest/core/publish/publish-traces.test.ts',
+    ],
+  },
+  {
     name: 'sdk-ts-policy',
     title: "the TypeScript SDK's policy",
     mutate: ['sdk/typescript/src/policy.ts'],

@@ -1,5 +1,5 @@
 import { type KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
-import { DependencyUnavailableError, PublishIncompleteError } from '../../../shared/domain/errors.js';
+import { PublishIncompleteError } from '../../../shared/domain/errors.js';
 import type { StreamRecord, TraceSink } from '../../core/publish/ports.js';
 import { type BackoffPolicy, type Sleep, sleep as realSleep } from '../../../shared/runtime/backoff.js';
 import { retryWithBackoff } from '../../../shared/runtime/retry.js';
@@ -86,7 +86,8 @@ export function chunkForPutRecords(records: readonly StreamRecord[], limits: { r
  * A call that timed out or lost its connection may have been written: its entries are resent (the
  * copies carry the same `record_id`, so they land once) but are never reported as not written. When
  * the retries run out, the {@link PublishIncompleteError} names (by position in `records`) only the entries
- * the service itself refused on their every attempt.
+ * the service itself refused on their every attempt. A call the SDK tried more than once behind the sink's back
+ * (a client configured to retry) counts as of unknown outcome, whatever its last attempt said.
  */
 export class KinesisTraceSink implements TraceSink {
   constructor(
@@ -114,15 +115,15 @@ export class KinesisTraceSink implements TraceSink {
   private async publishChunk(chunk: readonly StreamRecord[], offset: number, { signal, deadlineAtMs }: PublishOptions): Promise<void> {
     let pending: PutRecordsRequestEntry[] = chunk.map((r) => ({ PartitionKey: r.partitionKey, Data: r.data }));
     const indexOf = new Map(pending.map((entry, i) => [entry, offset + i]));
-    const bytesOf = (entries: readonly PutRecordsRequestEntry[]) =>
-      entries.reduce((sum, e) => sum + (e.Data?.byteLength ?? 0) + Buffer.byteLength(e.PartitionKey ?? '', 'utf8'), 0);
+    const recordOf = new Map(pending.map((entry, i) => [entry, chunk[i]!]));
+    const bytesOf = (entries: readonly PutRecordsRequestEntry[]) => entries.reduce((sum, entry) => sum + entryBytes(recordOf.get(entry)!), 0);
     // Entries some attempt may have written without saying so; they can never count as not written.
     const maybeWritten = new Set<PutRecordsRequestEntry>();
     let unknownOutcomes = 0;
     const giveUp = (failure: unknown, attempts: number) => {
-      const error = publishFailed(failure, attempts);
+      const { message, cause } = describeFailure(failure, attempts);
       const notWritten = pending.filter((entry) => !maybeWritten.has(entry)).map((entry) => indexOf.get(entry)!);
-      return new PublishIncompleteError('kinesis', error.message, notWritten, chunk.length, { cause: error.cause });
+      return new PublishIncompleteError('kinesis', message, notWritten, chunk.length, { cause });
     };
     await retryWithBackoff({ policy: this.policy, sleep: this.sleep, giveUp }, async () => {
       // The handler is winding down (its deadline): no more work, and no more copies, for a client about to be answered.
@@ -138,13 +139,21 @@ export class KinesisTraceSink implements TraceSink {
         // over HTTP/2, Kinesis's default, the timeout is the stream's inactivity timeout).
         response = await abortable(this.client.send(new PutRecordsCommand({ StreamName: this.streamName, Records: pending }), { abortSignal: signal, requestTimeout }), signal);
       } catch (error) {
-        if (refusedByService(error)) return { failed: error, retryable: true };
+        // A refusal ends only the SDK's last attempt: after a hidden retry, an earlier attempt may have written.
+        if (refusedByService(error) && !retriedBySdk(error)) return { failed: error, retryable: true };
         for (const entry of pending) maybeWritten.add(entry);
         return { failed: error, retryable: ++unknownOutcomes < MAX_UNKNOWN_OUTCOME_CALLS };
       }
       if (!response.FailedRecordCount) return { done: undefined };
+      // Results are in the order of the request's entries; a failed entry carries an ErrorCode
+      // (ProvisionedThroughputExceededException or InternalFailure) and was not added to the stream
+      // (https://docs.aws.amazon.com/kinesis/latest/APIReference/API_PutRecords.html,
+      // https://docs.aws.amazon.com/kinesis/latest/APIReference/API_PutRecordsResultEntry.html). An entry without a
+      // result is taken as failed: resent, and never reported as written.
       const results = response.Records ?? [];
       const failed = pending.filter((_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined);
+      // The answer is the SDK's last attempt's: an entry it refused may have been written by an attempt before it.
+      if (retriedBySdk(response)) for (const entry of failed) maybeWritten.add(entry);
       const summary = `${failed.length} of ${pending.length} records failed (${results.find((r) => r.ErrorCode)?.ErrorCode ?? 'unknown'})`;
       pending = failed;
       return pending.length === 0 ? { done: undefined } : { failed: summary, retryable: true };
@@ -198,9 +207,25 @@ function refusedByService(error: unknown): boolean {
   return $fault === 'client' || codes.some((c) => typeof c === 'string' && NOT_SENT_CODES.has(c));
 }
 
+/**
+ * Whether the SDK itself sent this call more than once (`$metadata.attempts`, "the number of times this operation
+ * was attempted": ResponseMetadata in @smithy/types, set on answers and errors alike by the SDK's retry middleware).
+ * The deployed client makes one attempt (`maxAttempts: 1`, lambda/ingest/compose.ts), so that every attempt is
+ * this sink's and an entry refused on each of them is known not to be on the stream; a client that retries
+ * (the SDK's default is 3 attempts, or a `retryStrategy`, which takes precedence over `maxAttempts`:
+ * https://www.npmjs.com/package/@smithy/util-retry) could hide a timed-out attempt behind a refusal. Such a call is
+ * never taken as a refusal.
+ */
+function retriedBySdk(answer: unknown): boolean {
+  const attempts = (answer as { $metadata?: { attempts?: unknown } } | undefined)?.$metadata?.attempts;
+  return typeof attempts === 'number' && attempts > 1;
+}
+
 /** A partial failure is described by its summary; a thrown error by its name, and kept as the cause. */
-function publishFailed(failure: unknown, attempts: number): DependencyUnavailableError {
-  if (typeof failure === 'string') return new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempts} attempts: ${failure}`);
-  const name = (failure as Error).name ?? 'error';
-  return new DependencyUnavailableError('kinesis', `PutRecords failed after ${attempts} attempts: ${name}`, { cause: failure });
+function describeFailure(failure: unknown, attempts: number): { message: string; cause?: unknown } {
+  const prefix = `PutRecords failed after ${attempts} attempts`;
+  if (typeof failure === 'string') return { message: `${prefix}: ${failure}` };
+  // A client may reject with anything: null and plain objects have no name.
+  const name = (failure as { name?: unknown } | null)?.name;
+  return { message: `${prefix}: ${typeof name === 'string' ? name : 'error'}`, cause: failure };
 }

@@ -59,6 +59,16 @@ describe('publishTraces: overflow objects of traces not accepted', () => {
     expect(s3).toHaveReceivedCommandWith(DeleteObjectCommand, { Bucket: BUCKET, Key: keyOf(traces[2]!) });
   });
 
+  it('deletes every overflow object when no connection to Kinesis could be made (the records never left)', async () => {
+    kinesis.on(PutRecordsCommand).rejects(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }));
+    const traces = [trace(0, true), trace(1, true)];
+    const { done } = publish(traces);
+
+    await expect(done).rejects.toMatchObject({ name: 'PublishIncompleteError', nothingWritten: true });
+    expect(kinesis).toHaveReceivedCommandTimes(PutRecordsCommand, POLICY.maxAttempts);
+    expect(deletedKeys().sort()).toEqual(traces.map(keyOf).sort());
+  });
+
   it('deletes the objects already stored when another overflow object could not be, and publishes nothing', async () => {
     const traces = [trace(0, true), trace(1, true)];
     s3.on(PutObjectCommand, { Key: keyOf(traces[1]!) }).rejects(Object.assign(new Error('slow down'), { name: 'SlowDown' }));
