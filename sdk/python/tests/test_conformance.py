@@ -180,3 +180,61 @@ RETRY_AFTER = [(vectors["now"], case) for vectors in (conformance("retry-after.j
 def test_retry_after_header(now: str, case: dict[str, Any]) -> None:
     at = datetime.fromisoformat(now.replace("Z", "+00:00")).timestamp()
     assert parse_retry_after(case["header"], at) == case["seconds"]
+
+
+ENCODING = conformance("encoding-values-python.json")
+assert ENCODING["input_text"] and ENCODING["trace_fields"]
+
+
+def python_value(value: Any) -> Any:
+    """A vector's value as the Python object it stands for (see the file's description)."""
+    if isinstance(value, list):
+        return [python_value(item) for item in value]
+    if isinstance(value, dict):
+        if "$set" in value:
+            return set(python_value(value["$set"]))
+        if "$map" in value:
+            return {key: python_value(item) for key, item in value["$map"]}
+        if "$error" in value:
+            return type(value["$error"]["name"], (Exception,), {})(value["$error"]["message"])
+        return {key: python_value(item) for key, item in value.items()}
+    return value
+
+
+def without(value: Any, keys: list[str]) -> Any:
+    if isinstance(value, list):
+        return [without(item, keys) for item in value]
+    if isinstance(value, dict):
+        return {key: without(item, keys) for key, item in value.items() if key not in keys}
+    return value
+
+
+@pytest.mark.parametrize("case", ENCODING["input_text"], ids=lambda c: c["name"][:70])
+def test_a_spans_input_is_written_as_both_sdks_write_it(case: dict[str, Any], recorder: Recorder) -> None:
+    import gzip
+    import json
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    with client.trace("t"):
+        with client.span("s", input=python_value(case["value"])):
+            pass
+    assert client.flush().sent == 1
+    body = gzip.decompress(recorder.requests[0]["raw"])
+    text = json.loads(body)["traces"][0]["spans"][0]["input"]
+    if "text" in case:
+        assert text == case["text"]
+        # The bytes of the body too: the text is one JSON string of the body, escaped once more.
+        assert json.dumps(case["text"], ensure_ascii=False).encode("utf-8", "surrogatepass") in body
+    else:
+        assert without(json.loads(text), case.get("ignore_keys", [])) == case["json"]
+
+
+@pytest.mark.parametrize("case", ENCODING["trace_fields"], ids=lambda c: c["name"][:70])
+def test_a_lone_surrogate_in_a_traces_own_field_is_its_json_escape(case: dict[str, Any], recorder: Recorder) -> None:
+    import gzip
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    with client.trace(case["root_span_name"]):
+        pass
+    assert client.flush().sent == 1
+    assert case["body_contains"].encode() in gzip.decompress(recorder.requests[0]["raw"])

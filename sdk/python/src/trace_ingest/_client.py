@@ -21,7 +21,8 @@ from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._log import enable_debug
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
 from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
-from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
+from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace
+from ._wire import encode_trace
 from ._transport import HttpTransport, RequestGate, Transport
 
 logger = logging.getLogger("trace_ingest")
