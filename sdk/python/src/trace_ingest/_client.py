@@ -12,13 +12,13 @@ import signal
 import sys
 import threading
 import time
-import weakref
 from collections import deque
 from typing import Any, Callable, Literal, TypeVar
 
 from ._delivery import BODY_OVERHEAD, Ahead, Batch, Deliverer, Parked
 from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._log import enable_debug
+from ._process import flush_on_terminate_in_multiprocessing_child, register
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
 from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
 from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace
@@ -27,34 +27,6 @@ from ._transport import HttpTransport, RequestGate, Transport
 
 logger = logging.getLogger("trace_ingest")
 F = TypeVar("F", bound=Callable[..., Any])
-
-_clients: "weakref.WeakSet[TraceIngest]" = weakref.WeakSet()
-
-
-FORK_QUIESCE_SECONDS = 0.1
-"""How long a fork may wait, in all, for the clients' requests in progress to finish."""
-
-
-def _before_fork() -> None:
-    # One deadline for every client: a fork waits at most FORK_QUIESCE_SECONDS, however many there are.
-    deadline = time.monotonic() + FORK_QUIESCE_SECONDS
-    for client in list(_clients):
-        client._quiesce_before_fork(deadline)
-
-
-def _after_fork_in_parent() -> None:
-    for client in list(_clients):
-        client._resume_after_fork()
-
-
-def _after_fork_in_child() -> None:
-    for client in list(_clients):
-        client._after_fork_in_child()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-
 
 class TraceIngest:
     """Sends traces to ``POST {base_url}/v1/traces/ingest``.
@@ -134,8 +106,8 @@ class TraceIngest:
         if self._spool is not None:
             self._recover_spool()
         self._fork_gate: RequestGate | None = None
-        _clients.add(self)
         atexit.register(self._at_exit)
+        register(self)
         if handle_signals:
             self._handle_signals()
 
@@ -246,20 +218,30 @@ class TraceIngest:
         """Flushes for at most `timeout` seconds (default ``shutdown_timeout``) and stops. Traces
         handed over afterwards are dropped as ``shut_down``. With the spool on, a batch still
         unsent stays in it for the next start."""
+        return self._end(timeout, "at shutdown")
+
+    def _end(self, timeout: float | None, moment: str) -> DeliveryReport:
         timeout = self.shutdown_timeout if timeout is None else timeout
         if self._closed:
             return self.ledger.report()
+        # A retry whose wait would pass the end is not waited for: the end comes sooner, not later.
+        self._ending_by = time.monotonic() + timeout
         report = self.flush(timeout)
         with self._cond:
             self._closed = True
             self._stop.set()
             self._cond.notify_all()
-        if self._spool is not None:
-            self._spool.close()
+        spool = self._spool
+        if spool is not None:
+            spool.close()
         try:
             atexit.unregister(self._at_exit)
         except Exception:
             pass
+        fate = f"kept in the spool {spool.directory} for the next start" if spool is not None and not spool.broken else "lost"
+        line = self.ledger.not_delivered_line(moment, getattr(self._transport, "url", "the service"), fate)
+        if line is not None:
+            logger.warning("%s", line)
         return report
 
     def wrap_handler(self, handler: F | None = None, *, flush_timeout: float | None = None) -> Any:
@@ -537,7 +519,8 @@ class TraceIngest:
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
         self._parked: list[Parked] = []
-        self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
+        self._ending_by: float | None = None
+        self._deliverer = self._make_deliverer(self._sleeper(lambda: self._ending_by), park=self._park)
 
     @staticmethod
     def _open_spool(directory: str | os.PathLike[str] | None, sync: SpoolSync, interval: float) -> Spool | None:
@@ -610,18 +593,20 @@ class TraceIngest:
             self._spool.after_fork_in_child()
             if self._spool.broken:
                 self._spool = None
-            self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
+            self._ending_by: float | None = None
+        self._deliverer = self._make_deliverer(self._sleeper(lambda: self._ending_by), park=self._park)
 
     @staticmethod
     def _flush_when_multiprocessing_child_exits(client: "TraceIngest") -> None:
         multiprocessing_util = sys.modules.get("multiprocessing.util")
         if multiprocessing_util is not None:
             multiprocessing_util.Finalize(client, client._at_exit, exitpriority=100)
+        flush_on_terminate_in_multiprocessing_child()
 
     def _at_exit(self) -> None:
         try:
             if not self._closed:
-                self.shutdown(self.shutdown_timeout)
+                self._end(self.shutdown_timeout, "at exit")
         except Exception:
             logger.exception("trace_ingest could not flush at exit")
 
