@@ -16,15 +16,6 @@ from trace_ingest._transport import HttpTransport, proxy_for
 
 from .fake_service import FakeService
 
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy")
-
-
-@pytest.fixture(autouse=True)
-def no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.mark.parametrize(
     "given,use",
     [
