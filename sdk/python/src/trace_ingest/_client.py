@@ -204,7 +204,8 @@ class TraceIngest:
     def shutdown(self, timeout: float | None = None) -> DeliveryReport:
         """Flushes for at most `timeout` seconds (default ``shutdown_timeout``) and stops. Traces
         handed over afterwards are dropped as ``shut_down``. With the spool on, a batch still
-        unsent stays in it for the next start."""
+        unsent stays in it for the next start. If any trace handed over was not delivered, one
+        warning says how many, to which URL and why (exit says the same, once)."""
         return self._end(timeout, "at shutdown")
 
     def _end(self, timeout: float | None, moment: str) -> DeliveryReport:
