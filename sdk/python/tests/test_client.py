@@ -521,3 +521,29 @@ def test_a_value_that_holds_itself_still_drops_only_its_own_trace(recorder: Reco
         pass
     report = client.flush()
     assert (report.sent, report.dropped) == (1, {"not_serialisable": 1})
+
+
+def test_a_surrogate_pair_held_as_two_code_points_is_sent_as_its_one_character(recorder: Recorder) -> None:
+    import gzip
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    # What "😀".encode("utf-16-le").decode("utf-16-le", "surrogatepass")-style decoding leaves in a str;
+    # JavaScript holds the same two code units as one character.
+    pair = "\ud83d\ude00"
+    with client.trace(pair):
+        with client.span("s", input=pair):
+            pass
+    assert client.flush().sent == 1
+    body = gzip.decompress(recorder.requests[0]["raw"])
+    assert '"root_span_name":"😀"'.encode() in body and '"input":"\\"😀\\""'.encode() in body
+
+
+def test_an_exception_whose_cause_loops_back_never_raises_where_it_is_set(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    first, second = ValueError("a"), ValueError("b")
+    first.__cause__, second.__cause__ = second, first
+    with client.trace("looped"):
+        with client.span("s") as span:
+            span.output = first
+    report = client.flush()
+    assert (report.sent, report.dropped) == (0, {"not_serialisable": 1})

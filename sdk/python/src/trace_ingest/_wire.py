@@ -1,10 +1,11 @@
 """The wire encoding: a trace's fields as the JSON bytes the service reads, the same bytes the
-TypeScript SDK's `JSON.stringify` writes (sdk/conformance/encoding-values-python.json), and the copy a
+TypeScript SDK's `JSON.stringify` writes (sdk/conformance/encoding-values.json), and the copy a
 span takes of a value when it is set."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import traceback
 from typing import Any
@@ -12,16 +13,22 @@ from typing import Any
 # Made once: json.dumps with options builds a new encoder on every call. No NaN or Infinity: they are
 # not JSON, and one in a numeric field made the service refuse the whole batch (400 malformed_body);
 # refused here, only their own trace is dropped (not_serialisable).
+def stack_of(error: BaseException) -> str:
+    """An exception's stack as Python writes it: its formatted traceback (only its own line when it
+    was never raised). A name of its own so that the shared vectors can stand in their stack."""
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
 def _plain(value: Any) -> Any:
-    """What JSON cannot hold, as both SDKs write it (sdk/conformance/encoding-values-python.json): a
-    set as an array of its members, an exception as ``{"name", "message", "stack"}`` (the stack when it
-    was raised), anything else as its ``str``."""
+    """What JSON cannot hold, as both SDKs write it (sdk/conformance/encoding-values.json): a set as
+    an array of its members, an exception as ``{"name", "message", "stack"}`` plus ``"cause"`` (its
+    ``__cause__``, written the same way) when it has one, anything else as its ``str``."""
     if isinstance(value, (set, frozenset)):
         return list(value)
     if isinstance(value, BaseException):
-        error = {"name": type(value).__name__, "message": str(value)}
-        if value.__traceback__ is not None:
-            error["stack"] = "".join(traceback.format_exception(type(value), value, value.__traceback__))
+        error: dict[str, Any] = {"name": type(value).__name__, "message": str(value), "stack": stack_of(value)}
+        if value.__cause__ is not None:
+            error["cause"] = value.__cause__
         return error
     return str(value)
 
@@ -55,7 +62,12 @@ def json_text(value: Any, empty: str) -> str:
     text, as `JSON.stringify` does: raw, it made the whole trace unreadable to the service."""
     if value is None:
         return empty
-    text = _FIELD_ENCODER.encode(value)
+    try:
+        text = _FIELD_ENCODER.encode(value)
+    except ValueError:
+        # NaN or an infinity (or a cycle, which raises again): written as null, as JSON.stringify
+        # writes them. The encoder cannot be told to, so a copy without them is encoded instead.
+        text = _FIELD_ENCODER.encode(_copy(value, set(), finite=True))
     return _well_formed(text) if _has_surrogate(text) else text
 
 
@@ -75,29 +87,32 @@ _IMMUTABLE = (str, int, float, bool, type(None), bytes)
 def snapshot(value: Any) -> Any:
     """`value` as it is now: lists, tuples, sets and dicts are copied all the way down, so that a
     `messages` list appended to after its span ended is sent as it was when set. Any other object is
-    kept as `_plain` makes it now (what the wire rule writes for it at the end). A container that holds
+    kept as `_plain` makes it now (what the wire rule writes for it at the end). A value that holds
     itself is kept as it is: serialising it then drops its trace as `not_serialisable`, as before."""
     try:
         return _copy(value, set())
-    except _Cyclic:
+    except (_Cyclic, RecursionError):
         return value
 
 
-class _Cyclic(Exception):
+class _Cyclic(ValueError):
     pass
 
 
-def _copy(value: Any, path: set[int]) -> Any:
+def _copy(value: Any, path: set[int], finite: bool = False) -> Any:
+    """A deep copy of plain data; `finite`: NaN and the infinities become None."""
+    if isinstance(value, float):
+        return None if finite and not math.isfinite(value) else value
     if isinstance(value, _IMMUTABLE):
         return value
-    if isinstance(value, (dict, list, tuple)):
-        if id(value) in path:
-            raise _Cyclic
-        path.add(id(value))
-        try:
-            if isinstance(value, dict):
-                return {key: _copy(item, path) for key, item in value.items()}
-            return [_copy(item, path) for item in value]
-        finally:
-            path.discard(id(value))
-    return _copy(_plain(value), path)
+    if id(value) in path:
+        raise _Cyclic("Circular reference detected")
+    path.add(id(value))
+    try:
+        if isinstance(value, dict):
+            return {key: _copy(item, path, finite) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [_copy(item, path, finite) for item in value]
+        return _copy(_plain(value), path, finite)
+    finally:
+        path.discard(id(value))
