@@ -208,8 +208,16 @@ def python_value(value: Any) -> Any:
     return value
 
 
-@pytest.mark.parametrize("case", ENCODING["cases"], ids=lambda c: c["name"][:70])
-@pytest.mark.parametrize("field", ["input", "output", "attributes"])
+# Attributes take an object: only the vectors whose value is one run there.
+FIELD_CASES = [
+    pytest.param(field, case, id=f"{field}: {case['name'][:60]}")
+    for case in ENCODING["cases"]
+    for field in ("input", "output", "attributes")
+    if field != "attributes" or (isinstance(case["value"], dict) and not ({"$set", "$error", "$number"} & case["value"].keys()))
+]
+
+
+@pytest.mark.parametrize("field,case", FIELD_CASES)
 def test_a_value_is_written_as_both_sdks_write_it(case: dict[str, Any], field: str, recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
     import json
@@ -219,8 +227,6 @@ def test_a_value_is_written_as_both_sdks_write_it(case: dict[str, Any], field: s
     # The vector's stack stands in for the traceback Python would write (the file's description).
     monkeypatch.setattr(_wire, "stack_of", lambda error: error._conformance_stack)
     value = python_value(case["value"])
-    if field == "attributes" and not isinstance(value, dict):
-        pytest.skip("attributes take an object")
     client = TraceIngest("tik_x", transport=recorder, serverless=True)
     with client.trace("t"):
         with client.span("s", **{field: value}):

@@ -223,7 +223,7 @@ class TraceIngest:
             atexit.unregister(self._at_exit)
         except Exception:
             pass
-        fate = f"kept in the spool {spool.directory} for the next start" if spool is not None and not spool.broken else "lost"
+        fate = f"kept in the spool {spool.directory} for the next start" if spool is not None and not spool.broken else "lost (set spool_dir to keep them for the next start)"
         line = self.ledger.not_delivered_line(moment, getattr(self._transport, "url", "the service"), fate)
         if line is not None:
             logger.warning("%s", line)

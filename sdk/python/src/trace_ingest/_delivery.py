@@ -241,6 +241,7 @@ class Deliverer:
 
 
 def _failure_text(url: str, answer: Answer, reason: str, detail: str) -> str:
+    # The TypeScript SDK's words for the same (its exit line): one vocabulary in both languages.
     if answer.status is None:
-        return f"cannot reach {url} ({answer.failure}: {answer.error or 'no detail'})"
-    return f"{url} answered HTTP {answer.status} {reason}" + (f" ({detail})" if detail else "")
+        return f"could not reach {url} ({answer.failure}: {answer.error or 'no detail'})"
+    return f"POST {url} answered {answer.status} ({reason}" + (f": {detail})" if detail else ")")

@@ -131,7 +131,7 @@ class Ledger:
             return None
         parts = []
         if report.pending:
-            parts.append(f"{report.pending} unsent, {unsent_fate} (last: {self.last_failure or 'no answer came before the end'})")
+            parts.append(f"{report.pending} unsent, {unsent_fate} (the last attempt: {self.last_failure or 'no answer came before the end'})")
         if report.rejected:
             parts.append("rejected by the service: " + ", ".join(f"{n} {reason}" for reason, n in sorted(report.rejected.items())))
         if report.dropped:
