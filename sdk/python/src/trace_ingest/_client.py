@@ -82,14 +82,7 @@ class TraceIngest:
             raise ValueError("spool_interval must be more than 0 and at most 60 seconds")
         self.environment = environment or os.environ.get("TRACE_INGEST_ENVIRONMENT") or "default"
         self.workspace_slug = workspace_slug
-        self.serverless = serverless
-        self.max_queue_traces = max_queue_traces
-        self.max_queue_bytes = max_queue_bytes
-        self.when_full = when_full
-        self.block_timeout = block_timeout
-        self.flush_interval = flush_interval
-        self.max_batch_traces = max_batch_traces
-        self.max_body_bytes = max_body_bytes
+        self._limits = QueueLimits(serverless, max_queue_traces, max_queue_bytes, when_full, block_timeout, flush_interval, max_batch_traces, max_body_bytes)
         self.shutdown_timeout = shutdown_timeout
         self.mask = mask
         self._api_key = api_key
@@ -101,7 +94,6 @@ class TraceIngest:
         self._transport = transport or HttpTransport(str(base_url), request_timeout)
         self._max_retry_seconds = max_retry_seconds
         self._on_undelivered = on_undelivered
-        self._limits = QueueLimits(serverless, max_queue_traces, max_queue_bytes, when_full, block_timeout, flush_interval, max_batch_traces, max_body_bytes)
         self._spool = self._open_spool(spool_dir, spool_sync, spool_interval)
         self._init_state()
         if self._spool is not None:
@@ -111,6 +103,40 @@ class TraceIngest:
         register(self)
         if handle_signals:
             self._handle_signals()
+
+    # The queue's settings, read-only: the worker was made with them.
+
+    @property
+    def serverless(self) -> bool:
+        return self._limits.serverless
+
+    @property
+    def max_queue_traces(self) -> int:
+        return self._limits.max_queue_traces
+
+    @property
+    def max_queue_bytes(self) -> int:
+        return self._limits.max_queue_bytes
+
+    @property
+    def when_full(self) -> Literal["drop", "block"]:
+        return self._limits.when_full
+
+    @property
+    def block_timeout(self) -> float:
+        return self._limits.block_timeout
+
+    @property
+    def flush_interval(self) -> float:
+        return self._limits.flush_interval
+
+    @property
+    def max_batch_traces(self) -> int:
+        return self._limits.max_batch_traces
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self._limits.max_body_bytes
 
     # --- tracing ---------------------------------------------------------------------------
 
