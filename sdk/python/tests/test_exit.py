@@ -157,3 +157,26 @@ def test_a_program_with_a_spool_says_at_exit_where_its_unsent_traces_wait(tmp_pa
         assert "at exit" in last and "4 trace(s)" in last and str(tmp_path / "spool") in last and "next start" in last and "lost" not in last, result.stderr
     finally:
         service.close()
+
+
+def test_in_a_multiprocessing_child_only_a_default_sigterm_gets_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from trace_ingest import TraceIngest, _process
+
+    monkeypatch.setattr(_process, "_in_multiprocessing_child", lambda: True)
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+
+        def programs_own(signum: int, frame: object) -> None:
+            pass
+
+        signal.signal(signal.SIGTERM, programs_own)
+        monkeypatch.setattr(_process, "_terminate_handled_in", None)
+        TraceIngest("tik_x", "http://127.0.0.1:9", serverless=True)
+        assert signal.getsignal(signal.SIGTERM) is programs_own
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        TraceIngest("tik_x", "http://127.0.0.1:9", serverless=True)
+        assert signal.getsignal(signal.SIGTERM) is _process._terminated
+    finally:
+        signal.signal(signal.SIGTERM, before)
