@@ -2,7 +2,7 @@
 // Runs both SDKs' tests, as `npm test` does (docs/sdk.md, "Tests"):
 //   TypeScript: unit and conformance tests on this Node (24, from node_modules) and on the machine's
 //   own Node (20); then `npm pack` installed into a scratch project, typechecked and run there.
-//   Python: a fresh venv (under sdk/.tmp, gitignored) with `pip install sdk/python` and pytest from
+//   Python: no import cycle among the package's modules (scripts/check-python-import-cycles.py); a fresh venv (under sdk/.tmp, gitignored) with `pip install sdk/python` and pytest from
 //   the machine's package index, the tests run against the installed package, and a smoke program.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -72,6 +72,7 @@ function pipIndexArgs() {
 }
 
 function testPython() {
+  run('python3', [path.join(ROOT, 'scripts', 'check-python-import-cycles.py'), path.join(SDK, 'python', 'src', 'trace_ingest')]);
   const venv = path.join(TMP, 'venv');
   rmSync(venv, { recursive: true, force: true });
   run('python3', ['-m', 'venv', venv]);

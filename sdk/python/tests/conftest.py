@@ -53,3 +53,14 @@ def recorder() -> Recorder:
 def fresh_notices() -> None:
     """Each test sees the SDK's once-a-minute warnings from a clean slate."""
     notices.reset()
+
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK honours the proxy variables: a machine's own would send the tests' local traffic to
+    its proxy (the child processes inherit this environment too)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)

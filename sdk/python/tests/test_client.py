@@ -480,3 +480,70 @@ def test_a_batch_taken_ahead_goes_back_in_line_when_the_deadline_stops_a_serverl
     assert (second.sent, second.pending) == (1000, 0)
     delivered = [t["trace_id"] for r in recorder.requests[1:] for t in r["body"]["traces"]]
     assert sorted(delivered) == sorted(ids)
+
+
+def test_input_and_output_are_taken_by_value_when_set(recorder: Recorder) -> None:
+    import json
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    messages = [{"role": "user", "content": "hi"}]
+    answer = {"choices": [{"text": "hello"}]}
+
+    @client.observe(kind="llm")
+    def call(history: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
+        return answer
+
+    with client.trace("t"):
+        with client.span("set in the constructor", input=messages) as span:
+            span.output = answer
+        updated = client.span("set by update").update(input=messages)
+        updated.end()
+        call(messages)
+        # The trace is still open: it is serialised when it ends, after these.
+        messages.append({"role": "assistant", "content": "grown after the spans ended"})
+        messages[0]["content"] = "changed"
+        answer["choices"].append({"text": "grown"})
+    assert client.flush().sent == 1
+    spans = recorder.requests[0]["body"]["traces"][0]["spans"]
+    original = [{"role": "user", "content": "hi"}]
+    assert [json.loads(s["input"]) for s in spans] == [original, original, {"history": original}]
+    assert json.loads(spans[0]["output"]) == json.loads(spans[2]["output"]) == {"choices": [{"text": "hello"}]}
+
+
+def test_a_value_that_holds_itself_still_drops_only_its_own_trace(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    looped: list[object] = []
+    looped.append(looped)
+    with client.trace("looped"):
+        with client.span("s", input=looped):
+            pass
+    with client.trace("fine"):
+        pass
+    report = client.flush()
+    assert (report.sent, report.dropped) == (1, {"not_serialisable": 1})
+
+
+def test_a_surrogate_pair_held_as_two_code_points_is_sent_as_its_one_character(recorder: Recorder) -> None:
+    import gzip
+
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    # What "😀".encode("utf-16-le").decode("utf-16-le", "surrogatepass")-style decoding leaves in a str;
+    # JavaScript holds the same two code units as one character.
+    pair = "\ud83d\ude00"
+    with client.trace(pair):
+        with client.span("s", input=pair):
+            pass
+    assert client.flush().sent == 1
+    body = gzip.decompress(recorder.requests[0]["raw"])
+    assert '"root_span_name":"😀"'.encode() in body and '"input":"\\"😀\\""'.encode() in body
+
+
+def test_an_exception_whose_cause_loops_back_never_raises_where_it_is_set(recorder: Recorder) -> None:
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    first, second = ValueError("a"), ValueError("b")
+    first.__cause__, second.__cause__ = second, first
+    with client.trace("looped"):
+        with client.span("s") as span:
+            span.output = first
+    report = client.flush()
+    assert (report.sent, report.dropped) == (0, {"not_serialisable": 1})

@@ -180,3 +180,59 @@ RETRY_AFTER = [(vectors["now"], case) for vectors in (conformance("retry-after.j
 def test_retry_after_header(now: str, case: dict[str, Any]) -> None:
     at = datetime.fromisoformat(now.replace("Z", "+00:00")).timestamp()
     assert parse_retry_after(case["header"], at) == case["seconds"]
+
+
+ENCODING = conformance("encoding-values.json")
+assert ENCODING["cases"]
+
+
+def python_value(value: Any) -> Any:
+    """A vector's value as the Python object it stands for (see the file's description)."""
+    if isinstance(value, list):
+        return [python_value(item) for item in value]
+    if isinstance(value, dict):
+        if "$map" in value:
+            return {python_value(key): python_value(item) for key, item in value["$map"]}
+        if "$set" in value:
+            return set(python_value(value["$set"]))
+        if "$number" in value:
+            return float(value["$number"].lower().replace("infinity", "inf"))
+        if "$error" in value:
+            spec = value["$error"]
+            error = type(spec["name"], (Exception,), {})(spec["message"])
+            error._conformance_stack = spec["stack"]  # type: ignore[attr-defined]
+            if "cause" in spec:
+                error.__cause__ = python_value(spec["cause"])
+            return error
+        return {key: python_value(item) for key, item in value.items()}
+    return value
+
+
+# Attributes take an object: only the vectors whose value is one run there.
+FIELD_CASES = [
+    pytest.param(field, case, id=f"{field}: {case['name'][:60]}")
+    for case in ENCODING["cases"]
+    for field in ("input", "output", "attributes")
+    if field != "attributes" or (isinstance(case["value"], dict) and not ({"$set", "$error", "$number"} & case["value"].keys()))
+]
+
+
+@pytest.mark.parametrize("field,case", FIELD_CASES)
+def test_a_value_is_written_as_both_sdks_write_it(case: dict[str, Any], field: str, recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+    import json
+
+    from trace_ingest import _wire
+
+    # The vector's stack stands in for the traceback Python would write (the file's description).
+    monkeypatch.setattr(_wire, "stack_of", lambda error: error._conformance_stack)
+    value = python_value(case["value"])
+    client = TraceIngest("tik_x", transport=recorder, serverless=True)
+    with client.trace("t"):
+        with client.span("s", **{field: value}):
+            pass
+    assert client.flush().sent == 1
+    body = gzip.decompress(recorder.requests[0]["raw"])
+    assert json.loads(body)["traces"][0]["spans"][0][field] == case["json"]
+    # The body's bytes too: the text is one JSON string of the body, escaped once more.
+    assert json.dumps(case["json"], ensure_ascii=False, separators=(",", ":")).encode() in body

@@ -52,8 +52,13 @@ def test_an_unreachable_address_is_logged_once_naming_the_url(caplog: pytest.Log
         client.flush(0.5)
         client.shutdown(0)
     assert report.pending == 2
-    found = [m for m in warnings_of(caplog) if "cannot reach" in m]
+    found = [m for m in warnings_of(caplog) if "cannot reach" in m and "not delivered" not in m]
     assert len(found) == 1 and "http://127.0.0.1:9/v1/traces/ingest" in found[0]
+    # The last word is what became of them, not that they will be retried.
+    assert warnings_of(caplog)[-1].startswith(
+        "trace_ingest at shutdown: 2 trace(s) of 2 not delivered to http://127.0.0.1:9/v1/traces/ingest: 2 unsent, lost (set spool_dir to keep them "
+        "for the next start) (the last attempt: could not reach http://127.0.0.1:9/v1/traces/ingest (reset: ConnectionRefusedError("
+    )
 
 
 def test_a_final_rejection_is_logged_with_its_code_and_count(caplog: pytest.LogCaptureFixture) -> None:

@@ -12,48 +12,21 @@ import signal
 import sys
 import threading
 import time
-import weakref
-from collections import deque
 from typing import Any, Callable, Literal, TypeVar
 
-from ._delivery import BODY_OVERHEAD, Ahead, Batch, Deliverer, Parked
+from ._delivery import BODY_OVERHEAD, Batch, Deliverer, Parked, Sleep
 from ._ledger import DeliveryReport, Ledger, Undelivered
 from ._log import enable_debug
+from ._process import flush_on_terminate_in_multiprocessing_child, register
 from ._limits import MAX_BODY_BYTES, MAX_TRACES_PER_BATCH
-from ._spool import HEARTBEAT_SECONDS, SPOOL_SYNCS, Spool, SpoolSync
-from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace, encode_trace
+from ._spool import SPOOL_SYNCS, Spool, SpoolSync
+from ._tracing import Mask, Span, SpanKind, Trace, _current_span, _current_trace
+from ._wire import encode_trace
+from ._worker import QueueLimits, Worker
 from ._transport import HttpTransport, RequestGate, Transport
 
 logger = logging.getLogger("trace_ingest")
 F = TypeVar("F", bound=Callable[..., Any])
-
-_clients: "weakref.WeakSet[TraceIngest]" = weakref.WeakSet()
-
-
-FORK_QUIESCE_SECONDS = 0.1
-"""How long a fork may wait, in all, for the clients' requests in progress to finish."""
-
-
-def _before_fork() -> None:
-    # One deadline for every client: a fork waits at most FORK_QUIESCE_SECONDS, however many there are.
-    deadline = time.monotonic() + FORK_QUIESCE_SECONDS
-    for client in list(_clients):
-        client._quiesce_before_fork(deadline)
-
-
-def _after_fork_in_parent() -> None:
-    for client in list(_clients):
-        client._resume_after_fork()
-
-
-def _after_fork_in_child() -> None:
-    for client in list(_clients):
-        client._after_fork_in_child()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-
 
 class TraceIngest:
     """Sends traces to ``POST {base_url}/v1/traces/ingest``.
@@ -109,14 +82,7 @@ class TraceIngest:
             raise ValueError("spool_interval must be more than 0 and at most 60 seconds")
         self.environment = environment or os.environ.get("TRACE_INGEST_ENVIRONMENT") or "default"
         self.workspace_slug = workspace_slug
-        self.serverless = serverless
-        self.max_queue_traces = max_queue_traces
-        self.max_queue_bytes = max_queue_bytes
-        self.when_full = when_full
-        self.block_timeout = block_timeout
-        self.flush_interval = flush_interval
-        self.max_batch_traces = max_batch_traces
-        self.max_body_bytes = max_body_bytes
+        self._limits = QueueLimits(serverless, max_queue_traces, max_queue_bytes, when_full, block_timeout, flush_interval, max_batch_traces, max_body_bytes)
         self.shutdown_timeout = shutdown_timeout
         self.mask = mask
         self._api_key = api_key
@@ -133,10 +99,44 @@ class TraceIngest:
         if self._spool is not None:
             self._recover_spool()
         self._fork_gate: RequestGate | None = None
-        _clients.add(self)
         atexit.register(self._at_exit)
+        register(self)
         if handle_signals:
             self._handle_signals()
+
+    # The queue's settings, read-only: the worker was made with them.
+
+    @property
+    def serverless(self) -> bool:
+        return self._limits.serverless
+
+    @property
+    def max_queue_traces(self) -> int:
+        return self._limits.max_queue_traces
+
+    @property
+    def max_queue_bytes(self) -> int:
+        return self._limits.max_queue_bytes
+
+    @property
+    def when_full(self) -> Literal["drop", "block"]:
+        return self._limits.when_full
+
+    @property
+    def block_timeout(self) -> float:
+        return self._limits.block_timeout
+
+    @property
+    def flush_interval(self) -> float:
+        return self._limits.flush_interval
+
+    @property
+    def max_batch_traces(self) -> int:
+        return self._limits.max_batch_traces
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self._limits.max_body_bytes
 
     # --- tracing ---------------------------------------------------------------------------
 
@@ -224,41 +224,35 @@ class TraceIngest:
         what happened to every trace handed over so far; ``pending`` counts those still on their way."""
         deadline = None if timeout is None else time.monotonic() + timeout
         self._check_fork()
-        if self.serverless:
-            self._deliver_inline(deadline)
-            return self.ledger.report()
-        with self._cond:
-            self._flushes += 1
-            self._cond.notify_all()
-            try:
-                self._start_worker()
-                while self._queue or self._recovered or self._in_flight or self._parked:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        break
-                    self._cond.wait(remaining if remaining is not None else 0.5)
-            finally:
-                self._flushes -= 1
+        self._worker.flush(deadline)
         return self.ledger.report()
 
     def shutdown(self, timeout: float | None = None) -> DeliveryReport:
         """Flushes for at most `timeout` seconds (default ``shutdown_timeout``) and stops. Traces
         handed over afterwards are dropped as ``shut_down``. With the spool on, a batch still
-        unsent stays in it for the next start."""
+        unsent stays in it for the next start. If any trace handed over was not delivered, one
+        warning says how many, to which URL and why (exit says the same, once)."""
+        return self._end(timeout, "at shutdown")
+
+    def _end(self, timeout: float | None, moment: str) -> DeliveryReport:
         timeout = self.shutdown_timeout if timeout is None else timeout
-        if self._closed:
+        if self._worker.closed:
             return self.ledger.report()
+        # A retry whose wait would pass the end is not waited for: the end comes sooner, not later.
+        self._worker.end_by(time.monotonic() + timeout)
         report = self.flush(timeout)
-        with self._cond:
-            self._closed = True
-            self._stop.set()
-            self._cond.notify_all()
-        if self._spool is not None:
-            self._spool.close()
+        self._worker.close()
+        spool = self._spool
+        if spool is not None:
+            spool.close()
         try:
             atexit.unregister(self._at_exit)
         except Exception:
             pass
+        fate = f"kept in the spool {spool.directory} for the next start" if spool is not None and not spool.broken else "lost (set spool_dir to keep them for the next start)"
+        line = self.ledger.not_delivered_line(moment, getattr(self._transport, "url", "the service"), fate)
+        if line is not None:
+            logger.warning("%s", line)
         return report
 
     def wrap_handler(self, handler: F | None = None, *, flush_timeout: float | None = None) -> Any:
@@ -329,214 +323,22 @@ class TraceIngest:
             except Exception as error:
                 self.ledger.drop("not_serialisable", f"masking or serialising trace {trace.trace_id} failed: {error!r}", [trace.trace_id])
                 return
-            self._enqueue(trace.trace_id, data)
+            self._worker.enqueue(trace.trace_id, data)
         except Exception:
             logger.exception("trace_ingest could not queue a trace")
 
-    def _enqueue(self, trace_id: str, data: bytes) -> None:
-        if self._closed:
-            self.ledger.drop("shut_down", "handed over after shutdown()", [trace_id])
-            return
-        if len(data) + BODY_OVERHEAD > self.max_body_bytes:
-            self.ledger.drop("trace_too_large", f"{len(data)} bytes, more than a batch may hold", [trace_id])
-            return
-        with self._cond:
-            if self._full(len(data)):
-                if self.when_full == "block" and not self.serverless:
-                    deadline = time.monotonic() + self.block_timeout
-                    while self._full(len(data)) and (remaining := deadline - time.monotonic()) > 0:
-                        self._cond.wait(remaining)
-                if self._full(len(data)):
-                    self.ledger.drop("queue_full", f"queue holds {len(self._queue)} traces, {self._queued_bytes} bytes", [trace_id])
-                    return
-            if not self._queue:
-                self._oldest = time.monotonic()
-            if self._spool is not None:
-                # Under the queue's lock: the record is in the spool's order before the worker can
-                # take the trace into a batch.
-                self._spool.trace(trace_id, data)
-            self._queue.append((trace_id, data))
-            self._queued_bytes += len(data)
-            if self._batch_ready():
-                self._cond.notify_all()
-            if not self.serverless:
-                self._start_worker()
-
-    def _full(self, size: int) -> bool:
-        return len(self._queue) >= self.max_queue_traces or (self._queue and self._queued_bytes + size > self.max_queue_bytes)  # type: ignore[return-value]
-
-    def _batch_ready(self) -> bool:
-        return len(self._queue) >= self.max_batch_traces or self._queued_bytes + BODY_OVERHEAD >= self.max_body_bytes
-
-    def _take_batch(self) -> Batch:
-        """Up to max_batch_traces traces whose body stays within max_body_bytes (caller holds the lock)."""
-        taken: list[tuple[str, bytes]] = []
-        size = BODY_OVERHEAD
-        while self._queue and len(taken) < self.max_batch_traces:
-            trace_id, data = self._queue[0]
-            if taken and size + len(data) + 1 > self.max_body_bytes:
-                break
-            self._queue.popleft()
-            self._queued_bytes -= len(data)
-            taken.append((trace_id, data))
-            size += len(data) + (1 if len(taken) > 1 else 0)
-        self._oldest = time.monotonic()
-        self._cond.notify_all()
-        return Batch.of(taken)
-
-    def _next_due(self, now: float) -> Ahead | None:
-        """The next batch due, if any, counted in flight (caller holds the lock): a parked batch
-        whose wait is over, a recovered batch, or a batch of the queue when one is due."""
-        if self._parked and self._parked[0].due <= now:
-            resume = self._parked.pop(0)
-            taken = Ahead(resume.batch, False, resume)
-        elif self._recovered:
-            taken = Ahead(self._recovered.popleft(), True)
-        elif self._queue and (self._flushes or self._closed or self._batch_ready() or now - self._oldest >= self.flush_interval):
-            taken = Ahead(self._take_batch(), False)
-        else:
-            return None
-        self._in_flight += 1
-        return taken
-
-    def _worker(self) -> None:
-        ahead: list[Ahead] = []
-        while True:
-            with self._cond:
-                current = ahead.pop() if ahead else None
-                while current is None:
-                    now = time.monotonic()
-                    current = self._next_due(now)
-                    if current is not None:
-                        break
-                    if self._stop.is_set() or (self._closed and not self._parked):
-                        return
-                    if self._spool is not None:
-                        self._spool.heartbeat()
-                    wait = self.flush_interval - (now - self._oldest) if self._queue else HEARTBEAT_SECONDS
-                    if self._parked:
-                        wait = min(wait, self._parked[0].due - now)
-                    self._cond.wait(max(0.01, wait))
-            try:
-                self._deliverer.deliver(
-                    current.batch,
-                    spooled=current.spooled,
-                    resume=current.resume,
-                    compressed=current.compressed,
-                    meanwhile=functools.partial(self._take_ahead, ahead, lambda: self._next_due(time.monotonic()), self._deliverer),
-                )
-            except Exception as error:  # never let the worker die with traces in hand
-                logger.exception("trace_ingest delivery failed")
-                self.ledger.drop("internal_error", repr(error), current.batch.trace_ids)
-            finally:
-                with self._cond:
-                    self._in_flight -= 1
-                    self._cond.notify_all()
-
-    def _take_ahead(self, into: list[Ahead], take: Callable[[], Ahead | None], deliverer: Deliverer) -> None:
-        """While a batch is in flight (its request written, see Ahead): the next one is taken and
-        compressed, so that it goes as soon as the answer comes. Never raises."""
-        try:
-            with self._cond:
-                ahead = take()
-            if ahead is not None:
-                ahead.compress(deliverer)
-                into.append(ahead)
-        except Exception:
-            logger.exception("trace_ingest could not prepare the next batch")
-
-    def _park(self, parked: Parked) -> None:
-        """A batch whose key another request still holds waits aside; the worker goes on with the rest."""
-        with self._cond:
-            self._parked.append(parked)
-            self._parked.sort(key=lambda p: p.due)
-            self._cond.notify_all()
-
-    def _deliver_inline(self, deadline: float | None) -> None:
-        sleep = self._sleeper(lambda: deadline)
-        deliverer = self._make_deliverer(sleep)
-        ahead: list[Ahead] = []
-        while True:
-            if ahead:
-                current = ahead.pop()
-            else:
-                with self._cond:
-                    current = self._take_inline()
-                if current is None:
-                    return
-            unsent = deliverer.deliver(
-                current.batch,
-                spooled=current.spooled,
-                compressed=current.compressed,
-                meanwhile=functools.partial(self._take_ahead, ahead, self._take_inline, deliverer),
-            )
-            if unsent:
-                with self._cond:
-                    # Not sent by the deadline: first in line, each with its key, for the next flush.
-                    for taken in ahead:
-                        self._put_back(taken)
-                    self._recovered.extendleft(reversed(unsent))
-                return
-
-    def _take_inline(self) -> Ahead | None:
-        """The next batch of a serverless flush (caller holds the lock)."""
-        if self._recovered:
-            return Ahead(self._recovered.popleft(), True)
-        if self._queue:
-            return Ahead(self._take_batch(), False)
-        return None
-
-    def _put_back(self, ahead: Ahead) -> None:
-        """A batch taken but never sent goes back where it came from (caller holds the lock)."""
-        if ahead.spooled:
-            self._recovered.appendleft(ahead.batch)
-            return
-        items = ahead.batch.traces()
-        if not self._queue:
-            self._oldest = time.monotonic()
-        self._queue.extendleft(reversed(items))
-        self._queued_bytes += sum(len(data) for _, data in items)
-
-    def _sleeper(self, deadline: Callable[[], float | None]) -> Callable[[float], bool]:
-        def sleep(seconds: float) -> bool:
-            until = time.monotonic() + seconds
-            while True:
-                limit = deadline()
-                now = time.monotonic()
-                if self._stop.is_set() or (limit is not None and until > limit):
-                    return False
-                if now >= until:
-                    return True
-                if self._spool is not None:
-                    self._spool.heartbeat()
-                self._stop.wait(min(until - now, 1.0))
-
-        return sleep
-
-    def _make_deliverer(self, sleep: Callable[[float], bool], park: Callable[[Parked], None] | None = None) -> Deliverer:
+    def _make_deliverer(self, sleep: Sleep, park: Callable[[Parked], None] | None) -> Deliverer:
         return Deliverer(self._transport, self._api_key, self.ledger, sleep, spool=self._spool, max_retry_seconds=self._max_retry_seconds, park=park)
 
-    def _start_worker(self) -> None:
-        if self.serverless or (self._thread is not None and self._thread.is_alive()):
-            return
-        self._thread = threading.Thread(target=self._worker, name="trace-ingest-worker", daemon=True)
-        self._thread.start()
-
     def _init_state(self) -> None:
+        """A new ledger and worker: when the client is made, and in a forked child."""
         self.ledger = Ledger(self._on_undelivered)
-        self._cond = threading.Condition()
-        self._queue: deque[tuple[str, bytes]] = deque()
-        self._recovered: deque[Batch] = deque()
-        self._queued_bytes = 0
-        self._oldest = time.monotonic()
-        self._in_flight = 0
-        self._flushes = 0
-        self._closed = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._pid = os.getpid()
-        self._parked: list[Parked] = []
-        self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
+        self._worker = Worker(self._limits, self.ledger, self._spool, self._make_deliverer)
+
+    @property
+    def _thread(self) -> threading.Thread | None:
+        return self._worker._thread
 
     @staticmethod
     def _open_spool(directory: str | os.PathLike[str] | None, sync: SpoolSync, interval: float) -> Spool | None:
@@ -557,18 +359,9 @@ class TraceIngest:
             return
         self.ledger.unreadable_spool_files += recovery.unreadable_files
         self.ledger.torn_spool_records += recovery.torn_records
-        for spooled in recovery.batches:
-            self._recovered.append(Batch(spooled.key, spooled.trace_ids, spooled.body))
-            self.ledger.recover(len(spooled.trace_ids))
-        with self._cond:
-            for trace_id, data in recovery.traces:
-                if not self._queue:
-                    self._oldest = time.monotonic()
-                self._queue.append((trace_id, data))
-                self._queued_bytes += len(data)
-        self.ledger.recover(len(recovery.traces))
-        if (self._recovered or self._queue) and not self.serverless:
-            self._start_worker()
+        batches = [Batch(spooled.key, spooled.trace_ids, spooled.body) for spooled in recovery.batches]
+        self.ledger.recover(sum(len(batch.trace_ids) for batch in batches) + len(recovery.traces))
+        self._worker.recover(batches, list(recovery.traces))
 
     def _check_fork(self) -> None:
         if self._pid != os.getpid():
@@ -595,7 +388,6 @@ class TraceIngest:
         if self._pid == os.getpid():
             return
         self._fork_gate = None
-        self._init_state()
         reset = getattr(self._transport, "after_fork_in_child", None)
         if reset is not None:
             reset()
@@ -609,18 +401,19 @@ class TraceIngest:
             self._spool.after_fork_in_child()
             if self._spool.broken:
                 self._spool = None
-            self._deliverer = self._make_deliverer(self._sleeper(lambda: None), park=self._park)
+        self._init_state()
 
     @staticmethod
     def _flush_when_multiprocessing_child_exits(client: "TraceIngest") -> None:
         multiprocessing_util = sys.modules.get("multiprocessing.util")
         if multiprocessing_util is not None:
             multiprocessing_util.Finalize(client, client._at_exit, exitpriority=100)
+        flush_on_terminate_in_multiprocessing_child()
 
     def _at_exit(self) -> None:
         try:
-            if not self._closed:
-                self.shutdown(self.shutdown_timeout)
+            if not self._worker.closed:
+                self._end(self.shutdown_timeout, "at exit")
         except Exception:
             logger.exception("trace_ingest could not flush at exit")
 

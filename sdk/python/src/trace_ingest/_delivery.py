@@ -177,6 +177,8 @@ class Deliverer:
                     answer.status if answer.status is not None else f"{answer.failure} {answer.error}",
                     (time.perf_counter() - sent_at) * 1000, decision.action, decision.reason or "",
                 )
+            if decision.action != "delivered":
+                self._ledger.fail(_failure_text(url, answer, decision.reason, decision.detail))
             if answer.status is None:
                 notices.warn(
                     ("unreachable", url),
@@ -236,3 +238,10 @@ class Deliverer:
         """The batch has its final answer: closed in the spool, never resent."""
         if self._spool is not None:
             self._spool.done(batch.key, batch.trace_ids)
+
+
+def _failure_text(url: str, answer: Answer, reason: str, detail: str) -> str:
+    # The TypeScript SDK's words for the same (its exit line): one vocabulary in both languages.
+    if answer.status is None:
+        return f"could not reach {url} ({answer.failure}: {answer.error or 'no detail'})"
+    return f"POST {url} answered {answer.status} ({reason}" + (f": {detail})" if detail else ")")

@@ -49,7 +49,8 @@ class Undelivered:
 
 class Ledger:
     def __init__(self, on_undelivered: Callable[[Undelivered], None] | None = None) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: a SIGTERM flush (see _process) may run in a thread that was inside the ledger.
+        self._lock = threading.RLock()
         self._on_undelivered = on_undelivered
         self.handed = 0
         self.recovered = 0
@@ -59,6 +60,12 @@ class Ledger:
         self.retried: Counter[str] = Counter()
         self.unreadable_spool_files = 0
         self.torn_spool_records = 0
+        self.last_failure = ""
+        """The last answer that was not a delivery, or the last network failure, as a user reads it
+        (the URL, the status and code, or the error): what the line at exit says of unsent traces."""
+
+    def fail(self, what: str) -> None:
+        self.last_failure = what
 
     def hand(self, count: int = 1) -> None:
         with self._lock:
@@ -114,6 +121,22 @@ class Ledger:
                 self.unreadable_spool_files,
                 self.torn_spool_records,
             )
+
+    def not_delivered_line(self, moment: str, url: str, unsent_fate: str) -> str | None:
+        """One line saying how many traces handed over were not delivered and why, or None when
+        all were: said once, when the client ends (`moment`: "at exit", "at shutdown")."""
+        report = self.report()
+        undelivered = report.pending + sum(report.rejected.values()) + sum(report.dropped.values())
+        if not undelivered:
+            return None
+        parts = []
+        if report.pending:
+            parts.append(f"{report.pending} unsent, {unsent_fate} (the last attempt: {self.last_failure or 'no answer came before the end'})")
+        if report.rejected:
+            parts.append("rejected by the service: " + ", ".join(f"{n} {reason}" for reason, n in sorted(report.rejected.items())))
+        if report.dropped:
+            parts.append("dropped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(report.dropped.items())))
+        return f"trace_ingest {moment}: {undelivered} trace(s) of {report.handed + report.recovered} not delivered to {url}: " + "; ".join(parts)
 
     def _tell(self, event: Undelivered) -> None:
         if self._on_undelivered is None:

@@ -21,7 +21,7 @@ class Notices:
         self._clock = clock
         self._every = every
         self._last: dict[Hashable, float] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant, as the ledger's
 
     def warn(self, cause: Hashable, message: str, *args: Any) -> None:
         now = self._clock()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._log import notices
+from ._wire import encode_trace
 
 logger = logging.getLogger("trace_ingest")
 
@@ -432,7 +433,7 @@ class Spool:
                 kind = record.get("t")
                 # read_segment passed only records whose fields have their types.
                 if kind == "trace":
-                    traces[record["id"]] = (seq, _encode_json(record["trace"]))
+                    traces[record["id"]] = (seq, encode_trace(record["trace"]))
                 elif kind == "batch":
                     batches[record["key"]] = (seq, SpooledBatch(record["key"], list(record["ids"]), record["body"].encode("utf-8", "surrogatepass")))
                 elif kind == "done":
@@ -581,12 +582,6 @@ class Spool:
         except ValueError:
             pid = 0  # as in the TypeScript SDK: an owner file that names no process never keeps its segments
         return pid == os.getpid() or age > STALE_AFTER_SECONDS or not _pid_alive(pid)
-
-
-def _encode_json(value: Any) -> bytes:
-    from ._tracing import encode_trace
-
-    return encode_trace(value)
 
 
 def _mtime(path: Path) -> float:

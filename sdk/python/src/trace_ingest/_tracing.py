@@ -3,23 +3,30 @@ fill in ids, parent links, order, timestamps and durations, tracked with `contex
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 import time
 import uuid
 from contextvars import ContextVar, Token
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from ._client import TraceIngest
+from ._wire import json_text, snapshot
 
 SpanKind = Literal["llm", "tool", "chain", "retriever", "agent", "custom"]
 Status = Literal["ok", "error", "timeout"]
 Mask = Callable[[str, Any], Any]
 """Rewrites ``input``, ``output`` or ``attributes`` (named by the first argument) before queueing."""
+
+class TraceRecipient(Protocol):
+    """What a trace needs of the client that made it: its defaults, and where a finished trace goes.
+    A protocol, not the client's class: the client imports this module, never the other way."""
+
+    environment: str
+    workspace_slug: str
+
+    def _submit(self, trace: "Trace") -> None: ...
+
 
 _current_trace: ContextVar["Trace | None"] = ContextVar("trace_ingest_trace", default=None)
 _current_span: ContextVar["Span | None"] = ContextVar("trace_ingest_span", default=None)
@@ -111,7 +118,7 @@ class _Fields(_Timed):
         return {
             "status": self.status,
             "model": self.model,
-            "attributes": _json_text(_masked(mask, "attributes", self.attributes), empty="{}"),
+            "attributes": json_text(_masked(mask, "attributes", self.attributes), empty="{}"),
             "session_id": self.conversation_id,
             "agent_id": self.agent_id,
             "agent_name": self.agent_name,
@@ -122,9 +129,28 @@ class _Fields(_Timed):
 class Span(_Fields):
     """One step of a trace. Set its fields as attributes (``span.output = …``,
     ``span.input_tokens = 12``) or with :meth:`update`. Used as a context manager, it ends when
-    the block does; an exception marks it ``error`` with ``error_message`` and goes on untouched."""
+    the block does; an exception marks it ``error`` with ``error_message`` and goes on untouched.
+    ``input`` and ``output`` are taken by value when set (see `snapshot`)."""
 
     _fixed = ("trace", "span_id")
+    _input: Any = None
+    _output: Any = None
+
+    @property
+    def input(self) -> Any:
+        return self._input
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self._input = snapshot(value)
+
+    @property
+    def output(self) -> Any:
+        return self._output
+
+    @output.setter
+    def output(self, value: Any) -> None:
+        self._output = snapshot(value)
 
     def __init__(
         self,
@@ -210,8 +236,8 @@ class Span(_Fields):
             "input_tokens": self.input_tokens or 0,
             "output_tokens": self.output_tokens or 0,
             "total_tokens": _total(self.input_tokens, self.output_tokens, self.total_tokens),
-            "input": _json_text(_masked(mask, "input", self.input), empty=""),
-            "output": _json_text(_masked(mask, "output", self.output), empty=""),
+            "input": json_text(_masked(mask, "input", self.input), empty=""),
+            "output": json_text(_masked(mask, "output", self.output), empty=""),
             "error_message": self.error_message,
             **self._shared_wire(mask),
         }
@@ -226,7 +252,7 @@ class Trace(_Fields):
 
     def __init__(
         self,
-        client: "TraceIngest",
+        client: "TraceRecipient",
         name: str = "",
         *,
         conversation_id: str = "",
@@ -337,32 +363,3 @@ def _total(input_tokens: int | None, output_tokens: int | None, total: int | Non
 
 def _masked(mask: Mask | None, field: str, value: Any) -> Any:
     return value if mask is None else mask(field, value)
-
-
-# Made once: json.dumps with options builds a new encoder on every call. No NaN or Infinity: they are
-# not JSON, and one in a numeric field made the service refuse the whole batch (400 malformed_body);
-# refused here, only their own trace is dropped (not_serialisable).
-_FIELD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
-_TRACE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _json_text(value: Any, empty: str) -> str:
-    """The wire rule: input, output and attributes travel as JSON text. None is the field's empty
-    value; a value JSON cannot hold is written as its ``str``."""
-    if value is None:
-        return empty
-    return _FIELD_ENCODER.encode(value)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def encode_trace(wire: dict[str, Any]) -> bytes:
-    text = _TRACE_ENCODER.encode(wire)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate: sent as its JSON escape (lower-case hex, as JSON.stringify writes it, so
-        # both SDKs send the same bytes), everything else as UTF-8; the service decides (a per-trace
-        # `lone_surrogate` for a stored string, text kept inside input/output JSON text).
-        return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text).encode("utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
 import inspect
 import json
@@ -11,6 +12,8 @@ import socket
 import threading
 import time
 import urllib.parse
+import urllib.request
+from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol
 
 from ._policy import Answer
@@ -40,19 +43,22 @@ class HttpTransport:
     progress) so that a fork does not land in the middle of one."""
 
     def __init__(self, base_url: str, timeout: float) -> None:
-        parsed = urllib.parse.urlsplit(base_url.rstrip("/") + "/v1/traces/ingest")
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        parsed = urllib.parse.urlsplit(ingest_url(base_url))
+        assert parsed.hostname is not None
         self._https = parsed.scheme == "https"
         self._host = parsed.hostname
         self._port = parsed.port
         self._path = parsed.path
         self.url = urllib.parse.urlunsplit(parsed)
+        self.proxy = proxy_for(self.url)
         self._timeout = timeout
         self._local = threading.local()
         self._pid = os.getpid()
         self.gate = RequestGate()
-        _warm(self._host, self._port or (443 if self._https else 80))
+        if self.proxy is None:
+            _warm(self._host, self._port or (443 if self._https else 80))
+        else:
+            _warm(self.proxy.host, self.proxy.port)
 
     def after_fork_in_child(self) -> None:
         """A forked child: the parent's kept-alive sockets are shared with it, and a child writing on
@@ -77,7 +83,11 @@ class HttpTransport:
             connection, reused = self._connection(), False
         while True:
             try:
-                connection.request("POST", self._path, body=body, headers=dict(headers))
+                if self.proxy is not None and not self._https:
+                    # A plain-HTTP proxy takes the absolute URL in the request line (RFC 9112 §3.2.2).
+                    connection.request("POST", self.url, body=body, headers={**headers, **self.proxy.headers})
+                else:
+                    connection.request("POST", self._path, body=body, headers=dict(headers))
                 if meanwhile is not None:
                     meanwhile, work = None, meanwhile
                     work()
@@ -108,7 +118,16 @@ class HttpTransport:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            connection = cls(self._host, self._port, timeout=self._timeout)
+            proxy = self.proxy
+            if proxy is None:
+                connection = cls(self._host, self._port, timeout=self._timeout)
+            elif self._https:
+                # TLS to the service inside a CONNECT tunnel through the proxy; the certificate is
+                # checked against the service's name (http.client's set_tunnel).
+                connection = cls(proxy.host, proxy.port, timeout=self._timeout)
+                connection.set_tunnel(self._host, self._port, headers=proxy.headers)
+            else:
+                connection = http.client.HTTPConnection(proxy.host, proxy.port, timeout=self._timeout)
             self._local.connection = connection
         return connection
 
@@ -117,6 +136,66 @@ class HttpTransport:
         if connection is not None:
             connection.close()
             self._local.connection = None
+
+
+ROUTES = ("/v1/traces/ingest", "/otel/v1/traces")
+"""Routes of the service: a base URL that ends in one names a route, not the service."""
+
+
+def ingest_url(base_url: str) -> str:
+    """The URL the SDK posts to, ``{base_url}/v1/traces/ingest``. Raises ``ValueError``, with the base
+    URL to use, for one without an http(s) scheme or one that already names a route: the first
+    reached nothing (or Python's own error), the second posted to a route under a route and got
+    ``not_found``, with no word of the URL tried."""
+    stripped = base_url.strip().rstrip("/")
+    if "://" not in stripped:
+        host = stripped.split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+        scheme = "http" if host in ("localhost", "127.0.0.1", "::1") else "https"
+        raise ValueError(f"base_url {base_url!r} has no scheme: use {scheme}://{stripped}")
+    parsed = urllib.parse.urlsplit(stripped)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(f"base_url must be an http(s) URL such as https://traces.example.com, got {base_url!r}")
+    for route in ROUTES:
+        if parsed.path.endswith(route):
+            base = urllib.parse.urlunsplit(parsed._replace(path=parsed.path[: -len(route)], query="", fragment=""))
+            raise ValueError(f"base_url {base_url!r} names the route {route}; the SDK adds /v1/traces/ingest itself: use {base}")
+    return urllib.parse.urlunsplit(parsed._replace(path=parsed.path + "/v1/traces/ingest", query="", fragment=""))
+
+
+@dataclass(frozen=True)
+class Proxy:
+    host: str
+    port: int
+    headers: Mapping[str, str]
+    """Proxy-Authorization, when the proxy's URL holds a user and password."""
+
+    def __str__(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+def proxy_for(url: str) -> Proxy | None:
+    """The proxy the environment names for `url`, read once when the client is made, as sentry-python
+    reads it (urllib's `getproxies`, `proxy_bypass`): ``HTTPS_PROXY`` for an https URL, else
+    ``HTTP_PROXY``; none for a host ``NO_PROXY`` lists. The proxy is spoken to in plain HTTP."""
+    parsed = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    chosen = (proxies.get("https") if parsed.scheme == "https" else None) or proxies.get("http")
+    if not chosen or not parsed.hostname:
+        return None
+    netloc = parsed.hostname if parsed.port is None else f"{parsed.hostname}:{parsed.port}"
+    try:
+        if urllib.request.proxy_bypass(netloc) or urllib.request.proxy_bypass(parsed.hostname):
+            return None
+    except Exception:
+        pass
+    proxy = urllib.parse.urlsplit(chosen if "://" in chosen else f"http://{chosen}")
+    if not proxy.hostname:
+        return None
+    headers: dict[str, str] = {}
+    if proxy.username is not None:
+        credentials = f"{urllib.parse.unquote(proxy.username)}:{urllib.parse.unquote(proxy.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
+    return Proxy(proxy.hostname, proxy.port or 80, headers)
 
 
 def _warm(host: str, port: int) -> None:
