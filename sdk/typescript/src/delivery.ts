@@ -143,7 +143,12 @@ export class Deliverer {
       const answer = await transport.post(compressed, headers);
       const decision = decide(answer, batch.traceIds.length, attempt, this.jitter());
       log?.debug(`answer to ${batch.key}: ${answer.status ?? answer.failure} ${JSON.stringify(answer.body)} -> ${decision.action}${decision.action === 'retry' ? ` in ${decision.delaySeconds.toFixed(3)} s` : ''}`);
-      if (answer.status === null) log?.warn('connection', `could not reach ${transport.url ?? 'the service'} (${answer.failure ?? 'network error'}): check baseUrl; retrying with the same Idempotency-Key`);
+      if (answer.status === null) {
+        ledger.lastFailure = `could not reach ${transport.url ?? 'the service'} (${answer.failure ?? 'network error'})`;
+        log?.warn('connection', `${ledger.lastFailure}: check baseUrl; retrying with the same Idempotency-Key`);
+      } else if (decision.action === 'retry') {
+        ledger.lastFailure = `POST ${transport.url ?? ''} answered ${answer.status} (${decision.reason})`;
+      }
       switch (decision.action) {
         case 'delivered':
           this.settleDelivered(batch, answer);
@@ -174,6 +179,7 @@ export class Deliverer {
     const rejected = rejectedTraces(answer.body, batch.traceIds.length);
     for (const { index, code, detail } of rejected) this.options.ledger.reject(code, detail, [batch.traceIds[index] as string]);
     this.options.ledger.sent += batch.traceIds.length - rejected.length;
+    this.options.ledger.lastFailure = undefined;
     this.forget(batch);
   }
 

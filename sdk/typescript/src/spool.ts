@@ -116,6 +116,11 @@ export class Spool {
     this.beat.unref?.();
   }
 
+  /** Still writing (a disk that failed turns it off): what it was given is on disk, or will be by `close()`. */
+  get usable(): boolean {
+    return !this.broken;
+  }
+
   heartbeat(): void {
     const now = Date.now();
     if (this.lastBeat && now - this.lastBeat < HEARTBEAT_MS) return;

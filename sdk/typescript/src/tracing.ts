@@ -9,6 +9,8 @@ export type Mask = (field: 'input' | 'output' | 'attributes', value: unknown) =>
 export interface TraceSink {
   readonly environment: string;
   readonly workspaceSlug: string;
+  /** A trace started: the client keeps it until it ends, to end it if the process exits first. */
+  opened?(trace: Trace): void;
   submit(trace: Trace): Promise<void> | undefined;
 }
 
@@ -74,7 +76,7 @@ function isoNow(): string {
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message ? `${error.name}: ${error.message}` : error.name;
   return String(error);
 }
@@ -247,6 +249,7 @@ export class Trace extends Observed implements Disposable {
     this.traceId = options.traceId ?? crypto.randomUUID();
     this.environment = options.environment ?? sink.environment;
     this.workspaceSlug = options.workspaceSlug ?? sink.workspaceSlug;
+    sink.opened?.(this);
   }
 
   /**
@@ -285,6 +288,12 @@ export class Trace extends Observed implements Disposable {
 
   [Symbol.dispose](): void {
     void this.end();
+  }
+
+  /** Ends every span still open, then the trace, each with `error`: the exit that cut them short. */
+  abandon(error: unknown): void {
+    for (const span of this.spans) span.end(error);
+    void this.end(error);
   }
 
   /** Runs `fn` with this trace as the current one (the client's `trace()` does this). */
