@@ -153,10 +153,13 @@ export class Deliverer {
         case 'delivered':
           this.settleDelivered(batch, answer);
           return [];
-        case 'final':
-          ledger.reject(decision.reason, decision.detail, batch.traceIds);
+        case 'final': {
+          // The URL and the status tell a base URL that names a route (404) from a refusal of the traces.
+          const where = transport.url === undefined ? '' : `POST ${transport.url} answered ${answer.status ?? answer.failure ?? ''}`;
+          ledger.reject(decision.reason, [decision.detail, where].filter(Boolean).join('; '), batch.traceIds);
           this.forget(batch);
           return [];
+        }
         case 'split':
           return this.split(batch);
         case 'retry':
