@@ -58,7 +58,12 @@ interface Context {
   span: Span | undefined;
 }
 
-const context = new AsyncLocalStorage<Context>();
+/**
+ * One context per process, shared by the ESM and the CommonJS build of this package when a program loads both
+ * (the dual-package hazard): a trace opened through one is current for the other.
+ */
+const CONTEXT = Symbol.for('@trace-ingest/sdk.context');
+const context = ((globalThis as Record<symbol, unknown>)[CONTEXT] ??= new AsyncLocalStorage<Context>()) as AsyncLocalStorage<Context>;
 
 /** The trace open in this async context, if any. */
 export function currentTrace(): Trace | undefined {
