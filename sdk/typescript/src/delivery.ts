@@ -138,6 +138,7 @@ export class Deliverer {
     };
     const started = resume?.startedSeconds ?? this.clock();
     const { log } = this.options;
+    const target = transport.url === undefined ? 'the service' : `POST ${transport.url}`;
     for (let attempt = resume?.attempt ?? 0; ; attempt++) {
       log?.debug(`POST ${transport.url ?? ''} Idempotency-Key ${batch.key}: ${batch.traceIds.length} traces, ${batch.body.length} bytes (${compressed.length} gzip), attempt ${attempt + 1}`);
       const answer = await transport.post(compressed, headers);
@@ -147,7 +148,7 @@ export class Deliverer {
         ledger.lastFailure = `could not reach ${transport.url ?? 'the service'} (${answer.failure ?? 'network error'})`;
         log?.warn('connection', `${ledger.lastFailure}: check baseUrl; retrying with the same Idempotency-Key`);
       } else if (decision.action === 'retry') {
-        ledger.lastFailure = `POST ${transport.url ?? ''} answered ${answer.status} (${decision.reason})`;
+        ledger.lastFailure = `${target} answered ${answer.status} (${decision.reason})`;
       }
       switch (decision.action) {
         case 'delivered':
@@ -155,7 +156,7 @@ export class Deliverer {
           return [];
         case 'final': {
           // The URL and the status tell a base URL that names a route (404) from a refusal of the traces.
-          const where = transport.url === undefined ? '' : `POST ${transport.url} answered ${answer.status ?? answer.failure ?? ''}`;
+          const where = transport.url === undefined ? '' : `${target} answered ${answer.status}`;
           ledger.reject(decision.reason, [decision.detail, where].filter(Boolean).join('; '), batch.traceIds);
           this.forget(batch);
           return [];

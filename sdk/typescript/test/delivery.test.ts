@@ -274,6 +274,14 @@ describe('the last failure, for the exit line', () => {
     assert.equal(ledger.lastFailure, undefined);
   });
 
+  it('names the service when the transport has no URL', async () => {
+    const { core, ledger } = deliverer([{ status: 500, headers: {}, body: {} }, { status: null, headers: {}, body: null, failure: 'reset' }], {
+      sleep: async () => ledger.lastFailure === 'the service answered 500 (http_500)',
+    });
+    await core.deliver(Batch.of([item('a')], 'k'));
+    assert.equal(ledger.lastFailure, 'could not reach the service (reset)');
+  });
+
   it('names the URL that could not be reached', async () => {
     const { core, ledger } = at([{ status: null, headers: {}, body: null, failure: 'timeout' }], { sleep: async () => false });
     await core.deliver(Batch.of([item('a')], 'k'));
