@@ -145,3 +145,21 @@ it('ends with a line saying the traces were lost, not that they will be retried,
   assert.match(last, /^\[trace-ingest\] 10 traces not delivered, lost at exit: /, stderr);
   assert.ok(last.includes(`could not reach ${url}/v1/traces/ingest`), last);
 });
+
+it('with handleSignals, says what the flush on SIGTERM left unsent before the signal ends the process', async () => {
+  const service = await new FakeService(answer500).start();
+  try {
+    const { exit, stderr } = await runProgram(`
+      const client = new TraceIngest({ apiKey: 'tik_x', baseUrl: ${JSON.stringify(service.url)}, handleSignals: true, shutdownTimeoutMs: 1000, flushIntervalMs: 1 });
+      for (let i = 0; i < 4; i++) client.trace('t', () => undefined);
+      const poll = setInterval(() => { if (Object.keys(client.report().retried).length > 0) { clearInterval(poll); process.kill(process.pid, 'SIGTERM'); } }, 5);
+      setTimeout(() => undefined, 60000);
+    `);
+    assert.equal(exit, 'SIGTERM');
+    const last = sdkLines(stderr).at(-1) ?? '';
+    assert.match(last, /^\[trace-ingest\] 4 traces not delivered, lost at exit: still unsent after 1000 ms of flushing at shutdown/, stderr);
+    assert.ok(last.includes(`POST ${service.url}/v1/traces/ingest answered 500 (internal_error)`), last);
+  } finally {
+    await service.close();
+  }
+});
