@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Runs both SDKs' tests, as `npm test` does (docs/sdk.md, "Tests"):
 //   TypeScript: unit and conformance tests on this Node (24, from node_modules) and on the machine's
-//   own Node (20); then `npm pack` installed into a scratch project, typechecked and run there.
-//   Python: no import cycle among the package's modules (scripts/check-python-import-cycles.py); a fresh venv (under sdk/.tmp, gitignored) with `pip install sdk/python` and pytest from
+//   own Node (20); then `npm pack` installed into a scratch project, typechecked and run there, as ESM and as
+//   CommonJS (`require()`).
+//   Python: no import cycle among the package's modules (scripts/check-python-import-cycles.py); a fresh venv
+//   (under sdk/.tmp, gitignored) with `pip install sdk/python` and pytest from
 //   the machine's package index, the tests run against the installed package, and a smoke program.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -57,9 +59,13 @@ function testTypescript() {
     JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')], outDir: 'out', skipLibCheck: false }, files: ['smoke.ts'] }),
   );
   copyFileSync(path.join(SDK, 'smoke', 'smoke.ts'), path.join(scratch, 'smoke.ts'));
+  copyFileSync(path.join(SDK, 'smoke', 'commonjs.cjs'), path.join(scratch, 'commonjs.cjs'));
   run('npm', ['install', '--no-audit', '--no-fund', '--offline', `./${packed}`], { cwd: scratch });
   run(tsc, ['-p', 'tsconfig.json'], { cwd: scratch });
-  for (const node of nodes) run(node, ['out/smoke.js'], { cwd: scratch });
+  for (const node of nodes) {
+    run(node, ['out/smoke.js'], { cwd: scratch });
+    run(node, ['commonjs.cjs'], { cwd: scratch });
+  }
 }
 
 function pipIndexArgs() {

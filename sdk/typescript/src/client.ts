@@ -5,7 +5,7 @@ import { MAX_BODY_BYTES, MAX_TRACES_PER_BATCH } from './limits.js';
 import { pickCrc32 } from './crc32.js';
 import { Log, type Logger } from './log.js';
 import { Spool, type SpoolSync } from './spool.js';
-import { currentTrace, type Mask, type Span, type SpanOptions, Trace, type TraceOptions, type TraceSink } from './tracing.js';
+import { currentTrace, errorText, type Mask, type Span, type SpanOptions, Trace, type TraceOptions, type TraceSink } from './tracing.js';
 import { FetchTransport, type Transport } from './transport.js';
 
 export interface TraceIngestOptions {
@@ -106,6 +106,12 @@ export class TraceIngest implements TraceSink {
   private wrapped = false;
   private lambdaWarned = false;
   private readonly exitHandlers: [string, (...args: unknown[]) => void][] = [];
+  /** Traces started and not ended yet: an exit ends them, so that they are spooled or counted. */
+  private readonly openTraces = new Set<Trace>();
+  /** The uncaught exception that is ending the process, once seen. */
+  private crash: { error: unknown } | undefined;
+  private shutdownMs: number | undefined;
+  private toldUndelivered = false;
 
   constructor(options: TraceIngestOptions = {}) {
     const apiKey = options.apiKey ?? env('TRACE_INGEST_API_KEY');
@@ -211,11 +217,13 @@ export class TraceIngest implements TraceSink {
   async shutdown(timeoutMs: number = this.options.shutdownTimeoutMs ?? 10_000): Promise<DeliveryReport> {
     if (this.closed) return this.ledger.report();
     this.closed = true;
+    this.shutdownMs = timeoutMs;
     const report = await this.flush(timeoutMs);
     this.stopped = true;
     for (const wake of this.sleepers) wake();
     clearTimeout(this.timer);
-    for (const [event, handler] of this.exitHandlers) process.off(event, handler);
+    // With traces still unsent, the exit handler stays: it says at exit what became of them.
+    for (const [event, handler] of this.exitHandlers) if (report.pending === 0 || event !== 'exit') process.off(event, handler);
     this.spool?.close();
     return report;
   }
@@ -250,9 +258,15 @@ export class TraceIngest implements TraceSink {
     };
   }
 
+  /** Called by every new trace of this client. */
+  opened(trace: Trace): void {
+    this.openTraces.add(trace);
+  }
+
   /** Queues a finished trace (called by `Trace.end`); never throws into the caller. */
   submit(trace: Trace): Promise<void> | undefined {
     try {
+      this.openTraces.delete(trace);
       this.ledger.handed++;
       if (!this.lambdaWarned) this.warnOutsideServerless();
       if (this.closed) {
@@ -547,8 +561,13 @@ export class TraceIngest implements TraceSink {
   }
 
   private installExitHandlers(): void {
-    // A clean exit leaves no owner file behind (unsent batches stay for the next start).
-    this.onProcess('exit', () => this.spool?.close());
+    // The monitor sees an uncaught exception before Node prints it and exits, without handling it: the process
+    // still crashes with the same error and exit code (https://nodejs.org/api/process.html#event-uncaughtexceptionmonitor).
+    this.onProcess('uncaughtExceptionMonitor', (error) => this.crashed(error));
+    // 'exit' listeners run synchronously, also after process.exit() and an uncaught exception: the last moment to
+    // write the queue to the spool (https://nodejs.org/api/process.html#event-exit). A clean exit leaves no owner
+    // file behind (unsent batches stay for the next start).
+    this.onProcess('exit', (code) => this.exiting(code as number));
     if (this.options.flushOnExit ?? !this.options.serverless) {
       // beforeExit comes when the loop has nothing left; a flush gives it work, once.
       this.onProcess('beforeExit', () => {
@@ -560,6 +579,8 @@ export class TraceIngest implements TraceSink {
         const handler = () => {
           process.off(signal, handler);
           void this.shutdown().finally(() => {
+            // A process killed by its signal emits no 'exit': this is the last moment to say what was not sent.
+            this.tellUndelivered(signal);
             // Only when nobody else listens do we restore the default: exit by the signal.
             if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
           });
@@ -567,6 +588,48 @@ export class TraceIngest implements TraceSink {
         this.onProcess(signal, handler);
       }
     }
+  }
+
+  /** An uncaught exception is ending the process: the trace it came from, and every other one open, ends now. */
+  private crashed(error: unknown): void {
+    try {
+      this.crash = { error };
+      const failing = currentTrace();
+      this.abandonOpenTraces((trace) => (trace === failing ? error : new Error(`the process ended on an uncaught exception (${errorText(error)}) before this ended`)));
+    } catch (failure) {
+      this.log.warn('internal', `could not end the open traces at an uncaught exception: ${String(failure)}`);
+    }
+  }
+
+  private exiting(code: number): void {
+    try {
+      this.abandonOpenTraces(() => new Error(`the process exited (code ${code}) before this ended`));
+      this.tellUndelivered(`process.exit(${code})`);
+    } finally {
+      this.spool?.close();
+    }
+  }
+
+  private abandonOpenTraces(errorFor: (trace: Trace) => unknown): void {
+    for (const trace of [...this.openTraces]) trace.abandon(errorFor(trace));
+  }
+
+  /** Once: how many traces handed over are still unsent, whether the spool keeps them, and why they were not sent. */
+  private tellUndelivered(ending: string): void {
+    const { pending } = this.ledger.report();
+    if (pending === 0 || this.toldUndelivered) return;
+    this.toldUndelivered = true;
+    const kept = this.spool?.usable === true;
+    const why: string[] = [];
+    if (this.crash) why.push(`an uncaught exception (${errorText(this.crash.error)}) ended the process before they were sent`);
+    else if (this.shutdownMs !== undefined) why.push(`still unsent after ${this.shutdownMs} ms of flushing at shutdown (shutdownTimeoutMs)`);
+    else if (this.options.serverless) why.push('not sent by a flush() before the process ended (serverless: true sends only inside flush())');
+    else if (this.options.flushOnExit === false) why.push(`the process ended (${ending}) with flushOnExit: false before they were sent`);
+    else why.push(`${ending} ended the process before they were sent`);
+    if (this.ledger.lastFailure) why.push(`the last attempt: ${this.ledger.lastFailure}`);
+    if (!kept) why.push('set spoolDir to keep them for the next start');
+    const where = kept ? `kept in the spool ${this.spool?.directory ?? ''}, the next client started on it sends them` : 'lost at exit';
+    this.log.warn('exit', `${pending === 1 ? '1 trace' : `${pending} traces`} not delivered, ${where}: ${why.join('; ')}`);
   }
 
   private onProcess(event: string, handler: (...args: unknown[]) => void): void {

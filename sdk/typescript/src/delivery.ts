@@ -138,20 +138,29 @@ export class Deliverer {
     };
     const started = resume?.startedSeconds ?? this.clock();
     const { log } = this.options;
+    const target = transport.url === undefined ? 'the service' : `POST ${transport.url}`;
     for (let attempt = resume?.attempt ?? 0; ; attempt++) {
       log?.debug(`POST ${transport.url ?? ''} Idempotency-Key ${batch.key}: ${batch.traceIds.length} traces, ${batch.body.length} bytes (${compressed.length} gzip), attempt ${attempt + 1}`);
       const answer = await transport.post(compressed, headers);
       const decision = decide(answer, batch.traceIds.length, attempt, this.jitter());
       log?.debug(`answer to ${batch.key}: ${answer.status ?? answer.failure} ${JSON.stringify(answer.body)} -> ${decision.action}${decision.action === 'retry' ? ` in ${decision.delaySeconds.toFixed(3)} s` : ''}`);
-      if (answer.status === null) log?.warn('connection', `could not reach ${transport.url ?? 'the service'} (${answer.failure ?? 'network error'}): check baseUrl; retrying with the same Idempotency-Key`);
+      if (answer.status === null) {
+        ledger.lastFailure = `could not reach ${transport.url ?? 'the service'} (${answer.failure ?? 'network error'})`;
+        log?.warn('connection', `${ledger.lastFailure}: check baseUrl; retrying with the same Idempotency-Key`);
+      } else if (decision.action === 'retry') {
+        ledger.lastFailure = `${target} answered ${answer.status} (${decision.reason})`;
+      }
       switch (decision.action) {
         case 'delivered':
           this.settleDelivered(batch, answer);
           return [];
-        case 'final':
-          ledger.reject(decision.reason, decision.detail, batch.traceIds);
+        case 'final': {
+          // The URL and the status tell a base URL that names a route (404) from a refusal of the traces.
+          const where = transport.url === undefined ? '' : `${target} answered ${answer.status}`;
+          ledger.reject(decision.reason, [decision.detail, where].filter(Boolean).join('; '), batch.traceIds);
           this.forget(batch);
           return [];
+        }
         case 'split':
           return this.split(batch);
         case 'retry':
@@ -174,6 +183,7 @@ export class Deliverer {
     const rejected = rejectedTraces(answer.body, batch.traceIds.length);
     for (const { index, code, detail } of rejected) this.options.ledger.reject(code, detail, [batch.traceIds[index] as string]);
     this.options.ledger.sent += batch.traceIds.length - rejected.length;
+    this.options.ledger.lastFailure = undefined;
     this.forget(batch);
   }
 

@@ -37,6 +37,8 @@ export class Ledger {
   sent = 0;
   unreadableSpoolFiles = 0;
   tornSpoolRecords = 0;
+  /** The last answer that left traces unsent (the URL and the status, or why it could not be reached); cleared by a delivery. */
+  lastFailure: string | undefined;
   private readonly rejected = new Map<string, number>();
   private readonly dropped = new Map<string, number>();
   private readonly retried = new Map<string, number>();

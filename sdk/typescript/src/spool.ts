@@ -16,7 +16,9 @@ const HEARTBEAT_MS = 10_000;
 /** An owner that has not touched its file for this long is taken for dead even if its pid lives (pids are reused). */
 const STALE_AFTER_MS = 60_000;
 /** Spool owners alive in this process: an owner file with our pid but not in here was left by an earlier process. */
-const ownersInThisProcess = new Set<string>();
+const OWNERS = Symbol.for('@trace-ingest/sdk.spool-owners');
+// Shared by the ESM and the CommonJS build of this package, should a program load both.
+const ownersInThisProcess = ((globalThis as Record<symbol, unknown>)[OWNERS] ??= new Set<string>()) as Set<string>;
 
 const SEGMENT = /^([^.]+)\.(\d{8})\.seg$/;
 const V1_BATCH = /^([^.]+)\.([^.]+)\.batch$/;
@@ -114,6 +116,11 @@ export class Spool {
     // The owner file stays fresh while this process lives, busy or idle, so no other process takes it for dead.
     this.beat = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
     this.beat.unref?.();
+  }
+
+  /** Still writing (a disk that failed turns it off): what it was given is on disk, or will be by `close()`. */
+  get usable(): boolean {
+    return !this.broken;
   }
 
   heartbeat(): void {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { toJsonText } from './json-value.js';
 
 export type SpanKind = 'llm' | 'tool' | 'chain' | 'retriever' | 'agent' | 'custom';
 export type Status = 'ok' | 'error' | 'timeout';
@@ -9,6 +10,8 @@ export type Mask = (field: 'input' | 'output' | 'attributes', value: unknown) =>
 export interface TraceSink {
   readonly environment: string;
   readonly workspaceSlug: string;
+  /** A trace started: the client keeps it until it ends, to end it if the process exits first. */
+  opened?(trace: Trace): void;
   submit(trace: Trace): Promise<void> | undefined;
 }
 
@@ -55,7 +58,12 @@ interface Context {
   span: Span | undefined;
 }
 
-const context = new AsyncLocalStorage<Context>();
+/**
+ * One context per process, shared by the ESM and the CommonJS build of this package when a program loads both
+ * (the dual-package hazard): a trace opened through one is current for the other.
+ */
+const CONTEXT = Symbol.for('@trace-ingest/sdk.context');
+const context = ((globalThis as Record<symbol, unknown>)[CONTEXT] ??= new AsyncLocalStorage<Context>()) as AsyncLocalStorage<Context>;
 
 /** The trace open in this async context, if any. */
 export function currentTrace(): Trace | undefined {
@@ -74,7 +82,7 @@ function isoNow(): string {
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message ? `${error.name}: ${error.message}` : error.name;
   return String(error);
 }
@@ -165,9 +173,8 @@ export class Span extends Observed implements Disposable {
   readonly spanId = crypto.randomUUID();
   readonly parentSpanId: string | null;
   kind: SpanKind;
-  input: unknown;
-  output: unknown;
   errorMessage: string | null;
+  private taken: { input?: Taken; output?: Taken } = {};
 
   constructor(
     readonly trace: Trace,
@@ -182,6 +189,27 @@ export class Span extends Observed implements Disposable {
     this.output = options.output;
     this.errorMessage = options.errorMessage ?? null;
     trace.spans.push(this);
+  }
+
+  /**
+   * Any JSON value, taken by value when set: what it holds then is what is sent, whatever later happens to the
+   * object. Reading it gives a copy of what will be sent.
+   */
+  get input(): unknown {
+    return this.taken.input?.value();
+  }
+
+  set input(value: unknown) {
+    this.taken.input = Taken.of(value);
+  }
+
+  /** Any JSON value, taken by value when set, as `input` is. */
+  get output(): unknown {
+    return this.taken.output?.value();
+  }
+
+  set output(value: unknown) {
+    this.taken.output = Taken.of(value);
   }
 
   /** Sets several fields at once; `tags` goes into `attributes.tags`. */
@@ -218,8 +246,8 @@ export class Span extends Observed implements Disposable {
       input_tokens: this.inputTokens ?? 0,
       output_tokens: this.outputTokens ?? 0,
       total_tokens: this.totalTokens ?? (this.inputTokens ?? 0) + (this.outputTokens ?? 0),
-      input: jsonText(masked(mask, 'input', this.input), ''),
-      output: jsonText(masked(mask, 'output', this.output), ''),
+      input: this.taken.input?.wire(mask, 'input') ?? '',
+      output: this.taken.output?.wire(mask, 'output') ?? '',
       attributes: jsonText(masked(mask, 'attributes', this.attributes), '{}'),
       error_message: this.errorMessage,
       session_id: this.conversationId,
@@ -247,6 +275,7 @@ export class Trace extends Observed implements Disposable {
     this.traceId = options.traceId ?? crypto.randomUUID();
     this.environment = options.environment ?? sink.environment;
     this.workspaceSlug = options.workspaceSlug ?? sink.workspaceSlug;
+    sink.opened?.(this);
   }
 
   /**
@@ -285,6 +314,12 @@ export class Trace extends Observed implements Disposable {
 
   [Symbol.dispose](): void {
     void this.end();
+  }
+
+  /** Ends every span still open, then the trace, each with `error`: the exit that cut them short. */
+  abandon(error: unknown): void {
+    for (const span of this.spans) span.end(error);
+    void this.end(error);
   }
 
   /** Runs `fn` with this trace as the current one (the client's `trace()` does this). */
@@ -337,6 +372,45 @@ function masked(mask: Mask | undefined, field: 'input' | 'output' | 'attributes'
 /** The wire rule: input, output and attributes travel as JSON text; undefined and null are the field's empty value. */
 function jsonText(value: unknown, empty: string): string {
   if (value === undefined || value === null) return empty;
-  const text = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item));
-  return text ?? empty;
+  return toJsonText(value) ?? empty;
+}
+
+/**
+ * A span's `input` or `output` as it was when set: its JSON text then. A value that cannot be written (a cycle)
+ * keeps its error, raised when the trace is serialised, which drops the trace as `not_serialisable`: setting a
+ * field never throws into the caller.
+ */
+class Taken {
+  private copy: { value: unknown } | undefined;
+
+  private constructor(
+    private readonly text: string | undefined,
+    private readonly failure: { error: unknown } | undefined,
+    private readonly original: unknown,
+  ) {}
+
+  static of(value: unknown): Taken | undefined {
+    if (value === undefined) return undefined;
+    if (value === null) return new Taken(undefined, undefined, null);
+    try {
+      return new Taken(toJsonText(value), undefined, undefined);
+    } catch (error) {
+      return new Taken(undefined, { error }, undefined);
+    }
+  }
+
+  /** A copy of what will be sent (parsed once, when first read). */
+  value(): unknown {
+    if (this.failure) return undefined;
+    if (this.text === undefined) return this.original;
+    this.copy ??= { value: JSON.parse(this.text) as unknown };
+    return this.copy.value;
+  }
+
+  /** The wire text; a mask sees a copy of the value as taken, and its answer is written anew. */
+  wire(mask: Mask | undefined, field: 'input' | 'output'): string {
+    if (this.failure) throw this.failure.error;
+    if (!mask) return this.text ?? '';
+    return jsonText(mask(field, this.text === undefined ? this.original : (JSON.parse(this.text) as unknown)), '');
+  }
 }

@@ -9,6 +9,36 @@ export interface Transport {
   post(body: Uint8Array, headers: Record<string, string>): Promise<Answer>;
 }
 
+export const INGEST_PATH = '/v1/traces/ingest';
+/** The service's routes: a base URL that ends in one names a route, not the service. */
+const ROUTES = [INGEST_PATH, '/otel/v1/traces', '/otel/v1/logs'];
+const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:|\/|$)/i;
+
+/**
+ * `{baseUrl}/v1/traces/ingest`, or a TypeError that gives the base URL to use: for one without a scheme (which
+ * `new URL` refuses with a bare "Invalid URL", or reads `localhost:3000` as a scheme), and for one that already
+ * names a route (whose requests would be answered `not_found`).
+ */
+export function ingestUrl(baseUrl: string): string {
+  const base = baseUrl.trim().replace(/\/+$/, '');
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(base)) {
+    const scheme = LOCAL_HOST.test(base) ? 'http' : 'https';
+    throw new TypeError(`baseUrl ${JSON.stringify(baseUrl)} has no scheme: use ${JSON.stringify(`${scheme}://${base.replace(/^\/+/, '')}`)}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(`${base}${INGEST_PATH}`);
+  } catch {
+    throw new TypeError(`baseUrl ${JSON.stringify(baseUrl)} is not a URL: give the service's address, such as "https://traces.example.com"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`baseUrl must be an http(s) URL, got ${baseUrl}`);
+  const route = ROUTES.find((path) => new URL(base).pathname.replace(/\/+$/, '').endsWith(path));
+  if (route) {
+    throw new TypeError(`baseUrl ${JSON.stringify(baseUrl)} already names the route ${route}: use ${JSON.stringify(base.slice(0, base.length - route.length))} (the SDK adds ${INGEST_PATH})`);
+  }
+  return url.toString();
+}
+
 /** POSTs to `{baseUrl}/v1/traces/ingest` with `fetch` (connections kept alive by the runtime). */
 export class FetchTransport implements Transport {
   readonly url: string;
@@ -17,9 +47,7 @@ export class FetchTransport implements Transport {
     baseUrl: string,
     private readonly timeoutMs: number,
   ) {
-    const url = new URL(`${baseUrl.replace(/\/+$/, '')}/v1/traces/ingest`);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`baseUrl must be an http(s) URL, got ${baseUrl}`);
-    this.url = url.toString();
+    this.url = ingestUrl(baseUrl);
   }
 
   async post(body: Uint8Array, headers: Record<string, string>): Promise<Answer> {

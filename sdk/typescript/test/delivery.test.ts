@@ -251,3 +251,49 @@ it('names neither URL nor failure it does not know: a transport without a url, a
   assert.match(lines[0] as string, /^\[trace-ingest\] POST {2}Idempotency-Key k: 1 traces/);
   assert.equal(lines[2], '[trace-ingest] could not reach the service (network error): check baseUrl; retrying with the same Idempotency-Key');
 });
+
+describe('the last failure, for the exit line', () => {
+  const URL = 'https://traces.example.com/v1/traces/ingest';
+  const at = (answers: Answer[], extra: Partial<DelivererOptions> = {}) => {
+    const made = deliverer(answers, extra);
+    Object.assign(made.transport, { url: URL });
+    return made;
+  };
+
+  it('is the URL and the status of a resent batch, or why the service could not be reached, until a delivery clears it', async () => {
+    const seen: (string | undefined)[] = [];
+    const { core, ledger } = at([{ status: 500, headers: {}, body: { code: 'internal_error' } }, { status: 503, headers: {}, body: {} }], {
+      sleep: async () => {
+        seen.push(ledger.lastFailure);
+        return seen.length < 2;
+      },
+    });
+    assert.equal((await core.deliver(Batch.of([item('a')], 'k'))).length, 1);
+    assert.deepEqual(seen, [`POST ${URL} answered 500 (internal_error)`, `POST ${URL} answered 503 (http_503)`]);
+    await core.deliver(Batch.of([item('b')], 'k2'));
+    assert.equal(ledger.lastFailure, undefined);
+  });
+
+  it('names the service when the transport has no URL', async () => {
+    const { core, ledger } = deliverer([{ status: 500, headers: {}, body: {} }, { status: null, headers: {}, body: null, failure: 'reset' }], {
+      sleep: async () => ledger.lastFailure === 'the service answered 500 (http_500)',
+    });
+    await core.deliver(Batch.of([item('a')], 'k'));
+    assert.equal(ledger.lastFailure, 'could not reach the service (reset)');
+  });
+
+  it('names the URL that could not be reached', async () => {
+    const { core, ledger } = at([{ status: null, headers: {}, body: null, failure: 'timeout' }], { sleep: async () => false });
+    await core.deliver(Batch.of([item('a')], 'k'));
+    assert.equal(ledger.lastFailure, `could not reach ${URL} (timeout)`);
+  });
+
+  it('is not set by a final answer, whose rejection names the URL and the status instead', async () => {
+    const told: string[] = [];
+    const ledger = new Ledger((event) => told.push(event.detail), new Log(() => undefined));
+    const { core } = at([{ status: 404, headers: {}, body: { code: 'not_found', detail: 'no such route' } }], { ledger });
+    await core.deliver(Batch.of([item('a')], 'k'));
+    assert.equal(ledger.lastFailure, undefined);
+    assert.deepEqual(told, [`no such route; POST ${URL} answered 404`]);
+  });
+});

@@ -6,6 +6,7 @@ export interface Seen {
   key: string;
   traceIds: string[];
   status: number;
+  traces: Record<string, unknown>[];
 }
 
 /** A stand-in for the service over real HTTP, for tests across processes: records each request's key and trace ids, replays a stored key's answer. */
@@ -20,13 +21,13 @@ export class FakeService {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        const traces = (JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as { traces: { trace_id: string }[] }).traces;
+        const traces = (JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as { traces: (Record<string, unknown> & { trace_id: string })[] }).traces;
         const key = String(request.headers['idempotency-key']);
         const traceIds = traces.map((trace) => trace.trace_id);
         // As the service does (docs/api.md, idempotency): a key already stored gets its stored answer again.
         const [status, body] = this.stored.get(key) ?? this.answer(traceIds, key);
         if (status === 200) this.stored.set(key, [status, body]);
-        this.requests.push({ key, traceIds, status });
+        this.requests.push({ key, traceIds, status, traces });
         const headers: Record<string, string> = { 'Content-Type': 'application/json' };
         if (status === 429 || status === 503) headers['Retry-After'] = '1';
         response.writeHead(status, headers).end(JSON.stringify(body));

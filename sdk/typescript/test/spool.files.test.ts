@@ -378,8 +378,10 @@ it('turns itself off with one warning when the disk fails: no call throws, the o
     });
     const s = spool(directory, { fs: watched.fs, sync: 'write', segmentBytes: 200, warn: (cause, message) => warnings.push(`${cause}: ${message}`) });
     s.trace(item('t1'));
+    assert.equal(s.usable, true, failing);
     broken = true;
     for (const id of ['t2', 't3', 't4']) s.trace(item(id, 'x'.repeat(100)));
+    assert.equal(s.usable, false, failing); // the exit line must not say that the spool keeps them
     s.batch(Batch.of([item('t2')], 'k'));
     s.done('k', ['t2'], true);
     s.flush();

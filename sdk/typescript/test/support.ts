@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { tableCrc32 } from '../src/crc32.js';
@@ -75,4 +75,19 @@ export function exitOf(child: ChildProcess): Promise<number | NodeJS.Signals> {
     if (child.exitCode !== null || child.signalCode !== null) resolve(child.signalCode ?? (child.exitCode as number));
     else child.on('exit', (code, signal) => resolve(signal ?? (code as number)));
   });
+}
+
+/** Runs `code` (see {@link program}) to its end: its exit code (or signal) and what it wrote to stderr. */
+export async function runProgram(code: string, env: Record<string, string> = {}): Promise<{ exit: number | NodeJS.Signals; stderr: string }> {
+  const child = spawn(process.execPath, program(code), { stdio: ['ignore', 'inherit', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exit = await exitOf(child);
+  await new Promise((resolve) => (child.stderr?.readableEnded ? resolve(undefined) : child.stderr?.on('end', resolve)));
+  return { exit, stderr };
+}
+
+/** The SDK's lines among `stderr`. */
+export function sdkLines(stderr: string): string[] {
+  return stderr.split('\n').filter((line) => line.startsWith('[trace-ingest] '));
 }
