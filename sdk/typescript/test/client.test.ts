@@ -69,7 +69,9 @@ function gated() {
 
 it('drops the newest traces when the queue is full, and counts them', async () => {
   const { recorder, open, entered } = gated();
-  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxQueueTraces: 10, maxBatchTraces: 5, flushIntervalMs: 10 });
+  // The first batch leaves when its fifth trace is queued (a full batch), never by the timer: a 10 ms timer could
+  // fire mid-burst on a busy machine and send a smaller first batch, leaving more room in the queue than counted.
+  const client = new TraceIngest({ apiKey: 'tik_x', transport: recorder, maxQueueTraces: 10, maxBatchTraces: 5, flushIntervalMs: 60_000 });
   await traces(client, 5);
   await entered; // the pump holds the first batch at the gate: the queue is empty again
   await traces(client, 15);
