@@ -60,6 +60,8 @@ export type ConventionSource = 'otel-genai' | 'otel-genai-1.36' | 'otel-general'
 /** One source's conventions: where it defines each field. */
 export interface ConventionTable {
   source: ConventionSource;
+  /** The source's column heading in docs/api.md. */
+  label: string;
   /** What it is and the version its keys follow. */
   follows: string;
   kind?: readonly KindRule[];
@@ -72,6 +74,7 @@ export interface ConventionTable {
 // system instructions apart, tool call arguments and result on `execute_tool` spans.
 const OTEL_GENAI: ConventionTable = {
   source: 'otel-genai',
+  label: 'OTel GenAI 1.37+',
   follows: 'OpenTelemetry GenAI semantic conventions 1.37 and later (1.40)',
   kind: [
     {
@@ -105,6 +108,7 @@ const OTEL_GENAI: ConventionTable = {
 // Up to semconv 1.36: the prompt and completion flattened into attributes, or sent as one event per message.
 const OTEL_GENAI_1_36: ConventionTable = {
   source: 'otel-genai-1.36',
+  label: 'OTel GenAI ≤ 1.36',
   follows: 'OpenTelemetry GenAI semantic conventions up to 1.36 (and OpenLLMetry before 0.27)',
   llmWhenPresent: ['gen_ai.system'],
   fields: {
@@ -127,6 +131,7 @@ const OTEL_GENAI_1_36: ConventionTable = {
 // OpenInference uses too for the session and the user.
 const OTEL_GENERAL: ConventionTable = {
   source: 'otel-general',
+  label: 'OTel general',
   follows: 'OpenTelemetry general semantic conventions (session, user, deployment)',
   fields: {
     session_id: [{ read: 'string', key: 'session.id' }],
@@ -144,6 +149,7 @@ const OTEL_GENERAL: ConventionTable = {
 // https://github.com/Arize-ai/openinference/blob/main/spec/semantic_conventions.md
 const OPENINFERENCE: ConventionTable = {
   source: 'openinference',
+  label: 'OpenInference',
   follows: 'OpenInference semantic conventions (@arizeai/openinference-semantic-conventions 2.x)',
   kind: [
     {
@@ -179,6 +185,7 @@ const OPENINFERENCE: ConventionTable = {
 // its workflows, tasks, agents and tools, with association properties on every span below them.
 const OPENLLMETRY: ConventionTable = {
   source: 'openllmetry',
+  label: 'OpenLLMetry',
   follows: 'OpenLLMetry / Traceloop (@traceloop/node-server-sdk 0.27)',
   kind: [{ key: 'traceloop.span.kind', kinds: { workflow: 'chain', task: 'chain', agent: 'agent', tool: 'tool' } }],
   llmWhenPresent: ['llm.request.type'],
@@ -198,6 +205,7 @@ const OPENLLMETRY: ConventionTable = {
 // `runtimeContext: true`, the runtime context a call includes (`includeRuntimeContext`).
 const VERCEL_AI_7: ConventionTable = {
   source: 'vercel-ai-7',
+  label: 'AI SDK 7',
   follows: 'Vercel AI SDK 7 (ai 7.0 with @ai-sdk/otel 1.0)',
   kind: [{ key: 'gen_ai.operation.name', kinds: { agent_step: 'chain' } }],
   fields: {
@@ -210,6 +218,7 @@ const VERCEL_AI_7: ConventionTable = {
 // The outer text and object calls are agents, as AI SDK 7 names the same span `invoke_agent`.
 const VERCEL_AI_6: ConventionTable = {
   source: 'vercel-ai-6',
+  label: 'AI SDK 6',
   follows: 'Vercel AI SDK 6 `experimental_telemetry` (ai 6.0; the keys of 4 and 5 where they differ)',
   kind: [
     {

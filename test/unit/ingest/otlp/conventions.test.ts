@@ -25,7 +25,8 @@ function mapFixture(name: string): { trace: TraceMembersDraft; spans: SpanDraft[
   const { traces, rejected } = draftExport(decodeExportRequestJson(JSON.stringify(readFixture(name).export)), undefined, RECORDED_AT_MICROS);
   expect(rejected).toEqual([]);
   expect(traces).toHaveLength(1);
-  const trace = traces[0]!.draft.trace;
+  // The OTLP route builds TraceMembersDraft objects; the draft types them `unknown` until validation.
+  const trace = traces[0]!.draft.trace as TraceMembersDraft;
   return { trace, spans: trace.spans };
 }
 
@@ -358,7 +359,7 @@ describe('reading rules', () => {
       attributes: attributes.map(([key, sent]) => ({ key, value: typeof sent === 'string' ? { stringValue: sent } : { intValue: String(sent) } })),
     };
     const { traces } = draftExport(decodeExportRequestJson(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] })), undefined, RECORDED_AT_MICROS);
-    const mapped = traces[0]!.draft.trace.spans[0]!;
+    const mapped = (traces[0]!.draft.trace as TraceMembersDraft).spans[0]!;
     return { fields: fieldsOf(mapped), left: Object.keys(mapped.attributes.value as object).filter((key) => !key.startsWith('otel.')) };
   };
 
