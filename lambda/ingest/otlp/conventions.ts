@@ -3,9 +3,11 @@ import type { SpanKind } from '../../shared/domain/trace.js';
 /**
  * The registry of conventions the OTLP route reads: one table per source, saying which attribute (or event) each of
  * our span fields is taken from. {@link CONVENTION_PRECEDENCE} orders the tables; the readers of a field are the
- * readers of every table in that order, concatenated once at module load ({@link FIELD_READERS}), so mapping a span is
- * a walk down a short precomputed list of exact keys. The first reader that finds a value wins and takes its
- * attribute; every attribute no reader took stays in the span's `attributes`, so an unknown key never drops a span.
+ * readers of every table in that order, concatenated once at module load ({@link FIELD_READERS}), and every key they
+ * read is indexed in one table ({@link KEY_TABLE}): mapping a span looks each of its keys up once, then asks only the
+ * readers from the first whose key is there (no regular expression, no lookup of keys the span lacks, whatever the
+ * number of sources). The first reader that finds a value wins and takes its attribute; every attribute no reader took
+ * stays in the span's `attributes`, so an unknown key never drops a span.
  */
 
 /** Our span fields read from attributes (status and error come from the span's status and `exception` event). */
@@ -278,7 +280,8 @@ const VERCEL_AI_6: ConventionTable = {
  */
 export const CONVENTION_PRECEDENCE: readonly ConventionTable[] = [OTEL_GENAI, OTEL_GENAI_1_36, OTEL_GENERAL, OPENINFERENCE, OPENLLMETRY, VERCEL_AI_7, VERCEL_AI_6];
 
-const FIELDS: readonly ConventionField[] = ['model', 'input_tokens', 'output_tokens', 'total_tokens', 'input', 'output', 'session_id', 'user_id', 'agent_id', 'agent_name', 'environment'];
+/** The fields in the order a span's are read; a field's index here is its slot in the key table. */
+export const FIELDS: readonly ConventionField[] = ['model', 'input_tokens', 'output_tokens', 'total_tokens', 'input', 'output', 'session_id', 'user_id', 'agent_id', 'agent_name', 'environment'];
 
 const readerIdentity = (reader: Reader): string => JSON.stringify(reader);
 
@@ -327,7 +330,67 @@ export const KIND_LOOKUPS = buildKindLookups();
 /** Attributes whose mere presence (as a string) makes a span `llm` when no kind attribute decided. */
 export const LLM_WHEN_PRESENT: readonly string[] = CONVENTION_PRECEDENCE.flatMap((table) => table.llmWhenPresent ?? []);
 
-/** Every `flattened` prefix, so a span's keys are scanned once for all of them. */
-export const FLATTENED_PREFIXES: readonly string[] = [
-  ...new Set(FIELDS.flatMap((field) => FIELD_READERS[field].flatMap((reader) => (reader.read === 'flattened' ? [reader.prefix] : [])))),
-];
+/** Beyond every reader's rank: the field has nothing to read on the span. */
+export const NO_READER = 0x7fff;
+
+/** Where a key or prefix leads: the field's index in {@link FIELDS} and the reader's index in its list. */
+export interface ReaderSlot {
+  field: number;
+  rank: number;
+}
+
+/** A flattened prefix and the reader it leads to. */
+export interface FlattenedSlot extends ReaderSlot {
+  prefix: string;
+}
+
+/** The attribute keys each reader reads (its own and what it takes with it), and the event readers apart. */
+function keysOf(reader: Reader): string[] {
+  switch (reader.read) {
+    case 'messages-with-instructions':
+      return [reader.key, reader.instructions];
+    case 'event-attribute':
+    case 'flattened':
+    case 'message-events':
+      return [];
+    default:
+      return [reader.key];
+  }
+}
+
+function buildKeyTable(): { keys: ReadonlyMap<string, ReaderSlot>; flattened: readonly FlattenedSlot[]; firstEventRank: readonly number[] } {
+  const keys = new Map<string, ReaderSlot>();
+  const flattened: FlattenedSlot[] = [];
+  const firstEventRank = FIELDS.map(() => NO_READER);
+  FIELDS.forEach((field, fieldIndex) => {
+    FIELD_READERS[field].forEach((reader, rank) => {
+      for (const key of keysOf(reader)) {
+        const known = keys.get(key);
+        if (known !== undefined && known.field !== fieldIndex) throw new Error(`the registry reads ${key} into two fields`);
+        if (known === undefined) keys.set(key, { field: fieldIndex, rank });
+      }
+      if (reader.read === 'flattened') flattened.push({ prefix: reader.prefix, field: fieldIndex, rank });
+      if ((reader.read === 'event-attribute' || reader.read === 'message-events') && firstEventRank[fieldIndex] === NO_READER) firstEventRank[fieldIndex] = rank;
+    });
+  });
+  // A key is either in the table or under one flattened prefix: the lookup of a span's key stops at the first match.
+  for (const a of flattened) {
+    for (const b of flattened) if (a !== b && a.prefix.startsWith(b.prefix)) throw new Error(`flattened prefix ${b.prefix} hides ${a.prefix}`);
+    for (const key of keys.keys()) if (key.startsWith(a.prefix)) throw new Error(`${key} is under the flattened prefix ${a.prefix}`);
+  }
+  return { keys, flattened, firstEventRank };
+}
+
+/**
+ * The precomputed key table: a span's attributes are looked up in it once each, which tells, for every field, the
+ * first reader that can find anything (so a field without any of its keys costs no lookup at all, however many
+ * sources the registry knows). `flattened` prefixes are matched only for keys not in the table; event readers are
+ * asked only when the span has events.
+ */
+export const KEY_TABLE = buildKeyTable();
+
+/** First characters of the flattened prefixes: a key starting otherwise is not compared with them. */
+export const FLATTENED_FIRST_CHARS: ReadonlySet<number> = new Set(KEY_TABLE.flattened.map((slot) => slot.prefix.charCodeAt(0)));
+
+/** Every `flattened` prefix. */
+export const FLATTENED_PREFIXES: readonly string[] = KEY_TABLE.flattened.map((slot) => slot.prefix);

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
 import type { SpanKind } from '../../shared/domain/trace.js';
 import { DecodedJson, type DecodedJsonText, JsonOrText } from '../core/draft.js';
-import { FIELD_READERS, FLATTENED_PREFIXES, KIND_LOOKUPS, LLM_WHEN_PRESENT, type Reader } from './conventions.js';
+import { FIELD_READERS, FIELDS, FLATTENED_FIRST_CHARS, KEY_TABLE, KIND_LOOKUPS, LLM_WHEN_PRESENT, NO_READER, type ConventionField, type Reader } from './conventions.js';
 import type { OtlpEvent } from './otlp-model.js';
 
 /**
@@ -64,32 +64,46 @@ export function jsonTextOf(value: JsonValue): DecodedJsonText {
   return typeof value === 'string' ? new JsonOrText(value) : new DecodedJson(value);
 }
 
-/** What reading one span needs beside its bag: its events, and those a field used. */
+/** What reading one span needs beside its bag: its events, those a field used, and where each field starts. */
 interface SpanReading {
   bag: AttributeBag;
   events: readonly OtlpEvent[];
   usedEvents: Set<OtlpEvent>;
-  /** The keys under each flattened prefix, found by one pass over the keys the first time a flattened reader asks. */
-  flattened?: Map<string, string[]>;
+  /** Per field (by its index in FIELDS), the rank of its first reader that may find something; NO_READER for none. */
+  firstRank: Int16Array;
+  /** The keys under each flattened prefix present. */
+  flattened: Map<string, string[]> | undefined;
 }
 
-const FLATTENED_FIRST_CHARS = new Set(FLATTENED_PREFIXES.map((prefix) => prefix.charCodeAt(0)));
+const FIELD_SLOT = Object.fromEntries(FIELDS.map((field, index) => [field, index])) as Record<ConventionField, number>;
 
-function flattenedKeys(reading: SpanReading, prefix: string): readonly string[] {
-  if (reading.flattened === undefined) {
-    reading.flattened = new Map();
-    for (const key in reading.bag.attributes) {
-      if (!FLATTENED_FIRST_CHARS.has(key.charCodeAt(0))) continue;
-      for (const candidate of FLATTENED_PREFIXES) {
-        if (!key.startsWith(candidate)) continue;
-        const keys = reading.flattened.get(candidate);
-        if (keys) keys.push(key);
-        else reading.flattened.set(candidate, [key]);
-        break;
-      }
+// One span is read at a time, to the end, so its first ranks live in one array reused for every span.
+const FIRST_RANK = new Int16Array(FIELDS.length);
+
+/** One pass over the span's keys through the key table: no per-field lookups of keys the span does not have. */
+function startReading(bag: AttributeBag, events: readonly OtlpEvent[]): SpanReading {
+  const firstRank = FIRST_RANK;
+  if (events.length > 0) firstRank.set(KEY_TABLE.firstEventRank);
+  else firstRank.fill(NO_READER);
+  let flattened: Map<string, string[]> | undefined;
+  for (const key in bag.attributes) {
+    const slot = KEY_TABLE.keys.get(key);
+    if (slot !== undefined) {
+      if (slot.rank < (firstRank[slot.field] as number)) firstRank[slot.field] = slot.rank;
+      continue;
+    }
+    if (!FLATTENED_FIRST_CHARS.has(key.charCodeAt(0))) continue;
+    for (const candidate of KEY_TABLE.flattened) {
+      if (!key.startsWith(candidate.prefix)) continue;
+      if (candidate.rank < (firstRank[candidate.field] as number)) firstRank[candidate.field] = candidate.rank;
+      flattened ??= new Map();
+      const keys = flattened.get(candidate.prefix);
+      if (keys) keys.push(key);
+      else flattened.set(candidate.prefix, [key]);
+      break;
     }
   }
-  return reading.flattened.get(prefix) ?? [];
+  return { bag, events, usedEvents: new Set(), firstRank, flattened };
 }
 
 /**
@@ -99,7 +113,7 @@ function flattenedKeys(reading: SpanReading, prefix: string): readonly string[] 
 function takeFlattened(reading: SpanReading, prefix: string, strip = ''): JsonObject[] | undefined {
   const { bag } = reading;
   const messages: JsonObject[] = [];
-  for (const key of flattenedKeys(reading, prefix)) {
+  for (const key of reading.flattened?.get(prefix) ?? []) {
     if (bag.taken.has(key)) continue;
     const rest = key.slice(prefix.length);
     const dot = rest.indexOf('.');
@@ -157,9 +171,12 @@ function takeMessagesWithInstructions(bag: AttributeBag, key: string, instructio
 }
 
 /** A JSON-text field by the first of its readers that finds a value; `''` when none does. */
-function readContent(reading: SpanReading, readers: readonly Reader[]): DecodedJsonText {
+function readContent(reading: SpanReading, field: 'input' | 'output'): DecodedJsonText {
   const { bag } = reading;
-  for (const reader of readers) {
+  const readers = FIELD_READERS[field];
+  const from = reading.firstRank[FIELD_SLOT[field]] as number;
+  for (let rank = from; rank < readers.length; rank++) {
+    const reader = readers[rank] as Reader;
     switch (reader.read) {
       case 'json': {
         const value = take(bag, reader.key);
@@ -202,8 +219,9 @@ function readContent(reading: SpanReading, readers: readonly Reader[]): DecodedJ
 }
 
 /** A string field by the first of its readers holding a non-empty string; `''` when none does. */
-function readString(bag: AttributeBag, readers: readonly Reader[]): string {
-  for (const reader of readers) {
+function readString(bag: AttributeBag, readers: readonly Reader[], from = 0): string {
+  for (let rank = from; rank < readers.length; rank++) {
+    const reader = readers[rank] as Reader;
     if (reader.read !== 'string') continue;
     const value = takeString(bag, reader.key);
     if (value !== undefined) return value;
@@ -211,8 +229,9 @@ function readString(bag: AttributeBag, readers: readonly Reader[]): string {
   return '';
 }
 
-function readCount(bag: AttributeBag, readers: readonly Reader[]): number | undefined {
-  for (const reader of readers) {
+function readCount(bag: AttributeBag, readers: readonly Reader[], from: number): number | undefined {
+  for (let rank = from; rank < readers.length; rank++) {
+    const reader = readers[rank] as Reader;
     if (reader.read !== 'count') continue;
     const value = takeCount(bag, reader.key);
     if (value !== undefined) return value;
@@ -250,10 +269,12 @@ export function takeEnvironment(bag: AttributeBag): string {
 /** Reads the mapped fields out of the bag, marking every attribute it takes. */
 export function takeGenAiFields(bag: AttributeBag, events: readonly OtlpEvent[]): GenAiFields {
   const kind = kindOf(bag.attributes);
-  const reading: SpanReading = { bag, events, usedEvents: new Set() };
-  const inputTokens = readCount(bag, FIELD_READERS.input_tokens);
-  const outputTokens = readCount(bag, FIELD_READERS.output_tokens);
-  const totalTokens = readCount(bag, FIELD_READERS.total_tokens);
+  const reading = startReading(bag, events);
+  const count = (field: 'input_tokens' | 'output_tokens' | 'total_tokens') => readCount(bag, FIELD_READERS[field], reading.firstRank[FIELD_SLOT[field]] as number);
+  const string = (field: ConventionField) => readString(bag, FIELD_READERS[field], reading.firstRank[FIELD_SLOT[field]] as number);
+  const inputTokens = count('input_tokens');
+  const outputTokens = count('output_tokens');
+  const totalTokens = count('total_tokens');
   const exception = events.find((event) => event.name === 'exception');
   let exceptionMessage: string | null = null;
   if (exception) {
@@ -264,18 +285,18 @@ export function takeGenAiFields(bag: AttributeBag, events: readonly OtlpEvent[])
   }
   const fields: GenAiFields = {
     kind,
-    model: readString(bag, FIELD_READERS.model),
+    model: string('model'),
     input_tokens: inputTokens ?? 0,
     output_tokens: outputTokens ?? 0,
     total_tokens: totalTokens ?? (inputTokens ?? 0) + (outputTokens ?? 0),
     hasTokens: inputTokens !== undefined || outputTokens !== undefined || totalTokens !== undefined,
-    input: readContent(reading, FIELD_READERS.input),
-    output: readContent(reading, FIELD_READERS.output),
-    session_id: readString(bag, FIELD_READERS.session_id),
-    user_id: readString(bag, FIELD_READERS.user_id),
-    agent_id: readString(bag, FIELD_READERS.agent_id),
-    agent_name: readString(bag, FIELD_READERS.agent_name),
-    environment: readString(bag, FIELD_READERS.environment),
+    input: readContent(reading, 'input'),
+    output: readContent(reading, 'output'),
+    session_id: string('session_id'),
+    user_id: string('user_id'),
+    agent_id: string('agent_id'),
+    agent_name: string('agent_name'),
+    environment: string('environment'),
     exceptionMessage,
     otherEvents: reading.usedEvents.size === 0 ? [...events] : events.filter((event) => !reading.usedEvents.has(event)),
   };
