@@ -1,8 +1,21 @@
 import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
 import type { SpanKind } from '../../shared/domain/trace.js';
 import { DecodedJson, type DecodedJsonText, JsonOrText } from '../core/draft.js';
-import { FIELD_READERS, FIELDS, FLATTENED_FIRST_CHARS, KEY_TABLE, KIND_LOOKUPS, LLM_WHEN_PRESENT, NO_READER, type ConventionField, type Reader } from './conventions.js';
+import * as registry from './conventions.js';
+import type { ConventionField, Reader } from './conventions.js';
 import type { OtlpEvent } from './otlp-model.js';
+
+// The registry's tables held in this module's own constants: read per span, and a transpiler's live binding of an
+// import (tsx, jest) is a getter call at every use.
+const FIELD_READERS = registry.FIELD_READERS;
+const FIELDS = registry.FIELDS;
+const FLATTENED_FIRST_CHARS = registry.FLATTENED_FIRST_CHARS;
+const TABLE_KEYS = registry.KEY_TABLE.keys;
+const TABLE_FLATTENED = registry.KEY_TABLE.flattened;
+const FIRST_EVENT_RANK = registry.KEY_TABLE.firstEventRank;
+const KIND_LOOKUPS = registry.KIND_LOOKUPS;
+const LLM_WHEN_PRESENT = registry.LLM_WHEN_PRESENT;
+const NO_READER = registry.NO_READER;
 
 /**
  * Our span fields read out of a span's attributes and events, by the readers of the registry of conventions
@@ -83,17 +96,17 @@ const FIRST_RANK = new Int16Array(FIELDS.length);
 /** One pass over the span's keys through the key table: no per-field lookups of keys the span does not have. */
 function startReading(bag: AttributeBag, events: readonly OtlpEvent[]): SpanReading {
   const firstRank = FIRST_RANK;
-  if (events.length > 0) firstRank.set(KEY_TABLE.firstEventRank);
+  if (events.length > 0) firstRank.set(FIRST_EVENT_RANK);
   else firstRank.fill(NO_READER);
   let flattened: Map<string, string[]> | undefined;
   for (const key in bag.attributes) {
-    const slot = KEY_TABLE.keys.get(key);
+    const slot = TABLE_KEYS.get(key);
     if (slot !== undefined) {
       if (slot.rank < (firstRank[slot.field] as number)) firstRank[slot.field] = slot.rank;
       continue;
     }
     if (!FLATTENED_FIRST_CHARS.has(key.charCodeAt(0))) continue;
-    for (const candidate of KEY_TABLE.flattened) {
+    for (const candidate of TABLE_FLATTENED) {
       if (!key.startsWith(candidate.prefix)) continue;
       if (candidate.rank < (firstRank[candidate.field] as number)) firstRank[candidate.field] = candidate.rank;
       flattened ??= new Map();
@@ -229,8 +242,15 @@ function readString(bag: AttributeBag, readers: readonly Reader[], from = 0): st
   return '';
 }
 
-function readCount(bag: AttributeBag, readers: readonly Reader[], from: number): number | undefined {
-  for (let rank = from; rank < readers.length; rank++) {
+/** A string field of the span, by the first of its readers that may find one. */
+function readField(reading: SpanReading, field: ConventionField): string {
+  return readString(reading.bag, FIELD_READERS[field], reading.firstRank[FIELD_SLOT[field]] as number);
+}
+
+function readCount(reading: SpanReading, field: 'input_tokens' | 'output_tokens' | 'total_tokens'): number | undefined {
+  const { bag } = reading;
+  const readers = FIELD_READERS[field];
+  for (let rank = reading.firstRank[FIELD_SLOT[field]] as number; rank < readers.length; rank++) {
     const reader = readers[rank] as Reader;
     if (reader.read !== 'count') continue;
     const value = takeCount(bag, reader.key);
@@ -270,11 +290,9 @@ export function takeEnvironment(bag: AttributeBag): string {
 export function takeGenAiFields(bag: AttributeBag, events: readonly OtlpEvent[]): GenAiFields {
   const kind = kindOf(bag.attributes);
   const reading = startReading(bag, events);
-  const count = (field: 'input_tokens' | 'output_tokens' | 'total_tokens') => readCount(bag, FIELD_READERS[field], reading.firstRank[FIELD_SLOT[field]] as number);
-  const string = (field: ConventionField) => readString(bag, FIELD_READERS[field], reading.firstRank[FIELD_SLOT[field]] as number);
-  const inputTokens = count('input_tokens');
-  const outputTokens = count('output_tokens');
-  const totalTokens = count('total_tokens');
+  const inputTokens = readCount(reading, 'input_tokens');
+  const outputTokens = readCount(reading, 'output_tokens');
+  const totalTokens = readCount(reading, 'total_tokens');
   const exception = events.find((event) => event.name === 'exception');
   let exceptionMessage: string | null = null;
   if (exception) {
@@ -285,18 +303,18 @@ export function takeGenAiFields(bag: AttributeBag, events: readonly OtlpEvent[])
   }
   const fields: GenAiFields = {
     kind,
-    model: string('model'),
+    model: readField(reading, 'model'),
     input_tokens: inputTokens ?? 0,
     output_tokens: outputTokens ?? 0,
     total_tokens: totalTokens ?? (inputTokens ?? 0) + (outputTokens ?? 0),
     hasTokens: inputTokens !== undefined || outputTokens !== undefined || totalTokens !== undefined,
     input: readContent(reading, 'input'),
     output: readContent(reading, 'output'),
-    session_id: string('session_id'),
-    user_id: string('user_id'),
-    agent_id: string('agent_id'),
-    agent_name: string('agent_name'),
-    environment: string('environment'),
+    session_id: readField(reading, 'session_id'),
+    user_id: readField(reading, 'user_id'),
+    agent_id: readField(reading, 'agent_id'),
+    agent_name: readField(reading, 'agent_name'),
+    environment: readField(reading, 'environment'),
     exceptionMessage,
     otherEvents: reading.usedEvents.size === 0 ? [...events] : events.filter((event) => !reading.usedEvents.has(event)),
   };
