@@ -3,7 +3,7 @@ import { MalformedBodyError } from '../core/errors.js';
 import { DecodedJson, DecodedTime, type SpanDraft, type TraceDraft, type TraceMembersDraft } from '../core/draft.js';
 import { formatMicros, withinDayOfClock } from '../core/validation/timestamps.js';
 import { spanUuid, traceUuid } from '../../shared/domain/trace-ids.js';
-import { takeGenAiFields, type GenAiFields } from './map-genai.js';
+import { takeEnvironment, takeGenAiFields, type GenAiFields } from './map-genai.js';
 import type { OtlpExport, OtlpSpan } from './otlp-model.js';
 
 const ZERO_TRACE_ID = '00000000000000000000000000000000';
@@ -59,7 +59,8 @@ interface MappedResource {
 
 function mapResource(attributes: JsonObject): MappedResource {
   const bag = { attributes, taken: new Set<string>() };
-  const environment = takeGenAiFields(bag, []).environment;
+  // Only the environment: a resource's other attributes (`user.id` set once for a process) stay in every span's attributes.
+  const environment = takeEnvironment(bag);
   return { environment, attributes: untaken(bag.attributes, bag.taken, {}) };
 }
 

@@ -1,12 +1,26 @@
 import type { JsonObject, JsonValue } from '../../shared/domain/json.js';
 import type { SpanKind } from '../../shared/domain/trace.js';
 import { DecodedJson, type DecodedJsonText, JsonOrText } from '../core/draft.js';
+import * as registry from './conventions.js';
+import type { ConventionField, Reader } from './conventions.js';
 import type { OtlpEvent } from './otlp-model.js';
 
+// The registry's tables held in this module's own constants: read per span, and a transpiler's live binding of an
+// import (tsx, jest) is a getter call at every use.
+const FIELD_READERS = registry.FIELD_READERS;
+const FIELDS = registry.FIELDS;
+const FLATTENED_FIRST_CHARS = registry.FLATTENED_FIRST_CHARS;
+const TABLE_KEYS = registry.KEY_TABLE.keys;
+const TABLE_FLATTENED = registry.KEY_TABLE.flattened;
+const FIRST_EVENT_RANK = registry.KEY_TABLE.firstEventRank;
+const KIND_LOOKUPS = registry.KIND_LOOKUPS;
+const LLM_WHEN_PRESENT = registry.LLM_WHEN_PRESENT;
+const NO_READER = registry.NO_READER;
+
 /**
- * The GenAI semantic conventions (current and older names), OpenLLMetry and OpenInference read into
- * our span fields. Every attribute a field is taken from is marked taken, so what is left is exactly
- * what no field holds. (Marking instead of `delete` keeps the objects out of V8's slow dictionary mode.)
+ * Our span fields read out of a span's attributes and events, by the readers of the registry of conventions
+ * (`conventions.ts`). Every attribute a field is taken from is marked taken, so what is left is exactly what no field
+ * holds. (Marking instead of `delete` keeps the objects out of V8's slow dictionary mode.)
  */
 
 /** An attribute bag being read: the attributes and the keys already taken into fields. */
@@ -18,29 +32,6 @@ export interface AttributeBag {
 // Most keys asked for are absent: the own-property test comes first, the taken-set lookup only for those present.
 const has = (bag: AttributeBag, key: string) => Object.hasOwn(bag.attributes, key) && !bag.taken.has(key);
 
-const OPERATION_KIND: Record<string, SpanKind> = {
-  chat: 'llm',
-  text_completion: 'llm',
-  generate_content: 'llm',
-  embeddings: 'llm',
-  execute_tool: 'tool',
-  invoke_agent: 'agent',
-  create_agent: 'agent',
-};
-
-const OPENINFERENCE_KIND: Record<string, SpanKind> = {
-  LLM: 'llm',
-  EMBEDDING: 'llm',
-  TOOL: 'tool',
-  CHAIN: 'chain',
-  RETRIEVER: 'retriever',
-  RERANKER: 'retriever',
-  AGENT: 'agent',
-  GUARDRAIL: 'custom',
-};
-
-const TRACELOOP_KIND: Record<string, SpanKind> = { workflow: 'chain', task: 'chain', agent: 'agent', tool: 'tool' };
-
 /** Takes an attribute out of the bag, returning it. */
 function take(bag: AttributeBag, key: string): JsonValue | undefined {
   if (!has(bag, key)) return undefined;
@@ -48,41 +39,33 @@ function take(bag: AttributeBag, key: string): JsonValue | undefined {
   return bag.attributes[key];
 }
 
-/** The first of `keys` holding a non-empty string; only that one is taken out. */
-function takeString(bag: AttributeBag, ...keys: string[]): string {
-  for (const key of keys) {
-    const value = has(bag, key) ? bag.attributes[key] : undefined;
-    if (typeof value === 'string' && value !== '') {
-      bag.taken.add(key);
-      return value;
-    }
-  }
-  return '';
+/** The value of a non-empty string attribute, taken; `undefined` when it is not one. */
+function takeString(bag: AttributeBag, key: string): string | undefined {
+  const value = has(bag, key) ? bag.attributes[key] : undefined;
+  if (typeof value !== 'string' || value === '') return undefined;
+  bag.taken.add(key);
+  return value;
 }
 
-/** The first of `keys` holding a count (a non-negative safe integer, or such a decimal string). */
-function takeCount(bag: AttributeBag, ...keys: string[]): number | undefined {
-  for (const key of keys) {
-    const value = has(bag, key) ? bag.attributes[key] : undefined;
-    const count = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
-    if (typeof count === 'number' && Number.isSafeInteger(count) && count >= 0) {
-      bag.taken.add(key);
-      return count;
-    }
-  }
-  return undefined;
+const DECIMAL_COUNT = /^\d{1,15}$/;
+
+/** A count (a non-negative safe integer, or such a decimal string), taken; `undefined` when it is not one. */
+function takeCount(bag: AttributeBag, key: string): number | undefined {
+  const value = has(bag, key) ? bag.attributes[key] : undefined;
+  const count = typeof value === 'string' && DECIMAL_COUNT.test(value) ? Number(value) : value;
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) return undefined;
+  bag.taken.add(key);
+  return count;
 }
 
 function kindOf(attributes: JsonObject): SpanKind {
-  const operation = attributes['gen_ai.operation.name'];
-  if (typeof operation === 'string' && OPERATION_KIND[operation]) return OPERATION_KIND[operation];
-  const openInference = attributes['openinference.span.kind'];
-  if (typeof openInference === 'string' && OPENINFERENCE_KIND[openInference.toUpperCase()]) {
-    return OPENINFERENCE_KIND[openInference.toUpperCase()] as SpanKind;
+  for (const lookup of KIND_LOOKUPS) {
+    const value = attributes[lookup.key];
+    if (typeof value !== 'string') continue;
+    const kind = lookup.kinds.get(lookup.upperCase ? value.toUpperCase() : value);
+    if (kind !== undefined) return kind;
   }
-  const traceloop = attributes['traceloop.span.kind'];
-  if (typeof traceloop === 'string' && TRACELOOP_KIND[traceloop]) return TRACELOOP_KIND[traceloop];
-  if (typeof attributes['llm.request.type'] === 'string' || typeof attributes['gen_ai.system'] === 'string') return 'llm';
+  for (const key of LLM_WHEN_PRESENT) if (typeof attributes[key] === 'string') return 'llm';
   return 'custom';
 }
 
@@ -94,14 +77,57 @@ export function jsonTextOf(value: JsonValue): DecodedJsonText {
   return typeof value === 'string' ? new JsonOrText(value) : new DecodedJson(value);
 }
 
+/** What reading one span needs beside its bag: its events, those a field used, and where each field starts. */
+interface SpanReading {
+  bag: AttributeBag;
+  events: readonly OtlpEvent[];
+  usedEvents: Set<OtlpEvent>;
+  /** Per field (by its index in FIELDS), the rank of its first reader that may find something; NO_READER for none. */
+  firstRank: Int16Array;
+  /** The keys under each flattened prefix present. */
+  flattened: Map<string, string[]> | undefined;
+}
+
+const FIELD_SLOT = Object.fromEntries(FIELDS.map((field, index) => [field, index])) as Record<ConventionField, number>;
+
+// One span is read at a time, to the end, so its first ranks live in one array reused for every span.
+const FIRST_RANK = new Int16Array(FIELDS.length);
+
+/** One pass over the span's keys through the key table: no per-field lookups of keys the span does not have. */
+function startReading(bag: AttributeBag, events: readonly OtlpEvent[]): SpanReading {
+  const firstRank = FIRST_RANK;
+  if (events.length > 0) firstRank.set(FIRST_EVENT_RANK);
+  else firstRank.fill(NO_READER);
+  let flattened: Map<string, string[]> | undefined;
+  for (const key in bag.attributes) {
+    const slot = TABLE_KEYS.get(key);
+    if (slot !== undefined) {
+      if (slot.rank < (firstRank[slot.field] as number)) firstRank[slot.field] = slot.rank;
+      continue;
+    }
+    if (!FLATTENED_FIRST_CHARS.has(key.charCodeAt(0))) continue;
+    for (const candidate of TABLE_FLATTENED) {
+      if (!key.startsWith(candidate.prefix)) continue;
+      if (candidate.rank < (firstRank[candidate.field] as number)) firstRank[candidate.field] = candidate.rank;
+      flattened ??= new Map();
+      const keys = flattened.get(candidate.prefix);
+      if (keys) keys.push(key);
+      else flattened.set(candidate.prefix, [key]);
+      break;
+    }
+  }
+  return { bag, events, usedEvents: new Set(), firstRank, flattened };
+}
+
 /**
  * Flattened message lists (`gen_ai.prompt.0.role`, `llm.input_messages.0.message.content`) taken
  * out of the bag and rebuilt as an array of objects.
  */
-function takeFlattened(bag: AttributeBag, prefix: string, strip = ''): JsonObject[] | undefined {
+function takeFlattened(reading: SpanReading, prefix: string, strip = ''): JsonObject[] | undefined {
+  const { bag } = reading;
   const messages: JsonObject[] = [];
-  for (const key of Object.keys(bag.attributes)) {
-    if (!key.startsWith(prefix) || bag.taken.has(key)) continue;
+  for (const key of reading.flattened?.get(prefix) ?? []) {
+    if (bag.taken.has(key)) continue;
     const rest = key.slice(prefix.length);
     const dot = rest.indexOf('.');
     const index = Number(rest.slice(0, dot));
@@ -114,44 +140,123 @@ function takeFlattened(bag: AttributeBag, prefix: string, strip = ''): JsonObjec
   return messages.length > 0 ? messages.filter((m): m is JsonObject => m !== undefined) : undefined;
 }
 
-const INPUT_EVENTS = new Set(['gen_ai.system.message', 'gen_ai.user.message', 'gen_ai.assistant.message', 'gen_ai.tool.message']);
-const OUTPUT_EVENTS = new Set(['gen_ai.choice']);
-const DETAILS_EVENT = 'gen_ai.client.inference.operation.details';
-
 /** The older per-message events (`gen_ai.user.message`, `gen_ai.choice`) as a message list. */
-function eventMessages(events: readonly OtlpEvent[], names: ReadonlySet<string>, used: Set<OtlpEvent>): JsonObject[] | undefined {
+function eventMessages(reading: SpanReading, names: readonly string[]): JsonObject[] | undefined {
   const messages: JsonObject[] = [];
-  for (const event of events) {
-    if (!names.has(event.name)) continue;
-    used.add(event);
+  for (const event of reading.events) {
+    if (!names.includes(event.name)) continue;
+    reading.usedEvents.add(event);
     const role = event.name.startsWith('gen_ai.') && event.name.endsWith('.message') ? event.name.slice(7, -8) : undefined;
     messages.push(role !== undefined && !('role' in event.attributes) ? { role, ...event.attributes } : { ...event.attributes });
   }
   return messages.length > 0 ? messages : undefined;
 }
 
-function takeMessages(bag: AttributeBag, events: readonly OtlpEvent[], used: Set<OtlpEvent>, side: 'input' | 'output'): DecodedJsonText {
-  const current = take(bag, `gen_ai.${side}.messages`);
-  if (current !== undefined) return jsonTextOf(current);
-  const details = events.find((event) => event.name === DETAILS_EVENT && `gen_ai.${side}.messages` in event.attributes);
-  if (details) {
-    used.add(details);
-    return jsonTextOf(details.attributes[`gen_ai.${side}.messages`] as JsonValue);
+/** A JSON array, from the value or from the JSON text it holds; `undefined` for anything else. */
+function arrayOf(value: JsonValue): JsonValue[] | undefined {
+  if (Array.isArray(value)) return value;
+  if (typeof value !== 'string' || !value.startsWith('[')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? (parsed as JsonValue[]) : undefined;
+  } catch {
+    return undefined;
   }
-  const older = side === 'input' ? 'gen_ai.prompt' : 'gen_ai.completion';
-  const flattened = takeFlattened(bag, `${older}.`);
-  if (flattened) return new DecodedJson(flattened);
-  const fromEvents = eventMessages(events, side === 'input' ? INPUT_EVENTS : OUTPUT_EVENTS, used);
-  if (fromEvents) return new DecodedJson(fromEvents);
-  const single = take(bag, older);
-  if (single !== undefined) return jsonTextOf(single);
-  const openInference = take(bag, `${side}.value`);
-  if (openInference !== undefined) {
-    take(bag, `${side}.mime_type`);
-    return jsonTextOf(openInference);
+}
+
+/**
+ * The GenAI messages with the system instructions in front, as one `system` message. Only when both are arrays
+ * (or JSON text of one) are the instructions taken; otherwise they stay in `attributes` and the messages are read
+ * as sent. Parsed here once and handed over as a value, so validation does not parse the text again.
+ */
+function takeMessagesWithInstructions(bag: AttributeBag, key: string, instructionsKey: string): DecodedJsonText | undefined {
+  const instructions = has(bag, instructionsKey) ? arrayOf(bag.attributes[instructionsKey] as JsonValue) : undefined;
+  if (instructions === undefined) {
+    const messages = take(bag, key);
+    return messages === undefined ? undefined : jsonTextOf(messages);
   }
-  const oiMessages = takeFlattened(bag, side === 'input' ? 'llm.input_messages.' : 'llm.output_messages.', 'message.');
-  return oiMessages ? new DecodedJson(oiMessages) : '';
+  const sent = has(bag, key) ? (bag.attributes[key] as JsonValue) : undefined;
+  const messages = sent === undefined ? [] : arrayOf(sent);
+  if (messages === undefined) return sent === undefined ? undefined : jsonTextOf(take(bag, key) as JsonValue);
+  bag.taken.add(instructionsKey);
+  if (sent !== undefined) bag.taken.add(key);
+  return new DecodedJson([{ role: 'system', parts: instructions }, ...messages]);
+}
+
+/** A JSON-text field by the first of its readers that finds a value; `''` when none does. */
+function readContent(reading: SpanReading, field: 'input' | 'output'): DecodedJsonText {
+  const { bag } = reading;
+  const readers = FIELD_READERS[field];
+  const from = reading.firstRank[FIELD_SLOT[field]] as number;
+  for (let rank = from; rank < readers.length; rank++) {
+    const reader = readers[rank] as Reader;
+    switch (reader.read) {
+      case 'json': {
+        const value = take(bag, reader.key);
+        if (value === undefined) break;
+        if (reader.alsoTakes !== undefined) take(bag, reader.alsoTakes);
+        return jsonTextOf(value);
+      }
+      case 'content': {
+        const value = has(bag, reader.key) ? bag.attributes[reader.key] : undefined;
+        if (value === undefined || value === '') break;
+        bag.taken.add(reader.key);
+        return jsonTextOf(value as JsonValue);
+      }
+      case 'messages-with-instructions': {
+        const value = takeMessagesWithInstructions(bag, reader.key, reader.instructions);
+        if (value !== undefined) return value;
+        break;
+      }
+      case 'event-attribute': {
+        const event = reading.events.find((candidate) => candidate.name === reader.event && reader.key in candidate.attributes);
+        if (!event) break;
+        reading.usedEvents.add(event);
+        return jsonTextOf(event.attributes[reader.key] as JsonValue);
+      }
+      case 'flattened': {
+        const messages = takeFlattened(reading, reader.prefix, reader.strip);
+        if (messages) return new DecodedJson(messages);
+        break;
+      }
+      case 'message-events': {
+        const messages = eventMessages(reading, reader.events);
+        if (messages) return new DecodedJson(messages);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return '';
+}
+
+/** A string field by the first of its readers holding a non-empty string; `''` when none does. */
+function readString(bag: AttributeBag, readers: readonly Reader[], from = 0): string {
+  for (let rank = from; rank < readers.length; rank++) {
+    const reader = readers[rank] as Reader;
+    if (reader.read !== 'string') continue;
+    const value = takeString(bag, reader.key);
+    if (value !== undefined) return value;
+  }
+  return '';
+}
+
+/** A string field of the span, by the first of its readers that may find one. */
+function readField(reading: SpanReading, field: ConventionField): string {
+  return readString(reading.bag, FIELD_READERS[field], reading.firstRank[FIELD_SLOT[field]] as number);
+}
+
+function readCount(reading: SpanReading, field: 'input_tokens' | 'output_tokens' | 'total_tokens'): number | undefined {
+  const { bag } = reading;
+  const readers = FIELD_READERS[field];
+  for (let rank = reading.firstRank[FIELD_SLOT[field]] as number; rank < readers.length; rank++) {
+    const reader = readers[rank] as Reader;
+    if (reader.read !== 'count') continue;
+    const value = takeCount(bag, reader.key);
+    if (value !== undefined) return value;
+  }
+  return undefined;
 }
 
 /** The fields of one span read from its attributes and events. */
@@ -176,13 +281,18 @@ export interface GenAiFields {
   otherEvents: OtlpEvent[];
 }
 
+/** The deployment environment of a resource, taken out of its bag; nothing else is read from a resource. */
+export function takeEnvironment(bag: AttributeBag): string {
+  return readString(bag, FIELD_READERS.environment);
+}
+
 /** Reads the mapped fields out of the bag, marking every attribute it takes. */
 export function takeGenAiFields(bag: AttributeBag, events: readonly OtlpEvent[]): GenAiFields {
   const kind = kindOf(bag.attributes);
-  const used = new Set<OtlpEvent>();
-  const inputTokens = takeCount(bag, 'gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt');
-  const outputTokens = takeCount(bag, 'gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 'llm.token_count.completion');
-  const totalTokens = takeCount(bag, 'llm.token_count.total', 'llm.usage.total_tokens', 'gen_ai.usage.total_tokens');
+  const reading = startReading(bag, events);
+  const inputTokens = readCount(reading, 'input_tokens');
+  const outputTokens = readCount(reading, 'output_tokens');
+  const totalTokens = readCount(reading, 'total_tokens');
   const exception = events.find((event) => event.name === 'exception');
   let exceptionMessage: string | null = null;
   if (exception) {
@@ -193,20 +303,20 @@ export function takeGenAiFields(bag: AttributeBag, events: readonly OtlpEvent[])
   }
   const fields: GenAiFields = {
     kind,
-    model: takeString(bag, 'gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name'),
+    model: readField(reading, 'model'),
     input_tokens: inputTokens ?? 0,
     output_tokens: outputTokens ?? 0,
     total_tokens: totalTokens ?? (inputTokens ?? 0) + (outputTokens ?? 0),
     hasTokens: inputTokens !== undefined || outputTokens !== undefined || totalTokens !== undefined,
-    input: takeMessages(bag, events, used, 'input'),
-    output: takeMessages(bag, events, used, 'output'),
-    session_id: takeString(bag, 'gen_ai.conversation.id', 'session.id'),
-    user_id: takeString(bag, 'user.id', 'enduser.id'),
-    agent_id: takeString(bag, 'gen_ai.agent.id'),
-    agent_name: takeString(bag, 'gen_ai.agent.name'),
-    environment: takeString(bag, 'deployment.environment.name', 'deployment.environment'),
+    input: readContent(reading, 'input'),
+    output: readContent(reading, 'output'),
+    session_id: readField(reading, 'session_id'),
+    user_id: readField(reading, 'user_id'),
+    agent_id: readField(reading, 'agent_id'),
+    agent_name: readField(reading, 'agent_name'),
+    environment: readField(reading, 'environment'),
     exceptionMessage,
-    otherEvents: events.filter((event) => !used.has(event)),
+    otherEvents: reading.usedEvents.size === 0 ? [...events] : events.filter((event) => !reading.usedEvents.has(event)),
   };
   return fields;
 }

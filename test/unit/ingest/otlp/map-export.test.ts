@@ -96,7 +96,8 @@ describe("a span's attributes", () => {
         JSON.stringify({
           resourceSpans: [
             {
-              // The resource's own fields take `gen_ai.conversation.id` (the first session name); `session.id` stays.
+              // A resource gives only the environment: its `gen_ai.conversation.id` stays in the attributes (it was taken
+              // and lost before the registry of conventions); its `session.id` goes with the span's, which took that name.
               resource: { attributes: [attribute('service.name', 'svc'), attribute('gen_ai.conversation.id', 'conv-r'), attribute('session.id', 'res-session'), attribute('shared', 'from-resource')] },
               scopeSpans: [
                 {
@@ -123,6 +124,7 @@ describe("a span's attributes", () => {
     // Key order too: it is the order of the text stored.
     expect(Object.entries(span.spans[0]!.attributes.value)).toEqual([
       ['service.name', 'svc'],
+      ['gen_ai.conversation.id', 'conv-r'],
       ['shared', 'from-span'],
       ['own', 'x'],
       ['otel.trace_id', 'a'.repeat(32)],
