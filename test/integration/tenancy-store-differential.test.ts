@@ -1,4 +1,5 @@
 import {
+  ConditionalCheckFailedException,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -28,12 +29,13 @@ const LATER = '2026-12-02T00:00:00.000Z';
 
 type Outcome = { applied: true; attributes?: Item } | { applied: false; error: string };
 
-const outcomeOf = async (send: () => Promise<unknown>): Promise<Outcome> => {
+/** The outcome to compare, and what was thrown, to throw on (the store tells exceptions apart by class). */
+const outcomeOf = async (send: () => Promise<unknown>): Promise<{ outcome: Outcome; thrown?: unknown }> => {
   try {
     const answer = (await send()) as { Attributes?: Item };
-    return { applied: true, ...(answer.Attributes ? { attributes: answer.Attributes } : {}) };
+    return { outcome: { applied: true, ...(answer.Attributes ? { attributes: answer.Attributes } : {}) } };
   } catch (error) {
-    return { applied: false, error: (error as Error).name };
+    return { outcome: { applied: false, error: (error as Error).name }, thrown: error };
   }
 };
 
@@ -56,9 +58,9 @@ describe('the DynamoDB model against DynamoDB Local, on the tenancy store', () =
         if (!(command instanceof PutItemCommand || command instanceof UpdateItemCommand || command instanceof DeleteItemCommand)) throw new Error('unexpected command');
         const local = await outcomeOf(() => engines.dynamodb.send(command as never));
         const modelled = await outcomeOf(() => clock.runThrough(model.client().send(command as never)));
-        compared.push({ command: `${command.constructor.name} ${JSON.stringify(command.input.ConditionExpression ?? null)}`, local, model: modelled });
-        if (!local.applied) throw Object.assign(new Error(local.error), { name: local.error });
-        return { $metadata: {}, ...(local.attributes ? { Attributes: local.attributes } : {}) };
+        compared.push({ command: `${command.constructor.name} ${JSON.stringify(command.input.ConditionExpression ?? null)}`, local: local.outcome, model: modelled.outcome });
+        if (!local.outcome.applied) throw local.thrown;
+        return { $metadata: {}, ...(local.outcome.attributes ? { Attributes: local.outcome.attributes } : {}) };
       },
     }) as unknown as DynamoDBClient;
 
@@ -147,7 +149,7 @@ describe('the DynamoDB model against DynamoDB Local, on the tenancy store', () =
       afterQuery = undefined;
       await differential().send(new DeleteItemCommand({ TableName: TABLES.tenancy, Key: keyOf(tenancyKeys.apiKey('hash-raced')) }));
     };
-    await expect(store.revokeApiKey('key_raced', AT)).rejects.toThrow('ConditionalCheckFailedException');
+    await expect(store.revokeApiKey('key_raced', AT)).rejects.toBeInstanceOf(ConditionalCheckFailedException);
     expect(await itemsAlike(tenancyKeys.apiKey('hash-raced'))).toBeUndefined();
   });
 
