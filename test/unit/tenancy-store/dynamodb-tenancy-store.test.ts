@@ -97,7 +97,7 @@ describe('putOrganization', () => {
     await s.store.putOrganization(organization(), { createOnly: true });
     const refused = s.store.putOrganization(organization({ plan: 'other' }), { createOnly: true });
     await expect(refused).rejects.toThrow(TenancyConflictError);
-    await expect(refused).rejects.toMatchObject({ message: 'organization acme already exists', cause: expect.any(ConditionalCheckFailedException) });
+    await expect(refused).rejects.toMatchObject({ name: 'TenancyConflictError', message: 'organization acme already exists', cause: expect.any(ConditionalCheckFailedException) });
     expect(s.item('ORG#acme', 'ORG')?.plan).toEqual({ S: 'team' });
     await s.store.putOrganization(organization({ plan: 'other' }), { createOnly: false });
     expect(s.item('ORG#acme', 'ORG')?.plan).toEqual({ S: 'other' });
@@ -130,7 +130,7 @@ describe('putPlan', () => {
     const s = setup();
     const missing = s.store.putPlan(plan(), 'update');
     await expect(missing).rejects.toThrow(TenancyNotFoundError);
-    await expect(missing).rejects.toMatchObject({ message: 'plan team does not exist', cause: expect.any(ConditionalCheckFailedException) });
+    await expect(missing).rejects.toMatchObject({ name: 'TenancyNotFoundError', message: 'plan team does not exist', cause: expect.any(ConditionalCheckFailedException) });
     expect(s.item('PLANS', 'PLAN#team')).toBeUndefined();
     await s.store.putPlan(plan(), 'create');
     const again = s.store.putPlan(plan({ updatedAt: LATER }), 'create');

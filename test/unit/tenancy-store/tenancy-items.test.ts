@@ -36,6 +36,7 @@ describe('toOrganization', () => {
       createdAt: AT,
       updatedAt: AT,
     });
+    expect(toOrganization(item)).not.toHaveProperty('invalidRetention');
   });
 
   it('reads an organization from before plans were records: its four numbers are its overrides, absent ones unlimited', () => {
@@ -121,6 +122,13 @@ describe('toPlan', () => {
     });
   });
 
+  it('reads an invalid retention as invalid and never as days', () => {
+    const plan = toPlan(planItem({ retention_days: { N: '-3' } }));
+    expect(plan.invalidRetention).toBe('{"N":"-3"}');
+    expect(plan).not.toHaveProperty('retentionDays');
+    expect(toPlan(planItem({ retention_days: { N: '3' } }))).not.toHaveProperty('invalidRetention');
+  });
+
   it('reads a NULL retention as kept, as an absent one', () => {
     expect(toPlan(planItem({ retention_days: { NULL: true } }))).not.toHaveProperty('retentionDays');
     expect(toPlan(planItem({ retention_days: { NULL: true } }))).not.toHaveProperty('invalidRetention');
@@ -141,6 +149,7 @@ describe('toPlan', () => {
   it('reads an item without a name as an invalid setting', () => {
     const { plan_name: _n, ...item } = planItem();
     expect(toPlan(item)).toMatchObject({ name: '', invalidSetting: { attribute: 'plan_name', stored: 'absent' } });
+    expect(toPlan({})).toEqual({ name: '', quotas: { minute: null, hour: null, day: null, month: null }, createdAt: '', updatedAt: '', invalidSetting: { attribute: 'plan_name', stored: 'absent' } });
   });
 });
 
@@ -157,6 +166,7 @@ describe('toApiKey', () => {
 
   it('reads an organization key and a workspace key with its revocation', () => {
     expect(toApiKey(keyItem())).toEqual({ keyId: 'key_1', orgId: 'acme', workspaceSlug: null, status: 'active', name: 'ci', displayPrefix: 'tik_abcdefgh', createdAt: AT });
+    expect(toApiKey(keyItem())).not.toHaveProperty('revokedAt');
     expect(toApiKey(keyItem({ workspace_slug: { S: 'prod' }, status: { S: 'revoked' }, revoked_at: { S: AT } }))).toMatchObject({ workspaceSlug: 'prod', status: 'revoked', revokedAt: AT });
   });
 
