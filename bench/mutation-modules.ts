@@ -79,6 +79,18 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     ],
   },
   {
+    name: 'tenancy-store',
+    title: 'the tenancy store',
+    // The table's reads, listings and writes, and how a stored item is read back (what the CLI would refuse included).
+    mutate: ['lambda/tenancy-store/*.ts'],
+    runner: 'jest',
+    tests: [
+      'test/unit/tenancy-store/tenancy-items.test.ts',
+      'test/unit/tenancy-store/dynamodb-tenancy-store.test.ts',
+      'test/unit/tenancy-store/dynamodb-tenancy-listing.test.ts',
+    ],
+  },
+  {
     name: 'otlp-decoder',
     title: 'the OTLP protobuf decoder',
     mutate: ['lambda/ingest/otlp/protobuf/*.ts'],

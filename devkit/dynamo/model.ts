@@ -149,11 +149,14 @@ export class DynamoModel {
     }
     if (!write.conditionHolds) return new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
     write.commit();
+    // Only ALL_NEW of the return values: what the tenancy store's revoke asks for.
+    if (command instanceof UpdateItemCommand && command.input.ReturnValues === 'ALL_NEW') return { $metadata: {}, Attributes: write.after };
+    if (command.input.ReturnValues !== undefined && command.input.ReturnValues !== 'NONE') throw new Error(`model: unsupported ReturnValues ${command.input.ReturnValues}`);
     return { $metadata: {} };
   }
 
   /** What one write would do: its capacity target, whether its condition holds, and how to apply it. */
-  private plan(entry: TransactWriteItem): { target: WriteTarget; conditionHolds: boolean; commit: () => void } {
+  private plan(entry: TransactWriteItem): { target: WriteTarget; conditionHolds: boolean; after: Item | undefined; commit: () => void } {
     const op = entry.Update ?? entry.Put ?? entry.Delete ?? entry.ConditionCheck;
     if (!op?.TableName) throw new Error('model: transaction item without a table');
     const table = op.TableName;
@@ -168,6 +171,7 @@ export class DynamoModel {
     return {
       target: { table, key, sizeBytes: itemSizeBytes(after ?? existing) },
       conditionHolds,
+      after,
       commit: () => {
         if (entry.ConditionCheck) return;
         let rows = this.tables.get(table);

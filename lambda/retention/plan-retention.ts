@@ -1,5 +1,6 @@
 import { sliceId } from '../lake/keys/compacted-keys.js';
 import { type AppliedRetention, type InvalidRetention, appliedRetention, invalidRetention, retentionCutoff } from '../shared/domain/retention.js';
+import { invalidSetting } from '../shared/domain/tenancy.js';
 import { settleLimited } from '../shared/runtime/limited.js';
 import { DATA_PREFIXES } from '../shared/service-constants.js';
 import type { HourExpirySink, RetentionBucket, RetentionLogger, RetentionTenancy } from './ports.js';
@@ -48,13 +49,8 @@ export interface OrganizationSweep {
   overflowBytesDeleted: number;
 }
 
-/** An organization the sweep did not touch: its item or its plan's holds a `retention_days` that is not a retention. */
-export interface SkippedOrganization {
-  org_id: string;
-  item: InvalidRetention['item'];
-  plan: string;
-  stored_retention_days: string;
-}
+/** An organization the sweep did not touch: its item or its plan's holds a `retention_days` that is not a retention, or another setting the admin CLI would refuse. */
+export type SkippedOrganization = { org_id: string; item: InvalidRetention['item']; plan: string } & ({ stored_retention_days: string } | { attribute: string; stored: string });
 
 export interface RetentionPlan {
   at: string;
@@ -62,7 +58,7 @@ export interface RetentionPlan {
   organizations: OrganizationSweep[];
   /** Organizations that keep their data (no retention anywhere): not listed at all. */
   kept: number;
-  /** Organizations with an invalid stored retention: not listed, nothing of theirs deleted. */
+  /** Organizations with an invalid stored retention or other setting: not listed, nothing of theirs deleted. */
   skipped: SkippedOrganization[];
 }
 
@@ -107,7 +103,8 @@ async function sweepOrganization(deps: RetentionPlanDeps, orgId: string, retenti
  * The retention sweep's plan: every organization's retention (its override, else its plan's, under the stack's
  * ceiling), and for each with one, its hours past it handed to `deps.sink`, in two steps an hour apart at least
  * (raw objects and manifest first, compacted objects on a later run). Rewrites nothing: every step is a delete.
- * An organization whose item or plan item holds an invalid `retention_days` is skipped whole, logged and reported.
+ * An organization whose item or plan item holds an invalid `retention_days`, or another setting the admin CLI would
+ * refuse (`invalidSetting`), is skipped whole, logged and reported.
  */
 export async function planRetention(deps: RetentionPlanDeps): Promise<RetentionPlan> {
   const now = (deps.now ?? (() => new Date()))();
@@ -122,6 +119,13 @@ export async function planRetention(deps: RetentionPlanDeps): Promise<RetentionP
       const skipped: SkippedOrganization = { org_id: org.orgId, item: invalid.item, plan: org.plan, stored_retention_days: invalid.stored };
       result.skipped.push(skipped);
       deps.logger?.error('Retention: a stored retention_days is not a retention; nothing of the organization is deleted until it is fixed', { ...skipped });
+      continue;
+    }
+    const setting = invalidSetting(org, plan);
+    if (setting) {
+      const skipped: SkippedOrganization = { org_id: org.orgId, plan: org.plan, ...setting };
+      result.skipped.push(skipped);
+      deps.logger?.error('Retention: a stored setting the admin CLI would refuse; nothing of the organization is deleted until it is fixed', { ...skipped });
       continue;
     }
     const retention = appliedRetention(org, plan, deps.stackCeilingDays);

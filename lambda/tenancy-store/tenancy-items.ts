@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { ApiKey, BillingStatus, Organization, Plan, PlanStatus, QuotaOverrides, Quotas } from '../shared/domain/tenancy.js';
-import { RATE_WINDOWS } from '../shared/domain/tenancy.js';
+import type { ApiKey, BillingStatus, InvalidStoredSetting, Organization, Plan, PlanStatus, QuotaOverrides, Quotas } from '../shared/domain/tenancy.js';
+import { BILLING_STATUSES, isQuota, PLAN_NAME_PATTERN, PLAN_STATUSES, RATE_WINDOWS } from '../shared/domain/tenancy.js';
 import { isRetentionDays } from '../shared/domain/retention.js';
 
 /** One item of the tenancy table (`lib/` defines the table, `lambda/shared/tables.ts` its keys). */
@@ -45,55 +45,100 @@ function retentionOf(item: Item): { days?: number | null; invalid?: string } {
   return { invalid: quotedCut(JSON.stringify(value)) };
 }
 
-/** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */
-function quotasOf(item: Item): Quotas {
-  const quotas = {} as Quotas;
-  for (const window of RATE_WINDOWS) {
-    const n = item[quotaAttribute(window)]?.N;
-    quotas[window] = n === undefined ? null : Number(n);
+/**
+ * What reading an item found: its first attribute the admin CLI would refuse. Each reader below reports through it
+ * and hands back a stand-in that grants nothing (no quota, an inactive plan), so a caller that forgot to check
+ * still acts on nothing it was not told.
+ */
+class SettingCheck {
+  invalid: InvalidStoredSetting | undefined;
+
+  refuse(attribute: string, value: AttributeValue | undefined): void {
+    this.invalid ??= { attribute, stored: value === undefined ? 'absent' : quotedCut(JSON.stringify(value)) };
   }
+}
+
+/** A quota as the CLI writes it: a number attribute of 0 or more; `unlimited` is what an absent (or, in overrides, NULL) one means. */
+function quotaOf(value: AttributeValue | undefined, attribute: string, check: SettingCheck, unlimited: 'absent' | 'NULL'): number | null {
+  if (value === undefined && unlimited === 'absent') return null;
+  if (value?.NULL === true && unlimited === 'NULL') return null;
+  if (value?.N !== undefined && isQuota(Number(value.N))) return Number(value.N);
+  check.refuse(attribute, value);
+  return 0;
+}
+
+/** Four window quotas as `quota_<window>` number attributes; an absent attribute is unlimited. */
+function quotasOf(item: Item, check: SettingCheck): Quotas {
+  const quotas = {} as Quotas;
+  for (const window of RATE_WINDOWS) quotas[window] = quotaOf(item[quotaAttribute(window)], quotaAttribute(window), check, 'absent');
   return quotas;
 }
 
-function overridesOfItem(item: Item): QuotaOverrides {
-  const map = item[OVERRIDES]?.M;
+function overridesOfItem(item: Item, check: SettingCheck): QuotaOverrides {
+  const stored = item[OVERRIDES];
   // Written before plans were records: the organization's own four numbers become its overrides.
-  if (map === undefined) return { ...quotasOf(item) };
+  if (stored === undefined) return { ...quotasOf(item, check) };
+  if (stored.M === undefined) {
+    check.refuse(OVERRIDES, stored);
+    return {};
+  }
   const overrides: QuotaOverrides = {};
-  for (const window of RATE_WINDOWS) {
-    const value = map[window];
-    if (value?.N !== undefined) overrides[window] = Number(value.N);
-    else if (value?.NULL) overrides[window] = null;
+  for (const [window, value] of Object.entries(stored.M)) {
+    if ((RATE_WINDOWS as readonly string[]).includes(window)) overrides[window as keyof Quotas] = quotaOf(value, `${OVERRIDES}.${window}`, check, 'NULL');
+    else check.refuse(`${OVERRIDES}.${window}`, value);
   }
   return overrides;
 }
 
+/** A string attribute that must be one of `allowed`; absent is `fallback` (what items from before the attribute mean). */
+function choiceOf<T extends string>(item: Item, attribute: string, allowed: readonly T[], fallback: T, refused: T, check: SettingCheck): T {
+  const value = item[attribute];
+  if (value === undefined) return fallback;
+  if (value.S !== undefined && (allowed as readonly string[]).includes(value.S)) return value.S as T;
+  check.refuse(attribute, value);
+  return refused;
+}
+
+/** A plan name as the CLI writes it; the organization's `plan` or the plan's `plan_name`. */
+function planNameOf(item: Item, attribute: string, check: SettingCheck): string {
+  const value = item[attribute];
+  if (value?.S !== undefined && PLAN_NAME_PATTERN.test(value.S)) return value.S;
+  check.refuse(attribute, value);
+  return value?.S ?? '';
+}
+
+const withInvalidSetting = (check: SettingCheck) => (check.invalid === undefined ? {} : { invalidSetting: check.invalid });
+
 export function toOrganization(item: Item): Organization {
   const retention = retentionOf(item);
-  return {
+  const check = new SettingCheck();
+  const org: Organization = {
     orgId: str(item, 'org_id') ?? '',
-    plan: str(item, 'plan') ?? '',
-    overrides: overridesOfItem(item),
+    plan: planNameOf(item, 'plan', check),
+    overrides: overridesOfItem(item, check),
     ...(retention.days === undefined ? {} : { retentionDays: retention.days }),
     ...(retention.invalid === undefined ? {} : { invalidRetention: retention.invalid }),
-    planStatus: (str(item, 'plan_status') ?? 'inactive') as PlanStatus,
-    billingStatus: (str(item, 'billing_status') ?? 'ok') as BillingStatus,
+    planStatus: choiceOf<PlanStatus>(item, 'plan_status', PLAN_STATUSES, 'inactive', 'inactive', check),
+    billingStatus: choiceOf<BillingStatus>(item, 'billing_status', BILLING_STATUSES, 'ok', 'past_due', check),
     createdAt: str(item, 'created_at') ?? '',
     updatedAt: str(item, 'updated_at') ?? '',
   };
+  return { ...org, ...withInvalidSetting(check) };
 }
 
 export function toPlan(item: Item): Plan {
   const retention = retentionOf(item);
-  return {
-    name: str(item, 'plan_name') ?? '',
-    quotas: quotasOf(item),
+  const check = new SettingCheck();
+  const plan: Plan = {
+    name: planNameOf(item, 'plan_name', check),
+    quotas: quotasOf(item, check),
     // A plan's NULL keeps, as an absent one does.
     ...(typeof retention.days === 'number' ? { retentionDays: retention.days } : {}),
     ...(retention.invalid === undefined ? {} : { invalidRetention: retention.invalid }),
     createdAt: str(item, 'created_at') ?? '',
     updatedAt: str(item, 'updated_at') ?? '',
   };
+  return { ...plan, ...withInvalidSetting(check) };
 }
 
 export function toApiKey(item: Item): ApiKey {

@@ -22,7 +22,7 @@ export interface IngestRequest extends Arrival {
  * and one invalid span rejects it (docs/contract.md §3).
  */
 export async function ingestBatch(deps: IngestDeps, request: IngestRequest): Promise<IngestResult> {
-  const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
+  const caller = await identifyCaller(deps, request.apiKeyValues);
   return refusedFor(caller.org.orgId, async () => {
     const idempotencyKey = deps.idempotency ? readIdempotencyKey(request.idempotencyKeyValues) : undefined;
     const body = decodeBody(request.body);

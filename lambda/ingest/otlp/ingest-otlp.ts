@@ -101,7 +101,7 @@ function rejectedByValidation(traces: readonly BuiltTrace[], result: Pick<Ingest
  * and reported, as OTLP's `partial_success`.
  */
 export async function ingestOtlp(deps: IngestDeps, request: OtlpRequest): Promise<OtlpResult> {
-  const caller = await identifyCaller(deps.tenancy, request.apiKeyValues);
+  const caller = await identifyCaller(deps, request.apiKeyValues);
   return refusedFor(caller.org.orgId, () => ingestExportOf(deps, caller, request));
 }
 

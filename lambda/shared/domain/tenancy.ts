@@ -8,8 +8,33 @@ export type RateWindow = (typeof RATE_WINDOWS)[number];
 /** Traces allowed per window; `null` means unlimited. */
 export type Quotas = Record<RateWindow, number | null>;
 
-export type PlanStatus = 'active' | 'inactive';
-export type BillingStatus = 'ok' | 'past_due';
+export const PLAN_STATUSES = ['active', 'inactive'] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+export const BILLING_STATUSES = ['ok', 'past_due'] as const;
+export type BillingStatus = (typeof BILLING_STATUSES)[number];
+
+/** Whether `quota` is a window quota the admin CLI writes: a whole number of traces, 0 or more (`null`, unlimited, aside). */
+export function isQuota(quota: unknown): quota is number {
+  return Number.isSafeInteger(quota) && (quota as number) >= 0;
+}
+
+/**
+ * A stored attribute of an organization or plan item that the admin CLI would never write (a console edit, a
+ * migration): a quota that is not a whole number of 0 or more, an override that is neither a quota nor NULL, a plan
+ * name outside {@link PLAN_NAME_PATTERN}, a status outside its values. Nothing acts on an item that holds one: ingest
+ * answers its organization as one without an active plan, the retention sweep skips it. (`retention_days` has its
+ * own, older record: `invalidRetention`, retention.ts.)
+ */
+export interface InvalidStoredSetting {
+  attribute: string;
+  /** The attribute as stored (cut), or `absent`, for the operator who fixes it. */
+  stored: string;
+}
+
+/** An {@link InvalidStoredSetting} and the item it is stored on. */
+export interface InvalidSetting extends InvalidStoredSetting {
+  item: 'organization' | 'plan';
+}
 
 /** A plan: a name and its four window quotas. Changing a plan changes every organization on it. */
 export interface Plan {
@@ -19,6 +44,8 @@ export interface Plan {
   retentionDays?: number;
   /** The stored `retention_days` when it is not a retention (see retention.ts, `invalidRetention`); `retentionDays` is then absent. */
   invalidRetention?: string;
+  /** The first stored setting the admin CLI would refuse; `quotas` then hold no value of it. */
+  invalidSetting?: InvalidStoredSetting;
   createdAt: string;
   updatedAt: string;
 }
@@ -38,10 +65,23 @@ export interface Organization {
   retentionDays?: number | null;
   /** The stored `retention_days` when it is not a retention (see retention.ts, `invalidRetention`); `retentionDays` is then absent. */
   invalidRetention?: string;
+  /** The first stored setting the admin CLI would refuse; the fields read from it hold a stand-in that grants nothing. */
+  invalidSetting?: InvalidStoredSetting;
   planStatus: PlanStatus;
   billingStatus: BillingStatus;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * Why nothing may act on an organization: its item, or the item of the plan it is on, holds a setting the admin CLI
+ * would refuse. The plan counts whenever it is given (the retention sweep always reads it; ingest only when the
+ * organization follows it in some window).
+ */
+export function invalidSetting(org: Pick<Organization, 'invalidSetting'>, plan: Pick<Plan, 'invalidSetting'> | undefined): InvalidSetting | undefined {
+  if (org.invalidSetting) return { item: 'organization', ...org.invalidSetting };
+  if (plan?.invalidSetting) return { item: 'plan', ...plan.invalidSetting };
+  return undefined;
 }
 
 /** Every window overridden: an organization on these needs no plan record to know its quotas. */

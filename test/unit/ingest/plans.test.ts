@@ -58,7 +58,7 @@ describe('a plan change', () => {
     const cached = new CachedTenancyReader(store, DEFAULT_TENANCY_CACHE, () => now);
     const quotasOf = async (orgId: string) => {
       keyFor = orgId;
-      return (await identifyCaller(cached, [secret.secret])).quotas.minute;
+      return (await identifyCaller({ tenancy: cached, logger: { warn: () => undefined, error: () => undefined } }, [secret.secret])).quotas.minute;
     };
     expect(await quotasOf('a')).toBe(2);
     expect(await quotasOf('b')).toBe(2);

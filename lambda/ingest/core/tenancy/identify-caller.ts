@@ -1,12 +1,25 @@
-import { type ApiKey, effectiveQuotas, hashApiKey, isWellFormedApiKey, type Organization, type Quotas } from '../../../shared/domain/tenancy.js';
+import {
+  type ApiKey,
+  effectiveQuotas,
+  hashApiKey,
+  invalidSetting,
+  isWellFormedApiKey,
+  type Organization,
+  type Plan,
+  type Quotas,
+} from '../../../shared/domain/tenancy.js';
 import { InvalidApiKeyError, NoActivePlanError, PaymentRequiredError } from '../errors.js';
 import type { Caller } from '../ingest-types.js';
+import type { IngestDeps } from '../ports.js';
 import type { TenancyReader } from './ports.js';
 
+/** Counted once per request refused for a stored tenancy setting the admin CLI would refuse (see {@link authorizeOrganization}). */
+export const INVALID_TENANCY_SETTING_METRIC = 'RequestsWithInvalidTenancySetting';
+
 /** Checks 1 to 3: the request's API key is active and its organization may ingest. */
-export async function identifyCaller(tenancy: TenancyReader, apiKeyValues: readonly string[]): Promise<Caller> {
-  const key = await authenticate(tenancy, apiKeyValues);
-  return { key, ...(await authorizeOrganization(tenancy, key)) };
+export async function identifyCaller(deps: Pick<IngestDeps, 'tenancy' | 'logger' | 'metrics'>, apiKeyValues: readonly string[]): Promise<Caller> {
+  const key = await authenticate(deps.tenancy, apiKeyValues);
+  return { key, ...(await authorizeOrganization(deps, key)) };
 }
 
 /** Check 1: the request carries exactly one active API key. */
@@ -24,14 +37,22 @@ export async function authenticate(tenancy: TenancyReader, apiKeyValues: readonl
 /**
  * Checks 2 and 3: the key's organization has an active plan and no billing issue. The plan is read
  * only for the windows the organization does not override; a plan that does not exist is no
- * active plan.
+ * active plan. Neither is one whose stored settings (the organization's, or the plan's when it is read) hold a value
+ * the admin CLI would refuse: nothing acts on those, so the request is refused, logged and counted for the operator,
+ * and the caller is told only that it has no active plan.
  */
-export async function authorizeOrganization(tenancy: TenancyReader, key: ApiKey): Promise<{ org: Organization; quotas: Quotas }> {
-  const org = await tenancy.getOrganization(key.orgId);
+export async function authorizeOrganization(deps: Pick<IngestDeps, 'tenancy' | 'logger' | 'metrics'>, key: ApiKey): Promise<{ org: Organization; quotas: Quotas }> {
+  const org = await deps.tenancy.getOrganization(key.orgId);
+  if (org) refuseInvalidSetting(deps, org, undefined);
   if (!org || org.planStatus !== 'active') {
     throw new NoActivePlanError('Organization has no active plan: activate a plan to ingest traces');
   }
-  const quotas = effectiveQuotas(org.overrides, undefined) ?? effectiveQuotas(org.overrides, await tenancy.getPlan(org.plan));
+  let quotas = effectiveQuotas(org.overrides, undefined);
+  if (!quotas) {
+    const plan = await deps.tenancy.getPlan(org.plan);
+    if (plan) refuseInvalidSetting(deps, org, plan);
+    quotas = effectiveQuotas(org.overrides, plan);
+  }
   if (!quotas) {
     throw new NoActivePlanError(`Organization has no active plan: its plan '${org.plan}' does not exist; put the organization on an existing plan`);
   }
@@ -39,6 +60,18 @@ export async function authorizeOrganization(tenancy: TenancyReader, key: ApiKey)
     throw new PaymentRequiredError('Payment required: the organization has a billing issue; settle it to resume ingest');
   }
   return { org, quotas };
+}
+
+function refuseInvalidSetting(deps: Pick<IngestDeps, 'logger' | 'metrics'>, org: Organization, plan: Plan | undefined): void {
+  const invalid = invalidSetting(org, plan);
+  if (!invalid) return;
+  deps.logger.error('Tenancy: a stored setting the admin CLI would refuse; the organization is answered 403 no_active_plan until it is fixed', {
+    org_id: org.orgId,
+    plan: org.plan,
+    ...invalid,
+  });
+  deps.metrics?.count(INVALID_TENANCY_SETTING_METRIC, 1);
+  throw new NoActivePlanError('Organization has no active plan: its stored plan settings cannot be used until the operator fixes them');
 }
 
 /** The values of a header that must be sent once. Repeats of one value count as one. */
