@@ -4,6 +4,7 @@ import { type AppliedRetention, appliedRetention, type InvalidRetention, invalid
 import {
   type ApiKey,
   type BillingStatus,
+  type InvalidStoredSetting,
   DEFAULT_PLAN_NAME,
   DEFAULT_QUOTAS,
   effectiveQuotas,
@@ -100,6 +101,8 @@ export interface OrganizationView {
   quotas: Quotas | null;
   /** Days its data is kept after each hour ends (`days: null`: kept), and where that comes from. */
   retention: RetentionView;
+  /** The first stored setting the CLI would refuse: ingest answers the organization 403 and the sweep skips it until it is fixed. */
+  invalid_setting?: InvalidStoredSetting;
   created_at: string;
   updated_at: string;
 }
@@ -112,6 +115,8 @@ export interface PlanView {
   retention_days: number | null;
   /** The stored `retention_days` when it is not a retention: nothing of its organizations is swept until it is fixed. */
   invalid_retention_days?: string;
+  /** The first stored setting the CLI would refuse: its organizations are refused and skipped until it is fixed. */
+  invalid_setting?: InvalidStoredSetting;
   created_at: string;
   updated_at: string;
 }
@@ -154,6 +159,7 @@ export const toOrganizationView = (org: Organization, plan: Plan | undefined, st
   overrides: org.overrides,
   quotas: effectiveQuotas(org.overrides, plan) ?? null,
   retention: retentionView(org, plan, stackCeilingDays),
+  ...(org.invalidSetting === undefined ? {} : { invalid_setting: org.invalidSetting }),
   created_at: org.createdAt,
   updated_at: org.updatedAt,
 });
@@ -163,6 +169,7 @@ const toPlanView = (plan: Plan): PlanView => ({
   quotas: plan.quotas,
   retention_days: plan.retentionDays ?? null,
   ...(plan.invalidRetention === undefined ? {} : { invalid_retention_days: plan.invalidRetention }),
+  ...(plan.invalidSetting === undefined ? {} : { invalid_setting: plan.invalidSetting }),
   created_at: plan.createdAt,
   updated_at: plan.updatedAt,
 });
@@ -176,6 +183,20 @@ function refuseKeepingInvalidRetention(what: string, stored: string | undefined,
     throw new AdminCommandError(`${what} has a stored retention_days of ${stored}, which is not a retention (the sweep deletes nothing of it until it is fixed): give --retention-days ${choices} with this change`);
   }
 }
+
+/**
+ * As {@link refuseKeepingInvalidRetention} for the other settings: a stored value the CLI would refuse is read as a
+ * stand-in that grants nothing (quota 0, inactive), and a whole-item write that does not set that attribute would
+ * store the stand-in in its place, silently. `replaces` says whether this change sets the attribute.
+ */
+function refuseKeepingInvalidSetting(what: string, invalid: InvalidStoredSetting | undefined, replaces: (attribute: string) => boolean): void {
+  if (invalid !== undefined && !replaces(invalid.attribute)) {
+    throw new AdminCommandError(`${what} has a stored ${invalid.attribute} of ${invalid.stored}, which the CLI would refuse (ingest refuses it and the sweep skips it until it is fixed): give the option that sets ${invalid.attribute} with this change`);
+  }
+}
+
+/** The window whose quota a stored attribute holds (`quota_<window>`, `overrides.<window>`), or undefined. */
+const windowOfAttribute = (attribute: string) => RATE_WINDOWS.find((window) => attribute === `quota_${window}` || attribute === `overrides.${window}`);
 
 const toWorkspaceView = (workspace: Workspace): WorkspaceView => ({
   org_id: workspace.orgId,
@@ -319,10 +340,21 @@ export async function updateOrganization(deps: AdminDeps, orgId: string, setting
   checkSettings(settings);
   const current = await requireOrganization(deps, orgId);
   refuseKeepingInvalidRetention(`organization '${orgId}'`, current.invalidRetention, settings.retentionDays, 'N, none or plan');
+  refuseKeepingInvalidSetting(`organization '${orgId}'`, current.invalidSetting, (attribute) => {
+    if (attribute === 'plan') return settings.plan !== undefined;
+    if (attribute === 'plan_status') return settings.planStatus !== undefined;
+    if (attribute === 'billing_status') return settings.billingStatus !== undefined;
+    // A stored overrides attribute that is no map: any override given writes a new map in its place.
+    if (attribute === 'overrides') return Object.values(settings.overrides ?? {}).some((value) => value !== undefined);
+    const window = windowOfAttribute(attribute);
+    return window !== undefined && settings.overrides?.[window] !== undefined;
+  });
   const plan = settings.plan !== undefined ? await requirePlan(deps, settings.plan) : await deps.store.getPlan(current.plan);
+  // The setting refused above is replaced by this change (checked), so the item written is valid again.
+  const { invalidSetting: _replacedSetting, ...currentSettings } = current;
   const org: Organization = withRetention(
     {
-      ...current,
+      ...currentSettings,
       plan: settings.plan ?? current.plan,
       planStatus: settings.planStatus ?? current.planStatus,
       billingStatus: settings.billingStatus ?? current.billingStatus,
@@ -400,7 +432,11 @@ export async function updatePlan(deps: AdminDeps, name: string, quotas: PlanQuot
   checkRetention(settings.retentionDays);
   const current = await requirePlan(deps, name);
   refuseKeepingInvalidRetention(`plan '${name}'`, current.invalidRetention, settings.retentionDays, 'N or none');
-  const { retentionDays: currentRetention, invalidRetention: _replaced, ...unchanged } = current;
+  refuseKeepingInvalidSetting(`plan '${name}'`, current.invalidSetting, (attribute) => {
+    const window = windowOfAttribute(attribute);
+    return window !== undefined && quotas[window] !== undefined;
+  });
+  const { retentionDays: currentRetention, invalidRetention: _replaced, invalidSetting: _replacedSetting, ...unchanged } = current;
   const retentionDays = settings.retentionDays === undefined ? currentRetention : (settings.retentionDays ?? undefined);
   const plan: Plan = { ...unchanged, quotas: { ...current.quotas }, ...(retentionDays === undefined ? {} : { retentionDays }), updatedAt: deps.now().toISOString() };
   for (const window of RATE_WINDOWS) {
