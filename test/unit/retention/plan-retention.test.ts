@@ -143,6 +143,20 @@ describe('planRetention', () => {
     expect(logs.map((log) => log.extra.org_id)).toEqual(['b-short']);
   });
 
+  it('logs an organization that had only overflow objects past retention, or as many hours cleared as expired', async () => {
+    const bucket = new MemoryBucket();
+    const put = (key: string) => bucket.objects.set(key, { body: new Uint8Array(1), etag: key });
+    put('overflow/org_id=only-overflow/dt=2026-11-24/req/0-t.json.gz');
+    put(rawKey('balanced', '2026-11-25T11'));
+    put(compactedObjectKey('traces', slice('balanced', '2026-11-25T09'), 1));
+    const { logs, sink, logger } = recorded();
+    await planRetention({ bucket: listedRetentionBucket(bucket), tenancy: tenancy([org('only-overflow', 'team'), org('balanced', 'team')], [plan('team', { retentionDays: 3 })]), sink, logger, now: () => NOW });
+    expect(logs.map((log) => [log.extra.org_id, log.extra.hoursExpired, log.extra.hoursCleared, log.extra.overflowObjectsDeleted])).toEqual([
+      ['balanced', 1, 1, 0],
+      ['only-overflow', 0, 0, 1],
+    ]);
+  });
+
   it('sweeps the others when some organizations fail, then fails the run naming the first ten, with what it did', async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `org-${String(i).padStart(2, '0')}`);
     const bucket = bucketOf(...ids);
