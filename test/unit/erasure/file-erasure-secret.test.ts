@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileErasureSecret } from '../../../lambda/erasure/file-erasure-secret.js';
@@ -41,8 +41,19 @@ describe('FileErasureSecret', () => {
     await expect(new FileErasureSecret(file).get()).rejects.toThrow(`${file} does not hold a 32-byte hex secret`);
   });
 
-  it('fails when the directory is missing, and leaves no temporary file', async () => {
-    await expect(new FileErasureSecret(join(dir, 'missing', 'erasure-secret')).get()).rejects.toMatchObject({ code: 'ENOENT' });
+  it('fails with the write\'s own error when the directory is missing', async () => {
+    await expect(new FileErasureSecret(join(dir, 'missing', 'erasure-secret')).get()).rejects.toMatchObject({ code: 'ENOENT', syscall: 'open' });
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('fails on an error other than "the secret is there", even with a readable secret in place, and removes its temporary file', async () => {
+    const file = join(dir, 'erasure-secret');
+    writeFileSync(file, 'ab'.repeat(32));
+    // The temporary file's name is taken by a symbolic link to itself: the write fails (ELOOP), not with EEXIST.
+    const temporary = `${file}.${process.pid}.tmp`;
+    symlinkSync(temporary, temporary);
+    expect(lstatSync(temporary).isSymbolicLink()).toBe(true);
+    await expect(new FileErasureSecret(file).get()).rejects.toMatchObject({ code: 'ELOOP' });
+    expect(existsSync(temporary) || readdirSync(dir).includes(temporary.slice(dir.length + 1))).toBe(false);
   });
 });

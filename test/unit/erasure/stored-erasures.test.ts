@@ -119,6 +119,21 @@ describe('findHours', () => {
     expect(await lake.erasures.findHours(newRequest('org-a', selector({ user_ids: ['alice'] }), REQUESTED))).toEqual(found(['01', '03']));
   });
 
+  it('reads a manifest only for an indexed hour not found yet that has raw objects: one GET per index object, and one per such hour', async () => {
+    const lake = new Lake();
+    // 01: indexed, naming alice, with raw objects landed since; 03: never compacted; 04: indexed, raw objects covered.
+    await lake.index('01', ids({ users: ['alice'] }));
+    lake.manifest('01').object(rawKey('01'));
+    lake.object(rawKey('03'));
+    await lake.index('04', ids({ users: ['bob'] }));
+    lake.manifest('04', [rawKey('04')]).object(rawKey('04'));
+    const read: string[] = [];
+    const get = lake.bucket.get.bind(lake.bucket);
+    lake.bucket.get = async (key) => (read.push(key), get(key));
+    expect(await lake.erasures.findHours(newRequest('org-a', selector({ user_ids: ['alice'] }), REQUESTED))).toEqual(found(['01', '03']));
+    expect(read.sort()).toEqual([indexKey(hourSlice('01'), 'spans'), indexKey(hourSlice('01'), 'traces'), indexKey(hourSlice('04'), 'spans'), indexKey(hourSlice('04'), 'traces'), manifestKey(hourSlice('04'))].sort());
+  });
+
   it('finds nothing in an organization with no objects', async () => {
     expect(await new Lake().erasures.findHours(newRequest('org-a', selector({ user_ids: ['alice'] }), REQUESTED))).toEqual([]);
   });
@@ -149,6 +164,15 @@ describe('the requests of an organization', () => {
     expect(await erasures.request('org-a', 'er_d')).toBeUndefined();
     expect(await erasures.requestById('er_d')).toEqual(other);
     expect(await erasures.requestById('er_x')).toBeUndefined();
+  });
+
+  it('orders many requests by the moment requested, whatever their ids', async () => {
+    const { erasures } = new Lake();
+    // Ids in key order name the requests in a shuffled order of time (a fixed permutation: 37 is prime to 100).
+    const moments = Array.from({ length: 100 }, (_, i) => new Date(REQUESTED.getTime() + ((i * 37) % 100) * 1000));
+    for (const [i, at] of moments.entries()) await erasures.put(newRequest('org-a', selector({ user_ids: [`u${i}`] }), at, `er_${String(i).padStart(3, '0')}`));
+    const read = await erasures.requests('org-a');
+    expect(read.map((request) => request.requested_at)).toEqual([...moments].sort((a, b) => a.getTime() - b.getTime()).map((at) => at.toISOString()));
   });
 
   it('lists as open every request not done, across organizations, skipping other objects under the requests prefix', async () => {
@@ -200,6 +224,20 @@ describe('forSlice: what compaction applies to a slice', () => {
     expect(erasure.matches({ ...replayed, user_id: 'bob' })).toBe(true);
     expect(erasure.matches({ ...replayed, user_id: 'carol' })).toBe(false);
     expect(lake.secret.reads).toBe(1);
+  });
+});
+
+describe('the records\' content type', () => {
+  it('writes requests, outcomes and the index as JSON', async () => {
+    const lake = new Lake();
+    const types = new Map<string, string>();
+    const put = lake.bucket.put.bind(lake.bucket);
+    lake.bucket.put = async (key: string, body: Uint8Array, contentType?: string) => (types.set(key, contentType ?? ''), put(key, body));
+    await lake.erasures.put(newRequest('org-a', selector({ user_ids: ['alice'] }), REQUESTED, 'er_a'));
+    await lake.erasures.recordHour(hourSlice('10'), ['er_a'], { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: 0, objectsDeleted: 0 });
+    await lake.erasures.indexHour(hourSlice('10'), 'traces', ids());
+    expect([...types.values()]).toEqual(['application/json', 'application/json', 'application/json']);
+    expect(types.size).toBe(3);
   });
 });
 
@@ -278,6 +316,24 @@ describe('planErasures', () => {
     expect(await lake.erasures.request('org-a', 'er_c')).toEqual(doneRequest(finished, KEY, NOW));
     expect(await lake.erasures.request('org-a', 'er_d')).toEqual(doneRequest({ ...nothingFound, status: 'running', hours: [] }, KEY, NOW));
     expect(await lake.erasures.request('org-a', 'er_a')).toEqual(bob);
+  });
+
+  it('plans the hours in the order of their ids, fingerprints the requests whatever order they were listed in, and finds a pending request\'s hours afresh', async () => {
+    const lake = new Lake();
+    // Listed by key, er_a-.json comes before er_a.json, but er_a sorts before er_a-.
+    const needsEleven: ErasureRequest = { ...newRequest('org-a', selector({ user_ids: ['bob'] }), REQUESTED, 'er_a-'), status: 'running', hours: ['2026-11-22/11', '2026-11-22/10'] };
+    const needsTen: ErasureRequest = { ...newRequest('org-a', selector({ user_ids: ['carol'] }), REQUESTED, 'er_a'), status: 'running', hours: ['2026-11-22/10'] };
+    // Pending with hours of an earlier look: they are looked for again (none are left).
+    const stale: ErasureRequest = { ...newRequest('org-a', selector({ user_ids: ['dave'] }), REQUESTED, 'er_b'), hours: ['2026-11-22/05'] };
+    for (const request of [needsEleven, needsTen, stale]) await lake.erasures.put(request);
+    const plan = await planErasures(lake.bucket, lake.erasures, lake.secret, () => NOW);
+    expect(plan.slices).toEqual([hourSlice('10'), hourSlice('11')]);
+    expect([...plan.fingerprints]).toEqual([
+      ['org-a/2026-11-22/10', fingerprint('org-a/2026-11-22/10', ['er_a', 'er_a-'])],
+      ['org-a/2026-11-22/11', fingerprint('org-a/2026-11-22/11', ['er_a-'])],
+    ]);
+    expect(plan.found).toEqual(['er_b']);
+    expect(plan.finished).toEqual(['er_b']);
   });
 
   it('plans nothing when no request is open', async () => {

@@ -74,6 +74,11 @@ describe('matchedTraces', () => {
       { trace_id: 't-2', user_id: '', session_id: '', received_at: 0n },
     ]);
     expect(found).toEqual({ traceIds: new Set(['t-2']), receivedDays: new Set(['1970-01-01']), holders: new Set([objects.traces[0]!.key]) });
+    const idless = new MemoryBucket();
+    await idless.put('spans/org_id=org-a/dt=2026-11-22/hour=10/idless.parquet', new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'user_id', data: ['alice'], type: 'STRING' }] })));
+    const rows: MatchFields[] = [];
+    await matchedTraces(idless, { traces: [], spans: await idless.list('spans/') }, (row) => (rows.push(row), false));
+    expect(rows).toEqual([{ trace_id: '', user_id: 'alice', session_id: '', received_at: 0n }]);
   });
 
   it('reads every row group of an object, the match in the last', async () => {
