@@ -145,6 +145,41 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
     ],
   },
   {
+    name: 'lake-erase',
+    title: 'erasure: finding and erasing a request\'s traces',
+    // The lake's side of an erasure (the matched traces, their raw and overflow objects, the hour index) and the
+    // requests above it (lambda/erasure/: records, matching, finding hours, planning, the status, the secret).
+    mutate: [
+      'lambda/lake/lifecycle/matched-traces.ts',
+      'lambda/lake/lifecycle/hour-index.ts',
+      'lambda/lake/lifecycle/seen-ids.ts',
+      'lambda/lake/keys/overflow-keys.ts',
+      'lambda/lake/keys/erasure-keys.ts',
+      'lambda/erasure/*.ts',
+    ],
+    runner: 'jest',
+    // The focused tests (a few one-span traces, placeholder objects, mocked DynamoDB, a temp dir). The whole-hour
+    // erasure suites (erasure/compact-and-erase, erasure/deployed-erasure) run the same code through compaction and
+    // stay in npm test.
+    tests: [
+      'test/unit/erasure/erasure-record.test.ts',
+      'test/unit/erasure/stored-erasures.test.ts',
+      'test/unit/lake/matched-traces.test.ts',
+      'test/unit/erasure/dynamodb-erasure-secret.test.ts',
+      'test/unit/erasure/file-erasure-secret.test.ts',
+      'test/unit/lake/keys.test.ts',
+    ],
+  },
+  {
+    name: 'retention',
+    title: 'retention: the sweep and an hour\'s expiry',
+    mutate: ['lambda/lake/lifecycle/expire-hour.ts', 'lambda/retention/plan-retention.ts', 'lambda/retention/sweep-retention.ts', 'lambda/shared/domain/retention.ts'],
+    runner: 'jest',
+    // The focused tests on placeholder objects first (the sweep and the expiry list and delete, and read nothing),
+    // then the sweep on compacted hours read through the views after every delete (~0.1–0.9 s a case).
+    tests: ['test/unit/lake/expire-hour.test.ts', 'test/unit/retention/plan-retention.test.ts', 'test/unit/shared/retention.test.ts', 'test/unit/retention/sweep-retention.test.ts'],
+  },
+  {
     name: 'sdk-ts-policy',
     title: "the TypeScript SDK's policy",
     mutate: ['sdk/typescript/src/policy.ts'],

@@ -1,4 +1,4 @@
-import { doneRequest, InvalidErasureError, newRequest, parseRequest, rowMatcher, serializeRecord } from '../../../lambda/erasure/erasure-record.js';
+import { doneRequest, InvalidErasureError, newErasureId, newRequest, parseOutcome, parseRequest, rowMatcher, selectorHmac, selectorHmacs, serializeRecord } from '../../../lambda/erasure/erasure-record.js';
 
 const SECRET = Buffer.alloc(32, 5);
 const T9 = '00000000-0000-4000-8000-000000000009';
@@ -55,6 +55,53 @@ describe('which rows an erasure request matches', () => {
   });
 });
 
+describe('a request\'s selector', () => {
+  it('matches a request naming two kinds of ids, by either', () => {
+    for (const selector of [
+      { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: [] },
+      { user_ids: ['alice'], session_ids: [], trace_ids: [T9] },
+      { user_ids: [], session_ids: ['conv-1'], trace_ids: [T9] },
+    ]) {
+      const matches = rowMatcher([newRequest('org-a', selector, new Date('2026-11-23T00:00:00Z'))], undefined);
+      const named = [...selector.user_ids.map((user_id) => row({ user_id })), ...selector.session_ids.map((session_id) => row({ session_id })), ...selector.trace_ids.map((trace_id) => row({ trace_id }))];
+      expect(named.map(matches)).toEqual([true, true]);
+      expect(matches(row({ user_id: 'bob', session_id: 'conv-2' }))).toBe(false);
+    }
+  });
+
+  it('is kept deduplicated and sorted, with trace ids in their stored form, no hashes and no hours while pending', () => {
+    const request = newRequest('org-a', { user_ids: ['bob', 'alice', 'bob'], session_ids: ['s-2', 's-1', 's-2'], trace_ids: [T9.toUpperCase(), T9] }, new Date('2026-11-23T00:00:00.123Z'), 'er_x');
+    expect(request).toEqual({
+      version: 1,
+      erasure_id: 'er_x',
+      org_id: 'org-a',
+      status: 'pending',
+      requested_at: '2026-11-23T00:00:00.123Z',
+      requested_at_micros: Date.parse('2026-11-23T00:00:00.123Z') * 1000,
+      user_ids: ['alice', 'bob'],
+      session_ids: ['s-1', 's-2'],
+      trace_ids: [T9],
+      selector_hmacs: [],
+    });
+    expect(newErasureId()).toMatch(/^er_[0-9a-f]{32}$/);
+  });
+
+  it('refuses a trace id that is neither a UUID nor 32 hex digits, quoting its first 80 characters', () => {
+    const long = `x${'y'.repeat(100)}`;
+    expect(() => newRequest('org-a', { user_ids: [], session_ids: [], trace_ids: [long] }, new Date())).toThrow(
+      new InvalidErasureError(`'${long.slice(0, 80)}' is not a trace id: give a UUID (0639ad5e-ce3c-4e4d-9a34-1efb185b9d8b) or the 32 hex digits of an OpenTelemetry trace id (0639ad5ece3c4e4d9a341efb185b9d8b), in either case`),
+    );
+    expect(new InvalidErasureError('x').name).toBe('InvalidErasureError');
+  });
+
+  it('is replaced, once done, by its keyed hashes, sorted, and empty id lists', () => {
+    const request = newRequest('org-a', { user_ids: ['zed', 'alice'], session_ids: ['conv-1'], trace_ids: [T9] }, new Date('2026-11-23T00:00:00Z'));
+    const expected = [selectorHmac(SECRET, 'user', 'zed'), selectorHmac(SECRET, 'user', 'alice'), selectorHmac(SECRET, 'session', 'conv-1'), selectorHmac(SECRET, 'trace', T9)].sort();
+    expect(selectorHmacs(SECRET, request)).toEqual(expected);
+    expect(doneRequest(request, SECRET, new Date('2026-11-23T01:00:00Z'))).toEqual({ ...request, status: 'done', done_at: '2026-11-23T01:00:00.000Z', selector_hmacs: expected, user_ids: [], session_ids: [], trace_ids: [] });
+  });
+});
+
 describe('parseRequest', () => {
   /** A stored request with `erasure_id` replaced by this JSON text, and other members by these values. */
   const stored = (erasureId: string, overrides: Record<string, unknown> = {}) => {
@@ -73,5 +120,50 @@ describe('parseRequest', () => {
     ['an id nested 100,000 deep', stored(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), 'erasure request with erasure_id an array of 1 item has another shape'],
   ])('refuses a request of another shape naming %s', (_, bytes, message) => {
     expect(() => parseRequest(bytes)).toThrow(new InvalidErasureError(message));
+  });
+
+  it.each([
+    ['another version', { version: 2 }],
+    ['an organization that is not a string', { org_id: 5 }],
+    ['an unknown status', { status: 'lost' }],
+    ['requested_at_micros that is not a number', { requested_at_micros: '1' }],
+    ['user ids that are not a list', { user_ids: 'alice' }],
+    ['user ids that are not all strings', { user_ids: ['alice', 1] }],
+    ['session ids that are not a list', { session_ids: null }],
+    ['trace ids that are not all strings', { trace_ids: [null] }],
+    ['hashes that are not a list', { selector_hmacs: {} }],
+    ['hours that are not a list', { hours: '2026-11-22/10' }],
+    ['hours that are not all strings', { hours: [10] }],
+  ])('refuses a request with %s', (_, overrides) => {
+    expect(() => parseRequest(stored('"er-1"', overrides))).toThrow(new InvalidErasureError('erasure request er-1 has another shape'));
+  });
+
+  it('reads a running request with its hours, and refuses bytes that are not JSON, keeping the parser\'s error', () => {
+    const running = { ...newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-23T00:00:00Z')), status: 'running' as const, hours: ['2026-11-22/10'] };
+    expect(parseRequest(serializeRecord(running))).toEqual(running);
+    let caught: unknown;
+    try {
+      parseRequest(Buffer.from('{"version":'));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toEqual(new InvalidErasureError('erasure request is not JSON'));
+    expect((caught as Error).cause).toBeInstanceOf(SyntaxError);
+  });
+});
+
+describe('parseOutcome', () => {
+  const outcome = { erasure_id: 'er-1', hour: '2026-11-22/10', rows_removed: 3, bytes_rewritten: 10, bytes_of_hour: 20, objects_deleted: 1, done_at: '2026-11-23T00:00:00.000Z' };
+
+  it('reads back an outcome as it was written', () => {
+    expect(parseOutcome(serializeRecord(outcome))).toEqual(outcome);
+  });
+
+  it.each([
+    ['no hour', { hour: undefined }],
+    ['rows removed as text', { rows_removed: '3' }],
+    ['no bytes rewritten', { bytes_rewritten: undefined }],
+  ])('refuses an outcome with %s', (_, overrides) => {
+    expect(() => parseOutcome(Buffer.from(JSON.stringify({ ...outcome, ...overrides })))).toThrow(new InvalidErasureError('erasure outcome has another shape'));
   });
 });

@@ -61,6 +61,9 @@ describe('the keys of the data bucket', () => {
     expect(traceIdOfOverflowKey(`overflow/org_id=org-b/dt=2025-01-31/req_1/11-${TRACE}.json.gz`)).toBe(TRACE);
     // Another prefix's object with the same tail is not an overflow object.
     expect(traceIdOfOverflowKey(`dead-letter/org_id=org-b/dt=2025-01-31/req_1/11-${TRACE}.json.gz`)).toBeUndefined();
+    // Parsed whole: a copy under another root, or a key with more after it, is not an overflow object either.
+    expect(traceIdOfOverflowKey(`backup/overflow/org_id=org-b/dt=2025-01-31/req_1/11-${TRACE}.json.gz`)).toBeUndefined();
+    expect(traceIdOfOverflowKey(`overflow/org_id=org-b/dt=2025-01-31/req_1/11-${TRACE}.json.gz.tmp`)).toBeUndefined();
   });
 
   it('erasure requests, outcomes and the hour index', () => {
@@ -73,6 +76,11 @@ describe('the keys of the data bucket', () => {
     expect(hourOfIndexKey(indexKey(HOUR, 'spans'))).toBe('2026-12-07/05');
     expect(hourOfIndexKey('erasures/index/org_id=org-b/dt=2025-01-31/hour=23/traces.json')).toBe('2025-01-31/23');
     expect(hourOfIndexKey('erasures/requests/org_id=org-b/dt=2025-01-31/hour=23/traces.json')).toBeUndefined();
+    // Parsed whole, as the overflow keys are.
+    expect(requestOfKey('backup/erasures/requests/org_id=org-b/er_00.json')).toBeUndefined();
+    expect(requestOfKey('erasures/requests/org_id=org-b/er_00.json.tmp')).toBeUndefined();
+    expect(hourOfIndexKey('backup/erasures/index/org_id=org-b/dt=2025-01-31/hour=23/traces.json')).toBeUndefined();
+    expect(hourOfIndexKey('erasures/index/org_id=org-b/dt=2025-01-31/hour=23/traces.json.tmp')).toBeUndefined();
   });
 
   it('every key under an hour names that hour, and the retention bounds sort as the hours do', () => {
