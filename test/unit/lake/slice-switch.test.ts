@@ -56,11 +56,11 @@ const g = (generation: number) => [compactedObjectKey('traces', SLICE, generatio
 function erasuresMatching(bucket: LoggedBucket, traceIds: readonly string[], applying = [REQUEST]) {
   const recorded: ErasedHour[] = [];
   const port: SliceErasures = {
-    forSlice: async (slice) => (expect(slice).toEqual(SLICE), { applying, matches: (row) => traceIds.includes(row.trace_id) }),
-    recordHour: async (slice, requests, outcome) => {
-      expect([slice, requests]).toEqual([SLICE, applying]);
+    forSlice: async (slice) => (expect(slice).toEqual(SLICE), { applying, matching: (row) => (traceIds.includes(row.trace_id) ? [REQUEST] : []) }),
+    recordHour: async (slice, removed) => {
+      expect([slice, [...removed.keys()]]).toEqual([SLICE, applying]);
       bucket.log.push('record the hour');
-      recorded.push(outcome);
+      recorded.push(...removed.values());
     },
     indexHour: async (slice, dataset, seen) => void bucket.log.push(`index ${dataset} ${[...seen.traces].sort().join(' ')}`),
   };
