@@ -19,7 +19,7 @@ import { manifests, rowsOf, visible } from '../compaction/bucket-views.js';
 
 /**
  * "Every step is a crash point": each scenario runs one message through the deployed worker once cleanly to count
- * its S3 calls, then, for every call N of that run, from a fresh bucket: a run that stops at call N, a redelivery
+ * its S3 calls, then, for every call N of that run, on a copy of the set-up bucket: a run that stops at call N, a redelivery
  * that stops at call N again (if it gets that far), and a redelivery that runs clean, as SQS delivers a failed
  * message again (and may deliver a done one twice). After the clean one the bucket must hold what a run without
  * failures leaves: no erased row anywhere, every kept row readable exactly once, every status true.
@@ -154,10 +154,10 @@ interface World {
   stopsAt?: (calls: readonly StoreCall[]) => number[];
   bucket: MemoryBucket;
   body: SliceMessageBody;
-  /** What must hold in the state a stop leaves (before any retry). */
-  stopped(): Promise<string[]>;
-  /** What must hold once a redelivery ran clean. */
-  finished(): Promise<string[]>;
+  /** What must hold in the state a stop leaves in `bucket` (a copy of the set-up one), before any retry. */
+  stopped(bucket: MemoryBucket): Promise<string[]>;
+  /** What must hold in `bucket` once a redelivery ran clean. */
+  finished(bucket: MemoryBucket): Promise<string[]>;
 }
 
 /**
@@ -176,10 +176,10 @@ async function plainCompaction(large: boolean): Promise<World> {
     bucket,
     body: message(HOUR_10, 'slice'),
     ...(large ? { stopsAt: multipartStops } : {}),
-    stopped: () => keptProblems(bucket, kept, true),
-    finished: async () => {
-      const problems = await keptProblems(bucket, kept, true);
-      const generations = manifests(bucket).map((manifest) => manifest.generation);
+    stopped: (stopped) => keptProblems(stopped, kept, true),
+    finished: async (finished) => {
+      const problems = await keptProblems(finished, kept, true);
+      const generations = manifests(finished).map((manifest) => manifest.generation);
       if (generations.join() !== '2') problems.push(`generations ${generations.join()}, not 2`);
       return problems;
     },
@@ -213,14 +213,15 @@ async function erasure(withRaw: boolean): Promise<World> {
   return {
     bucket,
     body: message(HOUR_10, 'slice', { reason: 'erasure' }),
-    stopped: () => keptProblems(bucket, kept, false, (id) => erased.has(id.split('/')[0]!)),
-    finished: async () => {
-      await planErasures(bucket, erasures, SECRET, () => NOW);
-      const problems = await keptProblems(bucket, kept, true);
-      const left = await holding(bucket, needles);
+    stopped: (stopped) => keptProblems(stopped, kept, false, (id) => erased.has(id.split('/')[0]!)),
+    finished: async (finished) => {
+      const after = new StoredErasures(finished, SECRET);
+      await planErasures(finished, after, SECRET, () => NOW);
+      const problems = await keptProblems(finished, kept, true);
+      const left = await holding(finished, needles);
       if (left.length > 0) problems.push(`erased rows left in ${left.join(', ')}`);
-      if ((await holding(bucket, ['marker-bob'])).filter((key) => key.startsWith('overflow/')).length !== 1) problems.push("bob's overflow object is gone");
-      const statuses = await Promise.all(requests.map(async (request) => erasureStatus(erasures, (await erasures.request('org-a', request.erasure_id)) as ErasureRequest)));
+      if ((await holding(finished, ['marker-bob'])).filter((key) => key.startsWith('overflow/')).length !== 1) problems.push("bob's overflow object is gone");
+      const statuses = await Promise.all(requests.map(async (request) => erasureStatus(after, (await after.request('org-a', request.erasure_id)) as ErasureRequest)));
       const expected = [
         { status: 'done', hours_found: 1, hours_done: 1, rows_removed: 6 },
         { status: 'done', hours_found: 1, hours_done: 1, rows_removed: 3 },
@@ -241,18 +242,18 @@ async function expiry(step: 1 | 2): Promise<World> {
   if (step === 2 && !(await deliver(bucket, message(HOUR_10, 'expire', { delete_compacted: false })))) throw new Error('the first step failed');
   const kept = idsOf(later);
   const inHour10 = (id: string) => !later.some((t) => id.startsWith(t.trace_id));
-  const hourKeys = (prefixes: readonly string[]) => prefixes.flatMap((prefix) => bucket.keys(prefix)).filter((key) => key.includes(partitionPath(HOUR_10)));
+  const hourKeys = (inBucket: MemoryBucket, prefixes: readonly string[]) => prefixes.flatMap((prefix) => inBucket.keys(prefix)).filter((key) => key.includes(partitionPath(HOUR_10)));
   return {
     bucket,
     body: message(HOUR_10, 'expire', { delete_compacted: step === 2 }),
-    stopped: () => keptProblems(bucket, kept, true, inHour10),
-    finished: async () => {
-      const problems = await keptProblems(bucket, kept, true);
+    stopped: (stopped) => keptProblems(stopped, kept, true, inHour10),
+    finished: async (finished) => {
+      const problems = await keptProblems(finished, kept, true);
       const gone = step === 1 ? [...HOUR_PREFIXES.raw, ...HOUR_PREFIXES.manifests, 'compacted/plans/'] : [...HOUR_PREFIXES.raw, ...HOUR_PREFIXES.manifests, ...HOUR_PREFIXES.compacted];
-      const left = hourKeys(gone);
+      const left = hourKeys(finished, gone);
       if (left.length > 0) problems.push(`hour 10 keeps ${left.join(', ')}`);
-      if (step === 1 && hourKeys(HOUR_PREFIXES.compacted.slice(0, 2)).length === 0) problems.push("the first step deleted the compacted objects, before the readers' grace");
-      if (!bucket.objects.has(manifestKey(HOUR_11))) problems.push('hour 11 lost its manifest');
+      if (step === 1 && hourKeys(finished, HOUR_PREFIXES.compacted.slice(0, 2)).length === 0) problems.push("the first step deleted the compacted objects, before the readers' grace");
+      if (!finished.objects.has(manifestKey(HOUR_11))) problems.push('hour 11 lost its manifest');
       return problems;
     },
   };
@@ -267,26 +268,27 @@ describe('every failure between two steps of the lake is recoverable', () => {
     ["an expiry's first step (raw objects, manifest, part plans)", () => expiry(1), ['list', 'delete']],
     ["an expiry's second step (compacted objects, index)", () => expiry(2), ['list', 'delete']],
   ] as const)('%s: stopped after any S3 call, the redeliveries finish it and every status is true', async (_name, setUp, kinds) => {
-    const clean = await setUp();
-    const counted = stoppingStore(clean.bucket, Infinity, 'lost');
-    expect(await deliver(counted.store, clean.body)).toBe(true);
-    expect(await clean.finished()).toEqual([]);
+    const world = await setUp();
+    const setUpBucket = world.bucket.copy();
+    const counted = stoppingStore(world.bucket, Infinity, 'lost');
+    expect(await deliver(counted.store, world.body)).toBe(true);
+    expect(await world.finished(world.bucket)).toEqual([]);
     expect(counted.calls.length).toBeGreaterThanOrEqual(kinds.length);
     expect([...new Set(counted.calls)]).toEqual(expect.arrayContaining([...kinds]));
 
-    const stops = clean.stopsAt?.(counted.calls) ?? counted.calls.map((_, i) => i + 1);
+    const stops = world.stopsAt?.(counted.calls) ?? counted.calls.map((_, i) => i + 1);
     expect(stops.length).toBeGreaterThanOrEqual(kinds.length);
 
     const problems: string[] = [];
     for (const stopAt of stops) {
       for (const stop of ['refused', 'lost'] as const) {
-        const world = await setUp();
+        const bucket = setUpBucket.copy();
         const at = `stopped ${stop === 'refused' ? 'at' : 'after'} call ${stopAt} (${counted.calls[stopAt - 1]!})`;
-        if (await deliver(stoppingStore(world.bucket, stopAt, stop).store, world.body)) problems.push(`${at}: the worker reported the message done`);
-        problems.push(...(await world.stopped()).map((problem) => `${at}, before a retry: ${problem}`));
-        await deliver(stoppingStore(world.bucket, stopAt, stop).store, world.body);
-        if (!(await deliver(world.bucket, world.body))) problems.push(`${at}: the clean redelivery failed`);
-        problems.push(...(await world.finished()).map((problem) => `${at}: ${problem}`));
+        if (await deliver(stoppingStore(bucket, stopAt, stop).store, world.body)) problems.push(`${at}: the worker reported the message done`);
+        problems.push(...(await world.stopped(bucket)).map((problem) => `${at}, before a retry: ${problem}`));
+        await deliver(stoppingStore(bucket, stopAt, stop).store, world.body);
+        if (!(await deliver(bucket, world.body))) problems.push(`${at}: the clean redelivery failed`);
+        problems.push(...(await world.finished(bucket)).map((problem) => `${at}: ${problem}`));
       }
     }
     expect(problems).toEqual([]);
