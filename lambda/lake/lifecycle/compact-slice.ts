@@ -8,7 +8,7 @@ import { type Slice, compactedObjectKey, compactedSlicePrefix, generationOfCompa
 import { type DatasetManifest, type ManifestErasure, nextManifest, type SliceManifest, parseManifest, serializeManifest } from '../manifest.js';
 import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
-import { deleteOverflowOf, matchedTraces } from './matched-traces.js';
+import { type MatchedTraces, deleteOverflowOf, matchedTraces } from './matched-traces.js';
 import { type SeenIds, noneSeen } from './seen-ids.js';
 import { dropHourIndex } from './hour-index.js';
 import { expireHour } from './expire-hour.js';
@@ -430,7 +430,8 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
     result.hashParts += done.parts;
   }
   // Overflow objects are read by no reader, only by the landing of their record (which the erasure drops anyway):
-  // they go before the switch, while the matched traces are still known; a retry after it finds them in no object.
+  // they go before the switch, while the matched traces are known. After it no object holds those traces, so a
+  // retry could not find their overflow objects.
   const overflowDeleted = erasing ? await deleteOverflowOf(deps.store, slice.orgId, erasure.matched) : 0;
   result.objectsDeleted += overflowDeleted;
   const applied = erasure && (erasing || erasure.applying.length > 0) ? erasureRecord(erasure, erasedRowsByTrace, erasing ? { bytesRewritten, previous, overflowDeleted } : undefined) : undefined;
@@ -453,7 +454,7 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
  * undefined: nothing matched, so nothing was rewritten for them.
  */
 function erasureRecord(
-  erasure: NonNullable<Awaited<ReturnType<typeof sliceErasure>>>,
+  erasure: HourErasure,
   rowsByTrace: ReadonlyMap<string, number>,
   erased: { bytesRewritten: number; previous: SliceManifest | undefined; overflowDeleted: number } | undefined,
 ): ManifestErasure {
@@ -499,8 +500,25 @@ async function finishSwitch(deps: CompactionDeps, slice: Slice, manifest: SliceM
   return { objectsDeleted, recorded };
 }
 
+/** The erasures of a slice as a rewrite applies them. */
+interface HourErasure {
+  applying: string[];
+  /** The traces they match in what the rewrite reads (the whole hour when a request applies, else what is new). */
+  matched: MatchedTraces;
+  /** The previous generation's objects as listed now. */
+  previous: Record<DatasetName, StoredObject[]>;
+  bytesOfHour: number;
+}
+
 /** The erasures of a slice and the traces they match in what a rewrite would read. */
-async function sliceErasure(deps: CompactionDeps, slice: Slice, found: SliceErasure, previous: SliceManifest | undefined, listing: Record<DatasetName, StoredObject[]>, pending: Record<DatasetName, StoredObject[]>) {
+async function sliceErasure(
+  deps: CompactionDeps,
+  slice: Slice,
+  found: SliceErasure,
+  previous: SliceManifest | undefined,
+  listing: Record<DatasetName, StoredObject[]>,
+  pending: Record<DatasetName, StoredObject[]>,
+): Promise<HourErasure> {
   const previousObjects: Record<DatasetName, StoredObject[]> = {
     traces: previous ? await currentObjects(deps, 'traces', slice, previous.traces.files) : [],
     spans: previous ? await currentObjects(deps, 'spans', slice, previous.spans.files) : [],
