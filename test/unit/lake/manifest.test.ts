@@ -189,6 +189,7 @@ describe("a manifest's erasure record", () => {
   it.each<[string, unknown]>([
     ['null', null],
     ['rows per request not an object', record({ rows_removed: [6] })],
+    ['rows per request null', record({ rows_removed: null })],
     ['a negative row count', record({ rows_removed: { 'er-1': -1 } })],
     ['a byte count that is not a number', record({ bytes_rewritten: '10' })],
     ['raw holders not a list', record({ raw_holders: RAW })],
@@ -196,6 +197,8 @@ describe("a manifest's erasure record", () => {
     ['a raw holder of another hour', record({ raw_holders: [RAW.replace('hour=10', 'hour=11')] })],
     ['a holder that is no raw key', record({ raw_holders: ['manifests/org_id=org-a/dt=2026-11-22/hour=10/manifest.json'] })],
   ])('refuses a record with %s', (_, erasure) => {
-    expect(() => parseManifest(bytes(manifest({ erasure })), SLICE)).toThrow(InvalidManifestError);
+    expect(() => parseManifest(bytes(manifest({ erasure })), SLICE)).toThrow(
+      new InvalidManifestError('manifest of org-a/2026-11-22/10: erasure must have rows_removed per request, byte and object counts, and raw keys of the slice'),
+    );
   });
 });
