@@ -42,7 +42,9 @@ export interface ErasureRequest extends ErasureSelector {
 export interface ErasureHourOutcome {
   erasure_id: string;
   hour: string;
+  /** Rows of the traces this request matched in the hour (a trace two requests matched counts for both). */
   rows_removed: number;
+  /** Bytes the hour's rewrite wrote, shared by every request that rewrite applied. */
   bytes_rewritten: number;
   /** Bytes of the hour (compacted objects before the rewrite, plus raw objects read): the ratio's denominator. */
   bytes_of_hour: number;
