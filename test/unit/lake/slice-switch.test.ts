@@ -404,4 +404,29 @@ describe('the switch of a slice an erasure applies to', () => {
     expect(manifestOf(bucket).erasure).toEqual({ rows_removed: {}, bytes_rewritten: sizeOf(bucket, ...g(3)), bytes_of_hour: expect.any(Number), objects_deleted: 6, raw_holders: [replayed.spans, replayed.traces].sort() });
     expect(bucket.log).not.toContain('record the hour');
   });
+
+  it('finishes from the record only the requests it names: a request made after the stopped switch is applied as usual', async () => {
+    const bucket = new LoggedBucket();
+    const [a, b] = [trace(), trace()];
+    const raw = await land(bucket, 1, [a, b]);
+    await compactSlice(deps(bucket), SLICE);
+    await bucket.delete([raw.traces, raw.spans]);
+    const outcomes = new Map<string, ErasedHour>();
+    let open = [REQUEST];
+    const port: SliceErasures = {
+      forSlice: async () => ({ applying: open.filter((id) => !outcomes.has(id)), matching: (row) => (row.trace_id === a.trace_id ? [REQUEST] : []) }),
+      recordHour: async (_, removed) => void removed.forEach((outcome, id) => outcomes.set(id, outcome)),
+    };
+    const stopped = Object.assign(Object.create(bucket) as LoggedBucket, { delete: async () => Promise.reject(new Error('stopped after the switch')) });
+    await expect(compactSlice(deps(stopped, { erasures: port }), SLICE)).rejects.toThrow('stopped after the switch');
+    open = [REQUEST, 'erasure-2'];
+
+    await compactSlice(deps(bucket, { erasures: port }), SLICE);
+
+    expect([...outcomes].map(([id, outcome]) => [id, outcome.rowsRemoved])).toEqual([
+      [REQUEST, 2],
+      ['erasure-2', 0],
+    ]);
+    expect(bucket.keys()).toEqual([...g(2), manifestKey(SLICE)].sort());
+  });
 });
