@@ -121,8 +121,9 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   {
     name: 'compaction-manifest',
     title: 'the compaction manifest and switch',
-    // The switch itself is compactSlice (one PUT of the manifest) and the deletion of what it left unreferenced.
-    mutate: ['lambda/lake/manifest.ts', 'lambda/lake/keys/compacted-keys.ts', 'lambda/lake/lifecycle/compact-slice.ts:354-425', 'lambda/lake/lifecycle/compact-slice.ts:462-471'],
+    // The switch itself is compactSlice (one PUT of the manifest), the steps after it (finishSwitch, also what a retry
+    // finishes from the manifest's erasure record) and the deletion of what it left unreferenced.
+    mutate: ['lambda/lake/manifest.ts', 'lambda/lake/keys/compacted-keys.ts', 'lambda/lake/lifecycle/compact-slice.ts:361-450', 'lambda/lake/lifecycle/compact-slice.ts:484-501', 'lambda/lake/lifecycle/compact-slice.ts:553-562'],
     runner: 'jest',
     // The focused tests of the manifest, the keys and the switch (tiny hours, ~0.1 s a case). The tests that run the
     // switch on whole hours (compact-slice, erasure/compact-and-erase, plan-compaction, compact-queued-slices) guard

@@ -42,7 +42,9 @@ export interface ErasureRequest extends ErasureSelector {
 export interface ErasureHourOutcome {
   erasure_id: string;
   hour: string;
+  /** Rows of the traces this request matched in the hour (a trace two requests matched counts for both). */
   rows_removed: number;
+  /** Bytes the hour's rewrite wrote, shared by every request that rewrite applied. */
   bytes_rewritten: number;
   /** Bytes of the hour (compacted objects before the rewrite, plus raw objects read): the ratio's denominator. */
   bytes_of_hour: number;
@@ -143,27 +145,40 @@ export function newRequest(orgId: string, selector: ErasureSelector, now: Date, 
   };
 }
 
+/** No request matches the row: one shared empty answer, since most rows match none. */
+const NO_REQUESTS: readonly string[] = Object.freeze([]);
+
+/** A request naming an id, and the last `received_at` it erases. */
+interface Naming {
+  erasureId: string;
+  until: bigint;
+}
+
 /**
- * Whether one row (a trace row or a span row) matches a request: a member of its selector, received no later than
- * the request. A trace received after the request is new data and is kept. A done request matches through its
- * keyed hashes, so a matching trace that is replayed or lands late is still dropped. The cost per row does not grow
- * with the number of requests: each id is looked up once in a map of the latest request naming it, and each
- * distinct id is hashed once per matcher (one matcher per slice compaction).
+ * The requests one row (a trace row or a span row) matches, by id: those naming a member of its selector, received
+ * no later than the request. A trace received after the request is new data and is kept. A done request matches
+ * through its keyed hashes, so a matching trace that is replayed or lands late is still dropped. The cost per row
+ * is three map lookups however many requests there are (plus the requests naming the row's ids, for the rows
+ * that match), and each distinct id is hashed once per matcher (one matcher per slice compaction).
  */
-export function rowMatcher(requests: readonly ErasureRequest[], secret: Uint8Array | undefined): (row: MatchFields) => boolean {
-  const latest = (map: Map<string, bigint>, key: string, micros: number) => map.set(key, BigInt(Math.max(micros, Number(map.get(key) ?? -1n))));
-  const plain = { user: new Map<string, bigint>(), session: new Map<string, bigint>(), trace: new Map<string, bigint>() };
-  const hashed = new Map<string, bigint>();
+export function rowMatcher(requests: readonly ErasureRequest[], secret: Uint8Array | undefined): (row: MatchFields) => readonly string[] {
+  const name = (map: Map<string, Naming[]>, key: string, request: ErasureRequest) => {
+    const naming = map.get(key) ?? [];
+    naming.push({ erasureId: request.erasure_id, until: BigInt(request.requested_at_micros) });
+    map.set(key, naming);
+  };
+  const plain = { user: new Map<string, Naming[]>(), session: new Map<string, Naming[]>(), trace: new Map<string, Naming[]>() };
+  const hashed = new Map<string, Naming[]>();
   for (const request of requests) {
     if (request.status !== 'done') {
-      for (const value of request.user_ids) latest(plain.user, value, request.requested_at_micros);
-      for (const value of request.session_ids) latest(plain.session, value, request.requested_at_micros);
-      for (const value of request.trace_ids) latest(plain.trace, value, request.requested_at_micros);
+      for (const value of request.user_ids) name(plain.user, value, request);
+      for (const value of request.session_ids) name(plain.session, value, request);
+      for (const value of request.trace_ids) name(plain.trace, value, request);
     } else if (secret) {
-      for (const hmac of request.selector_hmacs) latest(hashed, hmac, request.requested_at_micros);
+      for (const hmac of request.selector_hmacs) name(hashed, hmac, request);
     }
   }
-  if (plain.user.size + plain.session.size + plain.trace.size + hashed.size === 0) return () => false;
+  if (plain.user.size + plain.session.size + plain.trace.size + hashed.size === 0) return () => NO_REQUESTS;
   const memo = new Map<string, string>();
   const hmacOf = (kind: SelectorKind, value: string) => {
     const key = `${kind}\n${value}`;
@@ -171,13 +186,21 @@ export function rowMatcher(requests: readonly ErasureRequest[], secret: Uint8Arr
     if (hmac === undefined) memo.set(key, (hmac = selectorHmac(secret!, kind, value)));
     return hmac;
   };
-  const named = (kind: SelectorKind, value: string, receivedAt: bigint) => {
-    if (value === '') return false;
-    const until = plain[kind].get(value);
-    if (until !== undefined && receivedAt <= until) return true;
-    if (hashed.size === 0) return false;
-    const hashedUntil = hashed.get(hmacOf(kind, value));
-    return hashedUntil !== undefined && receivedAt <= hashedUntil;
+  const naming = (kind: SelectorKind, value: string): Naming[] | undefined => {
+    if (value === '') return undefined;
+    const named = plain[kind].get(value);
+    const hashedNamed = hashed.size === 0 ? undefined : hashed.get(hmacOf(kind, value));
+    return named && hashedNamed ? [...named, ...hashedNamed] : (named ?? hashedNamed);
   };
-  return (row) => named('trace', row.trace_id, row.received_at) || named('user', row.user_id, row.received_at) || named('session', row.session_id, row.received_at);
+  return (row) => {
+    let ids = withErasing(undefined, naming('trace', row.trace_id), row.received_at);
+    ids = withErasing(ids, naming('user', row.user_id), row.received_at);
+    return withErasing(ids, naming('session', row.session_id), row.received_at) ?? NO_REQUESTS;
+  };
+}
+
+/** `ids` with the requests of `named` that erase a row received at `receivedAt`, each once; allocated only on a first match. */
+function withErasing(ids: string[] | undefined, named: readonly Naming[] | undefined, receivedAt: bigint): string[] | undefined {
+  for (const { erasureId, until } of named ?? []) if (receivedAt <= until && !ids?.includes(erasureId)) (ids ??= []).push(erasureId);
+  return ids;
 }

@@ -66,12 +66,12 @@ export class StoredErasures implements SliceErasures {
       if (request.status !== 'done' && !(await this.store.get(outcomeKey(request.org_id, request.erasure_id, hourOf(slice))))) applying.push(request.erasure_id);
     }
     const hashed = requests.some((request) => request.status === 'done');
-    return { applying, matches: rowMatcher(requests, hashed ? await this.secret.get() : undefined) };
+    return { applying, matching: rowMatcher(requests, hashed ? await this.secret.get() : undefined) };
   }
 
-  async recordHour(slice: Slice, applying: readonly string[], outcome: ErasedHour): Promise<void> {
+  async recordHour(slice: Slice, removed: ReadonlyMap<string, ErasedHour>): Promise<void> {
     const doneAt = new Date().toISOString();
-    for (const erasureId of applying) {
+    for (const [erasureId, outcome] of removed) {
       const record: ErasureHourOutcome = {
         erasure_id: erasureId,
         hour: hourOf(slice),
@@ -172,8 +172,14 @@ export interface ErasureStatusView {
   bytes_of_hours: number;
 }
 
+/**
+ * A request's status from its record and its hours' outcomes. `hours_found` counts the hours found holding its rows
+ * and the hours rewritten for it before it was searched (another request's rewrite applies every open request, and
+ * leaves the search nothing to find there): every hour done is an hour found. `null` while neither is known.
+ */
 export async function erasureStatus(erasures: StoredErasures, request: ErasureRequest): Promise<ErasureStatusView> {
   const outcomes = await erasures.outcomes(request);
+  const hoursKnown = request.hours || outcomes.length > 0 ? new Set([...(request.hours ?? []), ...outcomes.map((outcome) => outcome.hour)]) : undefined;
   const sum = (field: 'rows_removed' | 'bytes_rewritten' | 'bytes_of_hour') => outcomes.reduce((total, outcome) => total + outcome[field], 0);
   const done = request.status === 'done';
   return {
@@ -184,7 +190,7 @@ export async function erasureStatus(erasures: StoredErasures, request: ErasureRe
     done_at: request.done_at ?? null,
     selector: done ? null : { user_ids: request.user_ids, session_ids: request.session_ids, trace_ids: request.trace_ids },
     selector_kept_as: done ? 'hmac-sha256' : 'plain',
-    hours_found: request.hours ? request.hours.length : null,
+    hours_found: hoursKnown ? hoursKnown.size : null,
     hours_done: outcomes.length,
     rows_removed: sum('rows_removed'),
     bytes_rewritten: sum('bytes_rewritten'),

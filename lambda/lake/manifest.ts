@@ -1,5 +1,6 @@
 import type { DatasetName } from '../datasets/registry.js';
 import { type Slice, sliceId } from './keys/compacted-keys.js';
+import { sliceOfRawKey } from './keys/raw-keys.js';
 
 /** A raw object folded into the compacted objects, by key and the ETag it had when it was read. */
 export interface CoveredObject {
@@ -30,6 +31,23 @@ export interface SliceManifest {
   spans: DatasetManifest;
   /** Earlier generations kept for readers that started before they were replaced; deleted after a grace period. */
   superseded: { generation: number; superseded_at: string; files: string[] }[];
+  /** Present when the rewrite that wrote this generation applied erasure requests: what is left to do after the switch. */
+  erasure?: ManifestErasure;
+}
+
+/**
+ * What a rewrite that applied erasure requests removed, written with the switch: a run stopped between the switch
+ * and the outcomes finishes from it on its retry (see compactSlice), so the outcomes are the rewrite's, not what a
+ * second look at the already erased hour would find.
+ */
+export interface ManifestErasure {
+  /** Per request id applied: rows of the traces it matched (a trace two requests matched counts for both). */
+  rows_removed: Record<string, number>;
+  bytes_rewritten: number;
+  bytes_of_hour: number;
+  objects_deleted: number;
+  /** Raw objects of the slice that held an erased row: deleted after the switch (before it, they may hold the only copy of other rows). */
+  raw_holders: string[];
 }
 
 /**
@@ -71,6 +89,32 @@ function datasetManifest(value: unknown, name: DatasetName): DatasetManifest {
   return { files: candidate.files, rows: candidate.rows, covered };
 }
 
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+/** The erasure record of a manifest of `slice`: a run deletes the raw objects it names, so only raw keys of this slice are accepted. */
+function manifestErasure(value: unknown, slice: Slice): ManifestErasure {
+  const candidate = value as Partial<ManifestErasure> | null;
+  const removed = candidate?.rows_removed;
+  const ofSlice = (key: string) => {
+    const owner = sliceOfRawKey(key);
+    return owner !== undefined && sliceId(owner) === sliceId(slice);
+  };
+  if (
+    typeof removed !== 'object' ||
+    removed === null ||
+    Array.isArray(removed) ||
+    !Object.values(removed).every(isCount) ||
+    !isCount(candidate?.bytes_rewritten) ||
+    !isCount(candidate.bytes_of_hour) ||
+    !isCount(candidate.objects_deleted) ||
+    !isStringArray(candidate.raw_holders) ||
+    !candidate.raw_holders.every(ofSlice)
+  ) {
+    throw new InvalidManifestError(`manifest of ${sliceId(slice)}: erasure must have rows_removed per request, byte and object counts, and raw keys of the slice`);
+  }
+  return { rows_removed: { ...removed }, bytes_rewritten: candidate.bytes_rewritten, bytes_of_hour: candidate.bytes_of_hour, objects_deleted: candidate.objects_deleted, raw_holders: candidate.raw_holders };
+}
+
 /** Parses a stored manifest; a manifest of another slice or shape is an error, never guessed at. */
 export function parseManifest(bytes: Uint8Array, slice: Slice): SliceManifest {
   let parsed: Partial<SliceManifest>;
@@ -83,7 +127,14 @@ export function parseManifest(bytes: Uint8Array, slice: Slice): SliceManifest {
     throw new InvalidManifestError(`manifest of ${sliceId(slice)} has another version or slice`);
   }
   const superseded = Array.isArray(parsed.superseded) ? parsed.superseded.filter((entry) => isStringArray(entry?.files)) : [];
-  return { ...(parsed as SliceManifest), traces: datasetManifest(parsed.traces, 'traces'), spans: datasetManifest(parsed.spans, 'spans'), superseded };
+  const { erasure, ...rest } = parsed as SliceManifest;
+  return {
+    ...rest,
+    traces: datasetManifest(parsed.traces, 'traces'),
+    spans: datasetManifest(parsed.spans, 'spans'),
+    superseded,
+    ...(erasure === undefined ? {} : { erasure: manifestErasure(erasure, slice) }),
+  };
 }
 
 export function serializeManifest(manifest: SliceManifest): Uint8Array {

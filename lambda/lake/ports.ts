@@ -85,8 +85,8 @@ export interface CompactionDeps {
 export interface SliceErasures {
   /** Undefined when the slice's organization has no erasure request at all (the common case: one LIST). */
   forSlice(slice: Slice): Promise<SliceErasure | undefined>;
-  /** Records, per request id in `applying`, what rewriting the slice did: the hour is then done for them. */
-  recordHour(slice: Slice, applying: readonly string[], outcome: ErasedHour): Promise<void>;
+  /** Records, per request id, what rewriting the slice removed for it: the hour is then done for each of them. */
+  recordHour(slice: Slice, removed: ReadonlyMap<string, ErasedHour>): Promise<void>;
   /** Keeps the index of the ids a dataset of a slice holds once a generation of it is switched in (finding an erasure's hours reads it). */
   indexHour?(slice: Slice, dataset: DatasetName, seen: SeenIds): Promise<void>;
 }
@@ -94,15 +94,18 @@ export interface SliceErasures {
 export interface SliceErasure {
   /** Ids of the requests not done whose outcome for this hour is not recorded yet: the whole hour is checked and rewritten for them. */
   applying: string[];
-  /** Whether a row matches any request of the organization (pending, running, or done through its keyed hashes). */
-  matches: (row: MatchFields) => boolean;
+  /** The ids of the organization's requests a row matches (pending, running, or done through their keyed hashes); empty for a row none matches. */
+  matching: (row: MatchFields) => readonly string[];
 }
 
-/** What erasing one hour did. */
+/** What erasing one hour did for one request. */
 export interface ErasedHour {
+  /** Rows of the traces this request matched, each row once (a trace two requests matched counts for both). */
   rowsRemoved: number;
+  /** Bytes the hour's rewrite wrote: one rewrite applies every request it found applying, so they share it. */
   bytesRewritten: number;
   bytesOfHour: number;
+  /** Objects deleted because they held erased rows (replaced generations, raw and overflow objects), for the whole rewrite. */
   objectsDeleted: number;
 }
 

@@ -5,14 +5,14 @@ import { bucketAlignedParts, isBucketAligned, partOf, partOrders } from '../../d
 import { ParquetStreamWriter } from '../../datasets/parquet/parquet-writer.js';
 import { rawPartitionPrefix } from '../keys/partition.js';
 import { type Slice, compactedObjectKey, compactedSlicePrefix, generationOfCompactedKey, manifestKey, partPlanPrefix, sliceId } from '../keys/compacted-keys.js';
-import { type DatasetManifest, nextManifest, type SliceManifest, parseManifest, serializeManifest } from '../manifest.js';
+import { type DatasetManifest, type ManifestErasure, nextManifest, type SliceManifest, parseManifest, serializeManifest } from '../manifest.js';
 import { type Row, readRowGroups, retainShare, rowBatches, shapeOf } from './parquet-rows.js';
 import { streamedObject } from './streamed-object.js';
-import { deleteOverflowOf, matchedTraces } from './matched-traces.js';
+import { type MatchedTraces, deleteOverflowOf, matchedTraces } from './matched-traces.js';
 import { type SeenIds, noneSeen } from './seen-ids.js';
 import { dropHourIndex } from './hour-index.js';
 import { expireHour } from './expire-hour.js';
-import type { CompactionDeps, StoredObject } from '../ports.js';
+import type { CompactionDeps, ErasedHour, SliceErasure, StoredObject } from '../ports.js';
 import { READERS_GRACE_MS } from '../readers-grace.js';
 
 export const DEFAULT_ROWS_PER_PART = 250_000;
@@ -124,6 +124,8 @@ export interface ErasedRows {
   traceIds: ReadonlySet<string>;
   /** Row identities dropped (each counted once however many copies the inputs held). */
   keys: Set<string>;
+  /** Of those, how many per trace id: each request is told of the rows of the traces it matched. */
+  rowsByTrace: Map<string, number>;
   /** Rows read and dropped, copies included. */
   read: number;
 }
@@ -144,7 +146,10 @@ async function partRows(dataset: DatasetName, openInput: (input: number) => Prom
         read++;
         const key = keyOf(row);
         if (erased?.traceIds.has(row.trace_id as string)) {
-          erased.keys.add(key);
+          if (!erased.keys.has(key)) {
+            erased.keys.add(key);
+            erased.rowsByTrace.set(row.trace_id as string, (erased.rowsByTrace.get(row.trace_id as string) ?? 0) + 1);
+          }
           erased.read++;
           continue;
         }
@@ -295,7 +300,7 @@ async function compactDataset(
   erasedTraceIds?: ReadonlySet<string>,
 ): Promise<DatasetResult & { bytes: number; erased: ErasedRows | undefined; seen: SeenIds | undefined }> {
   const key = compactedObjectKey(dataset, slice, generation);
-  const erased: ErasedRows | undefined = erasedTraceIds && erasedTraceIds.size > 0 ? { traceIds: erasedTraceIds, keys: new Set(), read: 0 } : undefined;
+  const erased: ErasedRows | undefined = erasedTraceIds && erasedTraceIds.size > 0 ? { traceIds: erasedTraceIds, keys: new Set(), rowsByTrace: new Map(), read: 0 } : undefined;
   const seen = deps.erasures?.indexHour ? noneSeen() : undefined;
   const written = await writeCompactedObject(deps, dataset, key, compactionInputs(previous, pending), WHOLE_SLICE, { ...(erased ? { erased } : {}), ...(seen ? { seen } : {}) });
   return { manifest: { files: [key], rows: written.rows, covered: raw.map(({ key, etag }) => ({ key, etag })) }, rowsRead: written.rowsRead, parts: written.parts, bytes: written.bytes, erased, seen };
@@ -347,7 +352,9 @@ export function upToDate(slice: Slice, previous: SliceManifest | undefined): Sli
  * merged, deduplicated (see {@link wins}) and written as a new generation, then one PUT of the manifest
  * switches readers to it. Idempotent and safe to kill anywhere: before the switch, nothing readers use has
  * changed (the new generation's keys are named by no manifest yet, and a rerun writes the same keys); after it,
- * only unreferenced objects are left to delete, which the next run does.
+ * what is left is in the manifest: unreferenced objects to delete, and for a rewrite that applied erasure requests,
+ * its record (raw objects to delete, what it removed per request), which the next run finishes from before anything
+ * else (see {@link finishSwitch}).
  *
  * `raw` is the slice's raw listing when the caller already has it.
  */
@@ -356,28 +363,47 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
   const grace = deps.supersededGraceMs ?? READERS_GRACE_MS;
   const manifestBytes = await deps.store.get(manifestKey(slice));
   const previous = manifestBytes ? parseManifest(manifestBytes, slice) : undefined;
+  let requests = await deps.erasures?.forSlice(slice);
+  let resumedDeletions = 0;
+  const record = previous?.erasure;
+  if (previous && record && requests?.applying.some((id) => Object.hasOwn(record.rows_removed, id))) {
+    // The run that switched to this generation stopped before it recorded every outcome: those requests are done
+    // here from its record. Looked at again, the hour would show nothing of them (the rewrite removed it) and their
+    // outcome would say 0 rows; and without raw objects it would leave the replaced generation, which holds the rows.
+    const finished = await finishSwitch(deps, slice, previous, requests.applying);
+    resumedDeletions = finished.objectsDeleted;
+    requests = { ...requests, applying: requests.applying.filter((id) => !finished.recorded.includes(id)) };
+    raw = undefined;
+  }
   const listing = raw ?? { traces: await deps.store.list(rawPartitionPrefix('traces', slice)), spans: await deps.store.list(rawPartitionPrefix('spans', slice)) };
   const { pending, expired, kept } = sliceWork(previous, listing, now.getTime(), grace);
-  const erasure = await sliceErasure(deps, slice, previous, listing, pending);
+  const erasure = requests ? await sliceErasure(deps, slice, requests, previous, listing, pending) : undefined;
   const result = upToDate(slice, previous);
+  result.objectsDeleted = resumedDeletions;
   const erasing = erasure !== undefined && erasure.matched.traceIds.size > 0;
   if (pending.traces.length === 0 && pending.spans.length === 0 && !erasing) {
     if (erasure && erasure.applying.length > 0) {
       // No manifest and no raw objects: retention's first step deleted the hour, and its compacted objects (which
       // may hold the user) wait for the second. The erasure deletes them now, as that step would.
       const swept = !previous && listing.traces.length === 0 && listing.spans.length === 0 ? await expireHour(deps.store, { slice, deleteCompacted: true }) : undefined;
-      await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: swept?.objectsDeleted ?? 0 });
+      // A replaced generation no manifest names may hold the rows: a switch by an earlier version that stopped
+      // before its deletes left it, and nothing else would ever delete it.
+      const stale = previous ? await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), previous.superseded, previous.generation) : 0;
+      result.objectsDeleted += stale;
+      const outcome: ErasedHour = { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: (swept?.objectsDeleted ?? 0) + stale };
+      await deps.erasures!.recordHour(slice, new Map(erasure.applying.map((id) => [id, outcome])));
     }
-    if (!previous || expired.length === 0) return result;
+    if (!previous || expired.length === 0) return resumedDeletions > 0 ? { ...result, outcome: 'cleaned' } : result;
     // Nothing new: only drop generations no query can still be reading.
     await deps.store.put(manifestKey(slice), serializeManifest({ ...previous, superseded: kept }), 'application/json');
-    result.objectsDeleted = await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), kept, previous.generation);
+    result.objectsDeleted += await deleteUnreferenced(deps, slice, previous.traces.files.concat(previous.spans.files), kept, previous.generation);
     return { ...result, outcome: 'cleaned' };
   }
 
   const generation = (previous?.generation ?? 0) + 1;
   const compacted: Partial<Record<DatasetName, DatasetManifest>> = {};
   const replaced: string[] = [];
+  const erasedRowsByTrace = new Map<string, number>();
   let rowsErased = 0;
   let bytesRewritten = 0;
   const seen: Partial<Record<DatasetName, SeenIds>> = {};
@@ -389,7 +415,10 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
     }
     const previousObjects = erasure?.previous[dataset] ?? (before ? await currentObjects(deps, dataset, slice, before.files) : []);
     const done = await compactDataset(deps, dataset, slice, generation, previousObjects, pending[dataset], listing[dataset], erasure?.matched.traceIds);
-    if (done.erased) rowsErased += done.erased.keys.size;
+    if (done.erased) {
+      rowsErased += done.erased.keys.size;
+      for (const [traceId, rows] of done.erased.rowsByTrace) erasedRowsByTrace.set(traceId, (erasedRowsByTrace.get(traceId) ?? 0) + rows);
+    }
     // A raw object that held an erased row is deleted below; no longer covered, it is compacted again if a replay lands it anew.
     compacted[dataset] = { ...done.manifest, covered: done.manifest.covered.filter((entry) => !erasure?.matched.holders.has(entry.key)) };
     replaced.push(...(before?.files ?? []));
@@ -400,34 +429,96 @@ export async function compactSlice(deps: CompactionDeps, slice: Slice, raw?: Rec
     result.objectsWritten++;
     result.hashParts += done.parts;
   }
+  // Overflow objects are read by no reader, only by the landing of their record (which the erasure drops anyway):
+  // they go before the switch, while the matched traces are known. After it no object holds those traces, so a
+  // retry could not find their overflow objects.
+  const overflowDeleted = erasing ? await deleteOverflowOf(deps.store, slice.orgId, erasure.matched) : 0;
+  result.objectsDeleted += overflowDeleted;
+  const applied = erasure && (erasing || erasure.applying.length > 0) ? erasureRecord(erasure, erasedRowsByTrace, erasing ? { bytesRewritten, previous, overflowDeleted } : undefined) : undefined;
   // An erasure keeps no earlier generation for queries in flight: those objects hold the erased rows.
-  const manifest = nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, erasing ? undefined : previous, { kept: erasing ? [] : kept, replaced }, now);
+  const manifest: SliceManifest = {
+    ...nextManifest(slice, generation, { traces: compacted.traces!, spans: compacted.spans! }, erasing ? undefined : previous, { kept: erasing ? [] : kept, replaced }, now),
+    ...(applied ? { erasure: applied } : {}),
+  };
   // The hour index describes the previous generation: dropped before the switch, a kill before the new one is
   // written leaves the hour unindexed (searched by every erasure), never indexed without this generation's ids.
   await dropHourIndex(deps.store, slice);
   // The switch: one PUT of one object. Before it readers use the previous generation, after it this one.
   await deps.store.put(manifestKey(slice), serializeManifest(manifest), 'application/json');
-  result.objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, generation);
+  result.objectsDeleted += (await finishSwitch(deps, slice, manifest, erasure?.applying ?? [], seen)).objectsDeleted;
+  return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows }, ...(erasing ? { rowsErased, bytesRewritten } : {}) };
+}
+
+/**
+ * What a rewrite applying `erasure`'s requests removes, per request: the rows of the traces each matched. `erased`
+ * undefined: nothing matched, so nothing was rewritten for them.
+ */
+function erasureRecord(
+  erasure: HourErasure,
+  rowsByTrace: ReadonlyMap<string, number>,
+  erased: { bytesRewritten: number; previous: SliceManifest | undefined; overflowDeleted: number } | undefined,
+): ManifestErasure {
+  const removed = new Map(erasure.applying.map((id) => [id, 0]));
+  for (const [traceId, rows] of rowsByTrace) {
+    for (const id of erasure.matched.requestsOf.get(traceId) ?? []) if (removed.has(id)) removed.set(id, removed.get(id)! + rows);
+  }
+  const previous = erased?.previous;
+  const generations = previous ? previous.traces.files.length + previous.spans.files.length + previous.superseded.reduce((sum, entry) => sum + entry.files.length, 0) : 0;
+  const holders = erased ? [...erasure.matched.holders].sort() : [];
+  return {
+    rows_removed: Object.fromEntries(removed),
+    bytes_rewritten: erased?.bytesRewritten ?? 0,
+    bytes_of_hour: erasure.bytesOfHour,
+    objects_deleted: erased ? generations + holders.length + erased.overflowDeleted : 0,
+    raw_holders: holders,
+  };
+}
+
+/**
+ * The steps after a switch to `manifest`, in this order: delete what neither it nor a generation in its grace
+ * names; delete the raw objects its erasure record names; index the hour (when the rewrite's `seen` ids are at
+ * hand); record, for each request of `applying` the record names, its outcome as the record says. Run right after
+ * the switch, and by the next run of the slice when the record names a request still applying (the run that
+ * switched stopped before it was done): every step is safe to repeat.
+ */
+async function finishSwitch(deps: CompactionDeps, slice: Slice, manifest: SliceManifest, applying: readonly string[], seen: Partial<Record<DatasetName, SeenIds>> = {}): Promise<{ objectsDeleted: number; recorded: string[] }> {
+  let objectsDeleted = await deleteUnreferenced(deps, slice, manifest.traces.files.concat(manifest.spans.files), manifest.superseded, manifest.generation);
+  const record = manifest.erasure;
+  if (record && record.raw_holders.length > 0) {
+    await deps.store.delete(record.raw_holders);
+    objectsDeleted += record.raw_holders.length;
+  }
   for (const dataset of ['traces', 'spans'] as const) {
     const ids = seen[dataset];
     if (ids) await deps.erasures!.indexHour!(slice, dataset, ids);
   }
-  if (erasure && erasing) {
-    const rawHolders = [...erasure.matched.holders];
-    if (rawHolders.length > 0) await deps.store.delete(rawHolders);
-    const overflow = await deleteOverflowOf(deps.store, slice.orgId, erasure.matched);
-    result.objectsDeleted += rawHolders.length + overflow;
+  const recorded = record ? applying.filter((id) => Object.hasOwn(record.rows_removed, id)) : [];
+  if (record && recorded.length > 0) {
+    const outcome = (id: string): ErasedHour => ({ rowsRemoved: record.rows_removed[id]!, bytesRewritten: record.bytes_rewritten, bytesOfHour: record.bytes_of_hour, objectsDeleted: record.objects_deleted });
+    await deps.erasures!.recordHour(slice, new Map(recorded.map((id) => [id, outcome(id)])));
   }
-  if (erasure && erasure.applying.length > 0) {
-    await deps.erasures!.recordHour(slice, erasure.applying, { rowsRemoved: rowsErased, bytesRewritten: erasing ? bytesRewritten : 0, bytesOfHour: erasure.bytesOfHour, objectsDeleted: result.objectsDeleted });
-  }
-  return { ...result, outcome: 'compacted', generation, rows: { traces: manifest.traces.rows, spans: manifest.spans.rows }, ...(erasing ? { rowsErased, bytesRewritten } : {}) };
+  return { objectsDeleted, recorded };
 }
 
-/** The erasures of a slice and the traces they match in what a rewrite would read, or undefined when its organization has none. */
-async function sliceErasure(deps: CompactionDeps, slice: Slice, previous: SliceManifest | undefined, listing: Record<DatasetName, StoredObject[]>, pending: Record<DatasetName, StoredObject[]>) {
-  const found = await deps.erasures?.forSlice(slice);
-  if (!found) return undefined;
+/** The erasures of a slice as a rewrite applies them. */
+interface HourErasure {
+  applying: string[];
+  /** The traces they match in what the rewrite reads (the whole hour when a request applies, else what is new). */
+  matched: MatchedTraces;
+  /** The previous generation's objects as listed now. */
+  previous: Record<DatasetName, StoredObject[]>;
+  bytesOfHour: number;
+}
+
+/** The erasures of a slice and the traces they match in what a rewrite would read. */
+async function sliceErasure(
+  deps: CompactionDeps,
+  slice: Slice,
+  found: SliceErasure,
+  previous: SliceManifest | undefined,
+  listing: Record<DatasetName, StoredObject[]>,
+  pending: Record<DatasetName, StoredObject[]>,
+): Promise<HourErasure> {
   const previousObjects: Record<DatasetName, StoredObject[]> = {
     traces: previous ? await currentObjects(deps, 'traces', slice, previous.traces.files) : [],
     spans: previous ? await currentObjects(deps, 'spans', slice, previous.spans.files) : [],
@@ -437,7 +528,7 @@ async function sliceErasure(deps: CompactionDeps, slice: Slice, previous: SliceM
   // written, so it holds nothing that a request already done matches).
   const raw = found.applying.length > 0 ? listing : pending;
   const scanned = found.applying.length > 0 ? { traces: [...previousObjects.traces, ...raw.traces], spans: [...previousObjects.spans, ...raw.spans] } : pending;
-  const matched = await matchedTraces(deps.store, scanned, found.matches, new Set([...raw.traces, ...raw.spans].map((object) => object.key)));
+  const matched = await matchedTraces(deps.store, scanned, found.matching, new Set([...raw.traces, ...raw.spans].map((object) => object.key)));
   // The hour's data held once: its compacted generation and what is not compacted yet (covered raw copies left out).
   const bytesOfHour = [...previousObjects.traces, ...previousObjects.spans, ...pending.traces, ...pending.spans].reduce((sum, object) => sum + object.size, 0);
   return { applying: found.applying, matched, previous: previousObjects, bytesOfHour };

@@ -7,6 +7,8 @@ import type { LakeStore, MatchFields, StoredObject } from '../ports.js';
 /** The traces an erasure removes from a slice, and the days they were received on (where their overflow objects are). */
 export interface MatchedTraces {
   traceIds: Set<string>;
+  /** Per matched trace, the ids of the requests any of its rows matched: each request is told of the rows of its own traces. */
+  requestsOf: Map<string, Set<string>>;
   /** `YYYY-MM-DD` of `received_at` of the matching rows: overflow keys carry that day. */
   receivedDays: Set<string>;
   /** Keys of the objects asked about (`holders`) that hold a row of a matched trace: raw objects to delete. */
@@ -25,10 +27,10 @@ const dayOfMicros = (micros: bigint) => new Date(Number(micros / 1000n)).toISOSt
 export async function matchedTraces(
   store: LakeStore,
   objects: Record<DatasetName, readonly StoredObject[]>,
-  matches: (row: MatchFields) => boolean,
+  matching: (row: MatchFields) => readonly string[],
   holders: ReadonlySet<string> = new Set(),
 ): Promise<MatchedTraces> {
-  const found: MatchedTraces = { traceIds: new Set(), receivedDays: new Set(), holders: new Set() };
+  const found: MatchedTraces = { traceIds: new Set(), requestsOf: new Map(), receivedDays: new Set(), holders: new Set() };
   // The trace ids of each object asked about: which of them hold a matched trace is known only once all are read.
   const held = new Map<string, Set<string>>();
   for (const object of [...objects.traces, ...objects.spans]) {
@@ -50,8 +52,12 @@ export async function matchedTraces(
           received_at: typeof row.received_at === 'bigint' ? row.received_at : 0n,
         };
         ids?.add(fields.trace_id);
-        if (!matches(fields)) continue;
+        const requests = matching(fields);
+        if (requests.length === 0) continue;
         found.traceIds.add(fields.trace_id);
+        const of = found.requestsOf.get(fields.trace_id) ?? new Set<string>();
+        for (const id of requests) of.add(id);
+        found.requestsOf.set(fields.trace_id, of);
         found.receivedDays.add(dayOfMicros(fields.received_at));
       }
       rowStart = rowEnd;

@@ -2,7 +2,8 @@ import { compactPending } from '../../../lambda/compaction/compact-pending.js';
 import { compactAndErase } from '../../../lambda/compaction/compact-and-erase.js';
 import { newRequest } from '../../../lambda/erasure/erasure-record.js';
 import { outcomePrefix, requestKey } from '../../../lambda/lake/keys/erasure-keys.js';
-import { type ErasureSecret, StoredErasures, erasureStatus } from '../../../lambda/erasure/stored-erasures.js';
+import { type ErasureSecret, StoredErasures, erasureStatus, planErasures } from '../../../lambda/erasure/stored-erasures.js';
+import { compactSlice } from '../../../lambda/lake/lifecycle/compact-slice.js';
 import { indexKey } from '../../../lambda/lake/keys/erasure-keys.js';
 import { partPlanPrefix } from '../../../lambda/lake/keys/compacted-keys.js';
 import { expireHour } from '../../../lambda/lake/lifecycle/expire-hour.js';
@@ -189,5 +190,54 @@ describe('erasure through compaction', () => {
     const after = await visible(bucket, 'spans');
     expect(new Set(after.map((row) => `${row.trace_id as string}/${row.span_id as string}`)).size).toBe(after.length);
     expect(after).toHaveLength(2 * 6);
+  });
+
+  it('reports, for each request one rewrite applied, the rows of the traces it matched: its own, not the hour\'s', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    const deps = { store: bucket, now: () => NOW, erasures };
+    const alice = [traceOf('alice', 10), traceOf('alice', 10)];
+    const bob = traceOf('bob', 10);
+    await landRecords({ store: bucket }, [...alice, bob, traceOf('carol', 10)].map((trace, i) => inlineRecord(i + 1, trace, traceContext({ request_id: `req-${i}` }))));
+    await compactPending(deps, { includeOpenHours: true });
+    const requested = new Date('2026-11-23T11:00:00Z');
+    const requests = [
+      newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, requested),
+      newRequest('org-a', { user_ids: ['bob'], session_ids: [], trace_ids: [] }, requested),
+      // One of alice's traces again: a trace two requests match counts for both.
+      newRequest('org-a', { user_ids: [], session_ids: [], trace_ids: [alice[0]!.trace_id] }, requested),
+    ];
+    for (const request of requests) await erasures.put(request);
+
+    const run = await compactAndErase(deps, SECRET, { includeOpenHours: true });
+
+    expect(run.compacted.map((c) => c.rowsErased)).toEqual([9]);
+    const statuses = await Promise.all(requests.map(async (request) => erasureStatus(erasures, (await erasures.request('org-a', request.erasure_id))!)));
+    expect(statuses.map((status) => [status.status, status.rows_removed, status.hours_found, status.hours_done])).toEqual([
+      ['done', 6, 1, 1],
+      ['done', 3, 1, 1],
+      ['done', 3, 1, 1],
+    ]);
+  });
+
+  it('counts an hour another request\'s rewrite applied a request to before its search among the hours found, as well as done', async () => {
+    const bucket = new MemoryBucket();
+    const erasures = new StoredErasures(bucket, SECRET);
+    const deps = { store: bucket, now: () => NOW, erasures };
+    await lakeOfThreeHours(bucket);
+    await compactPending(deps, { includeOpenHours: true });
+    const first = newRequest('org-a', { user_ids: ['bob'], session_ids: [], trace_ids: [] }, new Date('2026-11-23T11:00:00Z'));
+    await erasures.put(first);
+    const plan = await planErasures(bucket, erasures, SECRET, () => NOW);
+    // Sent after the planner looked: still pending (not searched) when the workers rewrite bob's hours, which hold carol too.
+    const second = newRequest('org-a', { user_ids: ['carol'], session_ids: [], trace_ids: [] }, new Date('2026-11-23T11:30:00Z'));
+    await erasures.put(second);
+    for (const slice of plan.slices) await compactSlice(deps, slice);
+    await planErasures(bucket, erasures, SECRET, () => NOW);
+
+    const status = await erasureStatus(erasures, (await erasures.request('org-a', second.erasure_id))!);
+    expect((await erasures.request('org-a', second.erasure_id))!.hours).toEqual([]);
+    expect(status).toMatchObject({ status: 'done', hours_found: 3, hours_done: 3, rows_removed: 9 });
+    expect(await holding(bucket, 'marker-carol')).toEqual([]);
   });
 });

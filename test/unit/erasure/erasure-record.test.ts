@@ -5,20 +5,27 @@ const T9 = '00000000-0000-4000-8000-000000000009';
 const at = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const row = (fields: Partial<{ trace_id: string; user_id: string; session_id: string; received_at: bigint }>) => ({ trace_id: 't0', user_id: '', session_id: '', received_at: at('2026-11-22T10:00:00Z'), ...fields });
 
-describe('which rows an erasure request matches', () => {
+describe('which requests a row matches', () => {
   const early = newRequest('org-a', { user_ids: ['alice'], session_ids: ['conv-1'], trace_ids: [T9] }, new Date('2026-11-23T00:00:00Z'));
   const later = newRequest('org-a', { user_ids: ['alice'], session_ids: [], trace_ids: [] }, new Date('2026-11-25T00:00:00Z'));
+  const sessions = newRequest('org-a', { user_ids: [], session_ids: ['conv-1'], trace_ids: [] }, new Date('2026-11-23T00:00:00Z'));
 
-  it('matches a member of the selector received no later than the request, and nothing received after it', () => {
-    const matches = rowMatcher([early], undefined);
-    expect(matches(row({ user_id: 'alice' }))).toBe(true);
-    expect(matches(row({ session_id: 'conv-1' }))).toBe(true);
-    expect(matches(row({ trace_id: T9 }))).toBe(true);
-    expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') }))).toBe(true);
-    expect(matches(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') + 1n }))).toBe(false);
-    expect(matches(row({ user_id: 'bob' }))).toBe(false);
+  it('names a request one of whose members the row holds, received no later than the request, and none received after it', () => {
+    const matching = rowMatcher([early], undefined);
+    expect(matching(row({ user_id: 'alice' }))).toEqual([early.erasure_id]);
+    expect(matching(row({ session_id: 'conv-1' }))).toEqual([early.erasure_id]);
+    expect(matching(row({ trace_id: T9 }))).toEqual([early.erasure_id]);
+    expect(matching(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') }))).toEqual([early.erasure_id]);
+    expect(matching(row({ user_id: 'alice', received_at: at('2026-11-23T00:00:00Z') + 1n }))).toEqual([]);
+    expect(matching(row({ user_id: 'bob' }))).toEqual([]);
     // An empty id names nobody: rows without a user or session are never matched through them.
-    expect(rowMatcher([newRequest('org-a', { user_ids: [''], session_ids: [''], trace_ids: [] }, new Date())], undefined)(row({}))).toBe(false);
+    expect(rowMatcher([newRequest('org-a', { user_ids: [''], session_ids: [''], trace_ids: [] }, new Date())], undefined)(row({}))).toEqual([]);
+  });
+
+  it('names every request the row matches, each once however many of its members the row holds', () => {
+    const matching = rowMatcher([early, sessions, later], undefined);
+    expect(matching(row({ user_id: 'alice', session_id: 'conv-1', trace_id: T9 }))).toEqual([early.erasure_id, later.erasure_id, sessions.erasure_id]);
+    expect(matching(row({ session_id: 'conv-1' }))).toEqual([early.erasure_id, sessions.erasure_id]);
   });
 
   it('matches user and session ids exactly as sent, case and Unicode form included (as erase create --help and docs/operations.md say)', () => {
@@ -27,17 +34,18 @@ describe('which rows an erasure request matches', () => {
     const request = newRequest('org-a', { user_ids: ['Alice', composed], session_ids: ['Conv-1'], trace_ids: [] }, new Date('2026-11-23T00:00:00Z'));
     expect(request).toMatchObject({ user_ids: ['Alice', composed], session_ids: ['Conv-1'] });
     for (const secret of [undefined, SECRET]) {
-      const matches = rowMatcher([secret ? doneRequest(request, secret, new Date('2026-11-23T01:00:00Z')) : request], secret);
-      expect([matches(row({ user_id: 'Alice' })), matches(row({ user_id: composed })), matches(row({ session_id: 'Conv-1' }))]).toEqual([true, true, true]);
-      expect([matches(row({ user_id: 'alice' })), matches(row({ user_id: 'ALICE' })), matches(row({ user_id: decomposed })), matches(row({ session_id: 'conv-1' }))]).toEqual([false, false, false, false]);
+      const matching = rowMatcher([secret ? doneRequest(request, secret, new Date('2026-11-23T01:00:00Z')) : request], secret);
+      const matched = (fields: Parameters<typeof row>[0]) => matching(row(fields)).length > 0;
+      expect([matched({ user_id: 'Alice' }), matched({ user_id: composed }), matched({ session_id: 'Conv-1' })]).toEqual([true, true, true]);
+      expect([matched({ user_id: 'alice' }), matched({ user_id: 'ALICE' }), matched({ user_id: decomposed }), matched({ session_id: 'conv-1' })]).toEqual([false, false, false, false]);
     }
   });
 
-  it('takes, for an id named by several requests, the latest request', () => {
+  it('for an id named by several requests, names those whose time the row was received by', () => {
     for (const requests of [[early, later], [later, early]]) {
-      const matches = rowMatcher(requests, undefined);
-      expect(matches(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toBe(true);
-      expect(matches(row({ session_id: 'conv-1', received_at: at('2026-11-24T00:00:00Z') }))).toBe(false);
+      const matching = rowMatcher(requests, undefined);
+      expect(matching(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toEqual([later.erasure_id]);
+      expect(matching(row({ session_id: 'conv-1', received_at: at('2026-11-24T00:00:00Z') }))).toEqual([]);
     }
   });
 
@@ -45,13 +53,14 @@ describe('which rows an erasure request matches', () => {
     const done = doneRequest(early, SECRET, new Date('2026-11-23T01:00:00Z'));
     expect(JSON.stringify(done)).not.toContain('alice');
     expect(done.selector_hmacs).toHaveLength(3);
-    expect(rowMatcher([done], SECRET)(row({ user_id: 'alice' }))).toBe(true);
-    expect(rowMatcher([done], SECRET)(row({ session_id: 'conv-1' }))).toBe(true);
+    expect(rowMatcher([done], SECRET)(row({ user_id: 'alice' }))).toEqual([early.erasure_id]);
+    expect(rowMatcher([done], SECRET)(row({ session_id: 'conv-1' }))).toEqual([early.erasure_id]);
     // A session id equal to an erased user id is another id.
-    expect(rowMatcher([done], SECRET)(row({ session_id: 'alice' }))).toBe(false);
-    expect(rowMatcher([done], SECRET)(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toBe(false);
-    expect(rowMatcher([done], Buffer.alloc(32, 6))(row({ user_id: 'alice' }))).toBe(false);
-    expect(rowMatcher([done], undefined)(row({ user_id: 'alice' }))).toBe(false);
+    expect(rowMatcher([done], SECRET)(row({ session_id: 'alice' }))).toEqual([]);
+    expect(rowMatcher([done], SECRET)(row({ user_id: 'alice', received_at: at('2026-11-24T00:00:00Z') }))).toEqual([]);
+    expect(rowMatcher([done], Buffer.alloc(32, 6))(row({ user_id: 'alice' }))).toEqual([]);
+    expect(rowMatcher([done], undefined)(row({ user_id: 'alice' }))).toEqual([]);
+    expect(rowMatcher([done, later], SECRET)(row({ user_id: 'alice' }))).toEqual([later.erasure_id, early.erasure_id]);
   });
 });
 
@@ -64,8 +73,10 @@ describe('a request\'s selector', () => {
     ]) {
       const matches = rowMatcher([newRequest('org-a', selector, new Date('2026-11-23T00:00:00Z'))], undefined);
       const named = [...selector.user_ids.map((user_id) => row({ user_id })), ...selector.session_ids.map((session_id) => row({ session_id })), ...selector.trace_ids.map((trace_id) => row({ trace_id }))];
-      expect(named.map(matches)).toEqual([true, true]);
-      expect(matches(row({ user_id: 'bob', session_id: 'conv-2' }))).toBe(false);
+      const [request] = matches(named[0]!);
+      expect(named.map(matches)).toEqual([[request], [request]]);
+      expect(request).toMatch(/^er_/);
+      expect(matches(row({ user_id: 'bob', session_id: 'conv-2' }))).toEqual([]);
     }
   });
 

@@ -206,7 +206,7 @@ describe('forSlice: what compaction applies to a slice', () => {
     const erasure = (await lake.erasures.forSlice(slice))!;
     expect(erasure.applying).toEqual(['er_a', 'er_c']);
     const row = (fields: Partial<{ user_id: string; session_id: string }>) => ({ trace_id: 't', user_id: '', session_id: '', received_at: 0n, ...fields });
-    expect([erasure.matches(row({ user_id: 'alice' })), erasure.matches(row({ user_id: 'bob' })), erasure.matches(row({ session_id: 'conv-1' })), erasure.matches(row({ user_id: 'dave' }))]).toEqual([true, true, true, false]);
+    expect([erasure.matching(row({ user_id: 'alice' })), erasure.matching(row({ user_id: 'bob' })), erasure.matching(row({ session_id: 'conv-1' })), erasure.matching(row({ user_id: 'dave' }))]).toEqual([['er_a'], ['er_b'], ['er_c'], []]);
     // No request is done: nothing is matched through a keyed hash, and the secret is not read.
     expect(lake.secret.reads).toBe(0);
   });
@@ -220,9 +220,9 @@ describe('forSlice: what compaction applies to a slice', () => {
     const erasure = (await lake.erasures.forSlice(slice))!;
     expect(erasure.applying).toEqual(['er_b']);
     const replayed = { trace_id: 't', user_id: 'alice', session_id: '', received_at: BigInt(REQUESTED.getTime()) * 1000n };
-    expect(erasure.matches(replayed)).toBe(true);
-    expect(erasure.matches({ ...replayed, user_id: 'bob' })).toBe(true);
-    expect(erasure.matches({ ...replayed, user_id: 'carol' })).toBe(false);
+    expect(erasure.matching(replayed)).toEqual(['er_a']);
+    expect(erasure.matching({ ...replayed, user_id: 'bob' })).toEqual(['er_b']);
+    expect(erasure.matching({ ...replayed, user_id: 'carol' })).toEqual([]);
     expect(lake.secret.reads).toBe(1);
   });
 });
@@ -234,7 +234,7 @@ describe('the records\' content type', () => {
     const put = lake.bucket.put.bind(lake.bucket);
     lake.bucket.put = async (key: string, body: Uint8Array, contentType?: string) => (types.set(key, contentType ?? ''), put(key, body));
     await lake.erasures.put(newRequest('org-a', selector({ user_ids: ['alice'] }), REQUESTED, 'er_a'));
-    await lake.erasures.recordHour(hourSlice('10'), ['er_a'], { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: 0, objectsDeleted: 0 });
+    await lake.erasures.recordHour(hourSlice('10'), new Map([['er_a', { rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: 0, objectsDeleted: 0 }]]));
     await lake.erasures.indexHour(hourSlice('10'), 'traces', ids());
     expect([...types.values()]).toEqual(['application/json', 'application/json', 'application/json']);
     expect(types.size).toBe(3);
@@ -244,7 +244,8 @@ describe('the records\' content type', () => {
 describe('recordHour', () => {
   it('writes one outcome per request applied, under that request, for the hour', async () => {
     const lake = new Lake();
-    await lake.erasures.recordHour(hourSlice('10'), ['er_a', 'er_b'], { rowsRemoved: 3, bytesRewritten: 100, bytesOfHour: 200, objectsDeleted: 4 });
+    const erased = { rowsRemoved: 3, bytesRewritten: 100, bytesOfHour: 200, objectsDeleted: 4 };
+    await lake.erasures.recordHour(hourSlice('10'), new Map([['er_a', erased], ['er_b', erased]]));
     expect(lake.bucket.keys()).toEqual([outcomeKey('org-a', 'er_a', '2026-11-22/10'), outcomeKey('org-a', 'er_b', '2026-11-22/10')]);
     const [outcome] = await lake.erasures.outcomes({ org_id: 'org-a', erasure_id: 'er_b' });
     expect(outcome).toMatchObject({ erasure_id: 'er_b', hour: '2026-11-22/10', bytes_of_hour: 200, objects_deleted: 4 });
@@ -296,7 +297,7 @@ describe('planErasures', () => {
     const nothingFound = newRequest('org-a', selector({ user_ids: ['nobody'] }), REQUESTED, 'er_d');
     const unplanned: ErasureRequest = { ...newRequest('org-b', selector({ user_ids: ['dave'] }), REQUESTED, 'er_e'), status: 'running' };
     for (const request of [alice, bob, finished, nothingFound, unplanned]) await lake.erasures.put(request);
-    await lake.erasures.recordHour(hourSlice('12'), ['er_c'], { rowsRemoved: 1, bytesRewritten: 1, bytesOfHour: 1, objectsDeleted: 1 });
+    await lake.erasures.recordHour(hourSlice('12'), new Map([['er_c', { rowsRemoved: 1, bytesRewritten: 1, bytesOfHour: 1, objectsDeleted: 1 }]]));
     lake.object(rawKey('09', 1, 'traces', 'org-b'));
 
     const plan = await planErasures(lake.bucket, lake.erasures, lake.secret, () => NOW);

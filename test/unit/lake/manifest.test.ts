@@ -175,3 +175,30 @@ describe('compaction keys', () => {
     }
   });
 });
+
+describe("a manifest's erasure record", () => {
+  const RAW = 'traces/org_id=org-a/dt=2026-11-22/hour=10/shardId-000000000000-49640000000000000000000000000000000000000000000000000001.parquet';
+  const record = (overrides: Record<string, unknown> = {}) => ({ rows_removed: { 'er-1': 6, 'er-2': 0 }, bytes_rewritten: 10, bytes_of_hour: 20, objects_deleted: 3, raw_holders: [RAW], ...overrides });
+
+  it('reads back the record a rewrite applying requests wrote, and a manifest without one as none', () => {
+    const written: SliceManifest = { ...(manifest() as unknown as SliceManifest), erasure: record() };
+    expect(parseManifest(serializeManifest(written), SLICE).erasure).toEqual(record());
+    expect(parseManifest(bytes(manifest()), SLICE)).not.toHaveProperty('erasure');
+  });
+
+  it.each<[string, unknown]>([
+    ['null', null],
+    ['rows per request not an object', record({ rows_removed: [6] })],
+    ['rows per request null', record({ rows_removed: null })],
+    ['a negative row count', record({ rows_removed: { 'er-1': -1 } })],
+    ['a byte count that is not a number', record({ bytes_rewritten: '10' })],
+    ['raw holders not a list', record({ raw_holders: RAW })],
+    // Its raw holders are deleted: a key of another hour, or no raw key at all, is never acted on.
+    ['a raw holder of another hour', record({ raw_holders: [RAW.replace('hour=10', 'hour=11')] })],
+    ['a holder that is no raw key', record({ raw_holders: ['manifests/org_id=org-a/dt=2026-11-22/hour=10/manifest.json'] })],
+  ])('refuses a record with %s', (_, erasure) => {
+    expect(() => parseManifest(bytes(manifest({ erasure })), SLICE)).toThrow(
+      new InvalidManifestError('manifest of org-a/2026-11-22/10: erasure must have rows_removed per request, byte and object counts, and raw keys of the slice'),
+    );
+  });
+});

@@ -15,6 +15,11 @@ import { acceptedSpan, acceptedTrace, inlineRecord, traceContext } from '../../.
 import { MemoryBucket } from '../../../devkit/fakes/memory-bucket.js';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 
+/** The one request a test's matcher stands for: the lake takes a row to the ids of the requests it matches. */
+const REQUEST = 'er_1';
+const none: readonly string[] = [];
+const request = (matches: boolean): readonly string[] => (matches ? [REQUEST] : none);
+
 const AT = '2026-11-22T10:10:00.000001Z';
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n + BigInt(iso.slice(23, 26));
 
@@ -42,13 +47,13 @@ describe('matchedTraces', () => {
     const anonymous = trace({ user: '', session: '' });
     const objects = await landed(bucket, [{ trace: named, context: { received_at: '2026-11-22T10:00:01.000002Z' } }, { trace: anonymous, context: { received_at: '2026-11-22T10:00:03.000004Z' } }]);
     const asked: MatchFields[] = [];
-    const found = await matchedTraces(bucket, objects, (row) => (asked.push(row), false));
+    const found = await matchedTraces(bucket, objects, (row) => (asked.push(row), none));
     const namedRow = { trace_id: named.trace_id, user_id: 'alice', session_id: 'conv-1', received_at: micros('2026-11-22T10:00:01.000002Z') };
     const anonymousRow = { trace_id: anonymous.trace_id, user_id: '', session_id: '', received_at: micros('2026-11-22T10:00:03.000004Z') };
     expect(asked).toEqual(expect.arrayContaining([namedRow, anonymousRow]));
     expect(asked).toHaveLength(4);
     expect(asked.filter((row) => row.trace_id === named.trace_id)).toEqual([namedRow, namedRow]);
-    expect(found).toEqual({ traceIds: new Set(), receivedDays: new Set(), holders: new Set() });
+    expect(found).toEqual({ traceIds: new Set(), requestsOf: new Map(), receivedDays: new Set(), holders: new Set() });
   });
 
   it('finds a trace through a span row alone, with the day it was received on, and only the raw objects asked about that hold it', async () => {
@@ -59,8 +64,8 @@ describe('matchedTraces', () => {
     const second = await landed(bucket, [{ trace: kept, context: { received_at: '2026-11-23T00:00:00.000000Z' } }]);
     const objects = { traces: [...first.traces, ...second.traces], spans: [...first.spans, ...second.spans] };
     const asked = new Set([first.traces[0]!.key, second.traces[0]!.key, second.spans[0]!.key]);
-    const found = await matchedTraces(bucket, objects, (row) => row.user_id === 'alice', asked);
-    expect(found).toEqual({ traceIds: new Set([erased.trace_id]), receivedDays: new Set(['2026-11-22']), holders: new Set([first.traces[0]!.key]) });
+    const found = await matchedTraces(bucket, objects, (row) => request(row.user_id === 'alice'), asked);
+    expect(found).toEqual({ traceIds: new Set([erased.trace_id]), requestsOf: new Map([[erased.trace_id, new Set([REQUEST])]]), receivedDays: new Set(['2026-11-22']), holders: new Set([first.traces[0]!.key]) });
   });
 
   it('reads an object without the user, session or received_at columns as "" and 0 (only the columns it has are asked for)', async () => {
@@ -68,16 +73,16 @@ describe('matchedTraces', () => {
     await bucket.put('traces/org_id=org-a/dt=2026-11-22/hour=10/narrow.parquet', new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'trace_id', data: ['t-1', 't-2'], type: 'STRING' }] })));
     const objects = { traces: await bucket.list('traces/'), spans: [] };
     const asked: MatchFields[] = [];
-    const found = await matchedTraces(bucket, objects, (row) => (asked.push(row), row.trace_id === 't-2'), new Set([objects.traces[0]!.key]));
+    const found = await matchedTraces(bucket, objects, (row) => (asked.push(row), request(row.trace_id === 't-2')), new Set([objects.traces[0]!.key]));
     expect(asked).toEqual([
       { trace_id: 't-1', user_id: '', session_id: '', received_at: 0n },
       { trace_id: 't-2', user_id: '', session_id: '', received_at: 0n },
     ]);
-    expect(found).toEqual({ traceIds: new Set(['t-2']), receivedDays: new Set(['1970-01-01']), holders: new Set([objects.traces[0]!.key]) });
+    expect(found).toEqual({ traceIds: new Set(['t-2']), requestsOf: new Map([['t-2', new Set([REQUEST])]]), receivedDays: new Set(['1970-01-01']), holders: new Set([objects.traces[0]!.key]) });
     const idless = new MemoryBucket();
     await idless.put('spans/org_id=org-a/dt=2026-11-22/hour=10/idless.parquet', new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'user_id', data: ['alice'], type: 'STRING' }] })));
     const rows: MatchFields[] = [];
-    await matchedTraces(idless, { traces: [], spans: await idless.list('spans/') }, (row) => (rows.push(row), false));
+    await matchedTraces(idless, { traces: [], spans: await idless.list('spans/') }, (row) => (rows.push(row), none));
     expect(rows).toEqual([{ trace_id: '', user_id: 'alice', session_id: '', received_at: 0n }]);
   });
 
@@ -86,7 +91,7 @@ describe('matchedTraces', () => {
     const traces = Array.from({ length: 5 }, (_, i) => trace({ user: `user-${i}` }));
     const objects = await landed(bucket, traces.map((t, i) => ({ trace: t, context: { received_at: `2026-11-2${i}T10:00:00.000000Z` } })), 2);
     const asked: string[] = [];
-    const found = await matchedTraces(bucket, objects, (row) => (asked.push(row.trace_id), row.user_id === 'user-4' || row.user_id === 'user-2'));
+    const found = await matchedTraces(bucket, objects, (row) => (asked.push(row.trace_id), request(row.user_id === 'user-4' || row.user_id === 'user-2')));
     expect(asked.sort()).toEqual([...traces, ...traces].map((t) => t.trace_id).sort());
     expect(found.traceIds).toEqual(new Set([traces[4]!.trace_id, traces[2]!.trace_id]));
     expect(found.receivedDays).toEqual(new Set(['2026-11-24', '2026-11-22']));
@@ -119,7 +124,7 @@ describe('deleteOverflowOf', () => {
       'overflow/org_id=org-a/dt=2026-11-22/req-1/notes.txt',
     ];
     const { bucket, deletes } = bucketOf([...doomed, ...kept, overflowObjectKey(context('org-a', '2026-11-23', 'req-2'), 0, T2)]);
-    const matched = { traceIds: new Set([T1, T2]), receivedDays: new Set(['2026-11-22']), holders: new Set<string>() };
+    const matched = { traceIds: new Set([T1, T2]), requestsOf: new Map([[T1, new Set([REQUEST])], [T2, new Set([REQUEST])]]), receivedDays: new Set(['2026-11-22']), holders: new Set<string>() };
     expect(await deleteOverflowOf(bucket, 'org-a', matched)).toBe(doomed.length + 1);
     expect(deletes).toHaveLength(1);
     expect([...deletes[0]!].sort()).toEqual([...doomed, kept[0]!].sort());
@@ -129,9 +134,9 @@ describe('deleteOverflowOf', () => {
 
   it('lists each day received, and sends no delete when nothing matched', async () => {
     const { bucket, deletes } = bucketOf([overflowObjectKey(context('org-a', '2026-11-23'), 3, T2), overflowObjectKey(context('org-a', '2026-11-22'), 0, T2)]);
-    expect(await deleteOverflowOf(bucket, 'org-a', { traceIds: new Set([T2]), receivedDays: new Set(['2026-11-22', '2026-11-23']), holders: new Set() })).toBe(2);
+    expect(await deleteOverflowOf(bucket, 'org-a', { traceIds: new Set([T2]), requestsOf: new Map(), receivedDays: new Set(['2026-11-22', '2026-11-23']), holders: new Set() })).toBe(2);
     expect(bucket.keys()).toEqual([]);
-    expect(await deleteOverflowOf(bucket, 'org-a', { traceIds: new Set([T1]), receivedDays: new Set(['2026-11-22']), holders: new Set() })).toBe(0);
+    expect(await deleteOverflowOf(bucket, 'org-a', { traceIds: new Set([T1]), requestsOf: new Map(), receivedDays: new Set(['2026-11-22']), holders: new Set() })).toBe(0);
     expect(deletes).toHaveLength(1);
   });
 });

@@ -56,11 +56,11 @@ const g = (generation: number) => [compactedObjectKey('traces', SLICE, generatio
 function erasuresMatching(bucket: LoggedBucket, traceIds: readonly string[], applying = [REQUEST]) {
   const recorded: ErasedHour[] = [];
   const port: SliceErasures = {
-    forSlice: async (slice) => (expect(slice).toEqual(SLICE), { applying, matches: (row) => traceIds.includes(row.trace_id) }),
-    recordHour: async (slice, requests, outcome) => {
-      expect([slice, requests]).toEqual([SLICE, applying]);
+    forSlice: async (slice) => (expect(slice).toEqual(SLICE), { applying, matching: (row) => (traceIds.includes(row.trace_id) ? [REQUEST] : []) }),
+    recordHour: async (slice, removed) => {
+      expect([slice, [...removed.keys()]]).toEqual([SLICE, applying]);
       bucket.log.push('record the hour');
-      recorded.push(outcome);
+      recorded.push(...removed.values());
     },
     indexHour: async (slice, dataset, seen) => void bucket.log.push(`index ${dataset} ${[...seen.traces].sort().join(' ')}`),
   };
@@ -341,5 +341,92 @@ describe('the switch of a slice an erasure applies to', () => {
     expect(result).toMatchObject({ outcome: 'up-to-date', generation: 0, objectsDeleted: 0 });
     expect(recorded).toEqual([{ rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: 0, objectsDeleted: 4 }]);
     expect(bucket.keys()).toEqual([]);
+  });
+
+  it('finishes a switch stopped before its deletes from the record in its manifest: the replaced generation goes, and the outcome counts the rewrite\'s rows', async () => {
+    const bucket = new LoggedBucket();
+    const [a, b] = [trace(), trace()];
+    const raw = await land(bucket, 1, [a, b]);
+    await compactSlice(deps(bucket), SLICE);
+    // Older than the raw objects' lifetime: only generation 1 holds a.
+    await bucket.delete([raw.traces, raw.spans]);
+    const bytesOfHour = sizeOf(bucket, ...g(1));
+    const { port, recorded } = erasuresMatching(bucket, [a.trace_id]);
+    const stopped = Object.assign(Object.create(bucket) as LoggedBucket, { delete: async () => Promise.reject(new Error('stopped after the switch')) });
+    await expect(compactSlice(deps(stopped, { erasures: port }), SLICE)).rejects.toThrow('stopped after the switch');
+    const bytesRewritten = sizeOf(bucket, ...g(2));
+    expect(manifestOf(bucket).erasure).toEqual({ rows_removed: { [REQUEST]: 2 }, bytes_rewritten: bytesRewritten, bytes_of_hour: bytesOfHour, objects_deleted: 2, raw_holders: [] });
+    expect(recorded).toEqual([]);
+    bucket.log.length = 0;
+
+    const result = await compactSlice(deps(bucket, { erasures: port }), SLICE);
+
+    expect(result).toEqual({ slice: SLICE, outcome: 'cleaned', generation: 2, rows: { traces: 1, spans: 1 }, rowsRead: 0, duplicatesDropped: 0, objectsWritten: 0, hashParts: 0, objectsDeleted: 2 });
+    expect(recorded).toEqual([{ rowsRemoved: 2, bytesRewritten, bytesOfHour, objectsDeleted: 2 }]);
+    expect(bucket.log).toEqual([`delete ${[...g(1)].sort().join(' ')}`, 'record the hour']);
+    expect(bucket.keys()).toEqual([...g(2), manifestKey(SLICE)].sort());
+  });
+
+  it('deletes a replaced generation no manifest names before it records an hour it finds nothing in (a switch by an earlier version stopped before its deletes)', async () => {
+    const bucket = new LoggedBucket();
+    const raw = [await land(bucket, 1, [trace()])];
+    await compactSlice(deps(bucket), SLICE);
+    raw.push(await land(bucket, 10, [trace()]));
+    await compactSlice(deps(bucket), SLICE);
+    await bucket.put(manifestKey(SLICE), Buffer.from(JSON.stringify({ ...manifestOf(bucket), superseded: [] })));
+    await bucket.delete(raw.flatMap((objects) => [objects.traces, objects.spans]));
+    const { port, recorded } = erasuresMatching(bucket, ['no-such-trace']);
+    bucket.log.length = 0;
+
+    const result = await compactSlice(deps(bucket, { erasures: port }), SLICE);
+
+    expect(result).toMatchObject({ outcome: 'up-to-date', generation: 2, objectsDeleted: 2 });
+    expect(recorded).toEqual([{ rowsRemoved: 0, bytesRewritten: 0, bytesOfHour: sizeOf(bucket, ...g(2)), objectsDeleted: 2 }]);
+    expect(bucket.log).toEqual([`delete ${[...g(1)].sort().join(' ')}`, 'record the hour']);
+  });
+
+  it('writes no erasure record and records nothing when it drops only rows of requests already done', async () => {
+    const bucket = new LoggedBucket();
+    const [a, b] = [trace(), trace()];
+    await land(bucket, 1, [b]);
+    await compactSlice(deps(bucket), SLICE);
+    const { port } = erasuresMatching(bucket, ['no-such-trace'], []);
+    await land(bucket, 10, [a]);
+    bucket.log.length = 0;
+
+    expect(await compactSlice(deps(bucket, { erasures: port }), SLICE)).toMatchObject({ outcome: 'compacted', generation: 2 });
+    expect(manifestOf(bucket)).not.toHaveProperty('erasure');
+    expect(bucket.log).not.toContain('record the hour');
+
+    const replayed = await land(bucket, 20, [a]);
+    const dropping = erasuresMatching(bucket, [a.trace_id], []);
+    expect(await compactSlice(deps(bucket, { erasures: dropping.port }), SLICE)).toMatchObject({ outcome: 'compacted', generation: 3, rowsErased: 2 });
+    expect(manifestOf(bucket).erasure).toEqual({ rows_removed: {}, bytes_rewritten: sizeOf(bucket, ...g(3)), bytes_of_hour: expect.any(Number), objects_deleted: 6, raw_holders: [replayed.spans, replayed.traces].sort() });
+    expect(bucket.log).not.toContain('record the hour');
+  });
+
+  it('finishes from the record only the requests it names: a request made after the stopped switch is applied as usual', async () => {
+    const bucket = new LoggedBucket();
+    const [a, b] = [trace(), trace()];
+    const raw = await land(bucket, 1, [a, b]);
+    await compactSlice(deps(bucket), SLICE);
+    await bucket.delete([raw.traces, raw.spans]);
+    const outcomes = new Map<string, ErasedHour>();
+    let open = [REQUEST];
+    const port: SliceErasures = {
+      forSlice: async () => ({ applying: open.filter((id) => !outcomes.has(id)), matching: (row) => (row.trace_id === a.trace_id ? [REQUEST] : []) }),
+      recordHour: async (_, removed) => void removed.forEach((outcome, id) => outcomes.set(id, outcome)),
+    };
+    const stopped = Object.assign(Object.create(bucket) as LoggedBucket, { delete: async () => Promise.reject(new Error('stopped after the switch')) });
+    await expect(compactSlice(deps(stopped, { erasures: port }), SLICE)).rejects.toThrow('stopped after the switch');
+    open = [REQUEST, 'erasure-2'];
+
+    await compactSlice(deps(bucket, { erasures: port }), SLICE);
+
+    expect([...outcomes].map(([id, outcome]) => [id, outcome.rowsRemoved])).toEqual([
+      [REQUEST, 2],
+      ['erasure-2', 0],
+    ]);
+    expect(bucket.keys()).toEqual([...g(2), manifestKey(SLICE)].sort());
   });
 });
