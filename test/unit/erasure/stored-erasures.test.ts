@@ -280,6 +280,21 @@ describe('erasureStatus', () => {
     expect(await erasureStatus(lake.erasures, doneRequest(running, KEY, NOW))).toMatchObject({ status: 'done', done_at: NOW.toISOString(), selector: null, selector_kept_as: 'hmac-sha256', hours_found: 3, hours_done: 2 });
     expect(await erasureStatus(lake.erasures, newRequest('org-a', selector({ user_ids: ['bob'] }), REQUESTED, 'er_b'))).toMatchObject({ status: 'pending', hours_found: null, hours_done: 0, rows_removed: 0 });
   });
+
+  // Another request's rewrite applies every open request: an hour can be done for a request before its search, which
+  // then finds nothing there. Every hour done is an hour found, and an hour both found and done counts once.
+  it('counts the hours done before the search as found, and an hour found and done once', async () => {
+    const lake = new Lake();
+    const record = (erasureId: string, hour: string) => lake.bucket.objects.set(outcomeKey('org-a', erasureId, hour), { body: Buffer.from(JSON.stringify(outcome(erasureId, hour, 2))), etag: hour });
+    record('er_p', '2026-11-22/10');
+    const pending = newRequest('org-a', selector({ user_ids: ['pat'] }), REQUESTED, 'er_p');
+    expect(await erasureStatus(lake.erasures, pending)).toMatchObject({ status: 'pending', hours_found: 1, hours_done: 1, rows_removed: 2 });
+    const searched: ErasureRequest = { ...pending, status: 'running', hours: [] };
+    expect(await erasureStatus(lake.erasures, searched)).toMatchObject({ hours_found: 1, hours_done: 1 });
+    record('er_p', '2026-11-22/12');
+    const found: ErasureRequest = { ...pending, status: 'running', hours: ['2026-11-22/10', '2026-11-22/11'] };
+    expect(await erasureStatus(lake.erasures, found)).toMatchObject({ hours_found: 3, hours_done: 2, rows_removed: 4 });
+  });
 });
 
 describe('planErasures', () => {
